@@ -1,0 +1,37 @@
+# The whole set-up is `make book` or `make test` on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PROFILE ?= offline
+
+.PHONY: setup data chapters book test clean
+
+# Create .venv (Python 3.11) and install the project with the locked dependency tree.
+$(STAMP): pyproject.toml requirements.lock
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"need Python 3.11 in $(VENV), found {sys.version.split()[0]}: remove $(VENV) and set PYTHON=python3.11"'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Copy (from the mirror) or download every registered raw source into data/raw and verify its sha256.
+data: setup
+	$(BIN)/metricbias fetch
+
+# Execute every chapter with papermill, in _toc.yml order.
+chapters: data
+	$(BIN)/metricbias run --profile $(PROFILE)
+
+book: chapters
+	$(BIN)/jupyter-book build . --path-output book
+	@echo "The book is at book/_build/html/index.html"
+
+test: data
+	$(PY) -m pytest
+
+clean:
+	rm -rf book/_build book/chapters/*.ipynb .cache/metricbias/run

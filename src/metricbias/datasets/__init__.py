@@ -1,0 +1,1 @@
+"""Datasets: loaders of released data and builders of paired-candidate sets."""

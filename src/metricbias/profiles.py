@@ -1,0 +1,40 @@
+"""Run profiles: the papermill parameters every chapter is executed with.
+
+``offline`` is the full run that works on a machine without a model hub (the
+default of ``make book``); ``smoke`` is a fast run on small samples used by the
+test suite to check that every chapter executes and the book builds; ``paper``
+names the paper's backbones by hub id for readers who have the hub.
+
+A chapter declares the parameters it understands in its cell tagged
+``parameters``; the runner passes only those. ``common`` applies to every
+chapter; an entry named after a chapter (``"03_metrics_and_backbones"``)
+overrides it for that chapter.
+"""
+
+from __future__ import annotations
+
+PROFILES: dict[str, dict[str, dict]] = {
+    "offline": {
+        "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+    },
+    "smoke": {
+        "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
+    },
+    "paper": {
+        "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+    },
+}
+
+
+def names() -> list[str]:
+    return list(PROFILES)
+
+
+def parameters(profile: str, chapter: str | None = None) -> dict:
+    """The parameters of ``profile`` for ``chapter`` (the notebook's stem)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    out = dict(PROFILES[profile]["common"])
+    if chapter is not None:
+        out.update(PROFILES[profile].get(chapter, {}))
+    return out

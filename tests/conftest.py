@@ -1,0 +1,62 @@
+"""Shared fixtures. Tests build their own small files; real data comes through the source registry."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from metricbias import paths, sources
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def real_raw_location() -> Path:
+    """Where the real raw files are: the project's data/raw if fetched, else the mirror."""
+    local = REPO / "data" / "raw"
+    if (local / "metric_fairness" / "gender.tsv").exists():
+        return local
+    mirror = sources.mirror_dir()
+    if mirror is None:
+        pytest.skip("no raw data: run `metricbias fetch` or set METRICBIAS_MIRROR")
+    return mirror
+
+
+def write_registry(root: Path, entries: dict[str, bytes], url: str = "https://example.invalid/{path}") -> None:
+    """A data/sources.tsv under ``root`` registering ``entries`` (path -> content)."""
+    lines = ["path\tsha256\tbytes\turl\tlicence"]
+    for rel, blob in entries.items():
+        lines.append(f"{rel}\t{hashlib.sha256(blob).hexdigest()}\t{len(blob)}\t{url.format(path=rel)}\ttest")
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    (root / "data" / "sources.tsv").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def tmp_project(tmp_path, monkeypatch):
+    """An empty project root (METRICBIAS_ROOT) with its own cache and no mirror."""
+    root = tmp_path / "project"
+    (root / "data").mkdir(parents=True)
+    monkeypatch.setenv("METRICBIAS_ROOT", str(root))
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("METRICBIAS_MIRROR", "")
+    return root
+
+
+@pytest.fixture
+def book_copy(tmp_path, monkeypatch):
+    """A copy of the book's sources (not its outputs) to execute and build without touching the checkout."""
+    raw = real_raw_location()
+    root = tmp_path / "book-root"
+    for name in ("_config.yml", "_toc.yml", "notebooks", "book", "data"):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("_build", "chapters", "raw", "built", "*.ipynb"))
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, root / name)
+    monkeypatch.setenv("METRICBIAS_ROOT", str(root))
+    monkeypatch.setenv("METRICBIAS_MIRROR", str(raw))
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    return root
