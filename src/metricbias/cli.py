@@ -41,6 +41,22 @@ def _cmd_bias(args) -> int:
     return 0
 
 
+def _cmd_weat(args) -> int:
+    from . import metrics
+    from .bias import association
+    from .datasets import seat
+    from .paths import write_csv_atomic
+
+    tests = seat.tests(args.test, args.level)
+    options = {"backbone": args.backbone} if args.backbone else {}
+    metric = metrics.get(args.metric, **options)
+    table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
+                            seed=args.seed, progress=True)
+    out = write_csv_atomic(table[association.COLUMNS], args.out)
+    print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
+    return 0
+
+
 def _cmd_run(args) -> int:
     from . import runner
 
@@ -68,6 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_bias)
+
+    p = sub.add_parser("weat", help="WEAT/SEAT association tests through a metric (Gao & Wan 2022): effect size, p-value")
+    p.add_argument("--test", required=True,
+                   help="test name as in Gao & Wan's Table 3 (C1, C6-N, ABW-T, DB:C, ...), comma-separated names, or all")
+    p.add_argument("--level", default=None, help="word, sent and/or 'sent (u)', comma-separated (default: every level)")
+    p.add_argument("--metric", required=True, help="metric name (see metricbias.metrics.REGISTRY)")
+    p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
+    p.add_argument("--n-permutations", type=int, default=100_000,
+                   help="exact test up to this many partitions, else this many sampled (default 100000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions (default 0)")
+    p.add_argument("--out", required=True, type=Path, help="output CSV")
+    p.set_defaults(func=_cmd_weat)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")

@@ -1,0 +1,344 @@
+"""Association tests through a metric: WEAT / SEAT with a metric as the matching model.
+
+Gao & Wan (2022, section 4.1) treat a reference-based metric M as a text matching
+model. M(x, y) scores hypothesis x against reference y; since most metrics are
+not symmetric, the matching score of two texts is
+
+    S(x, y) = ½ (M(x, y) + M(y, x)).
+
+With targets X, Y (|X| = |Y|) and attributes A, B, as in WEAT
+(Caliskan et al., 2017) and SEAT (May et al., 2019):
+
+    r(t, A, B)    = mean_{a∈A} S(t, a) − mean_{b∈B} S(t, b)
+    s(X, Y, A, B) = Σ_{x∈X} r(x, A, B) − Σ_{y∈Y} r(y, A, B)
+    d             = [mean_{x∈X} r(x, A, B) − mean_{y∈Y} r(y, A, B)] / std_{t∈X∪Y} r(t, A, B)
+
+with the sample standard deviation (ddof = 1; Gao's printed denominator
+"r(t, X, Y)" is a typo for r(t, A, B), which is what WEAT and the SEAT code use).
+The one-sided p-value is Pr[s(X_i, Y_i, A, B) ≥ s(X, Y, A, B)] over the
+equal-size partitions (X_i, Y_i) of X ∪ Y: all C(2n, n) of them when there are
+at most ``n_permutations`` (100,000), otherwise ``n_permutations − 1`` partitions
+drawn uniformly with replacement plus the observed one. Ties count as "≥" (the
+conservative test of the SEAT code).
+
+Scoring is the expensive part. :func:`run` collects every ordered (x, y) pair
+that any of the requested tests needs, deduplicates them across tests, and
+scores each once per metric, in batches, through the score cache. The
+permutation test is vectorised and reuses the same partitions for every metric
+of a test (the seed is derived from the test's name and level, so a test's
+p-value does not depend on which other tests ran with it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+import zlib
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+N_PERMUTATIONS = 100_000
+#: the columns of ``metricbias weat --out``
+COLUMNS = ["test", "level", "metric", "effect_size", "p_value", "n_targets", "n_attributes", "signature"]
+#: pairs per call of ``metric.score`` (each batch is stored in the cache as soon as it is scored)
+BATCH_SIZE = 50_000
+
+
+class ConstantAssociationWarning(RuntimeWarning):
+    """r(t, A, B) is the same for every target, so the effect size is undefined (NaN)."""
+
+
+# --- the statistics ----------------------------------------------------------------------
+def symmetric_similarity(m_ta: np.ndarray, m_at: np.ndarray) -> np.ndarray:
+    """S(t, a) = ½(M(t, a) + M(a, t)) from M(t, a) (targets × attributes) and M(a, t) (attributes × targets)."""
+    m_ta, m_at = np.asarray(m_ta, dtype=float), np.asarray(m_at, dtype=float)
+    if m_ta.shape != m_at.T.shape:
+        raise ValueError(f"M(t, a) has shape {m_ta.shape} but M(a, t) has {m_at.shape}; expected its transpose")
+    return 0.5 * (m_ta + m_at.T)
+
+
+def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> np.ndarray:
+    """S(x, y) for every x in ``rows`` and y in ``cols``: both directions scored in one call of ``metric``."""
+    rows, cols = list(rows), list(cols)
+    cands = [x for x in rows for _ in cols] + [y for y in cols for _ in rows]
+    refs = [y for _ in rows for y in cols] + [x for _ in cols for x in rows]
+    scores = metric.score(cands, refs, cache=cache)
+    half = len(rows) * len(cols)
+    return symmetric_similarity(scores[:half].reshape(len(rows), len(cols)),
+                                scores[half:].reshape(len(cols), len(rows)))
+
+
+def association(s_matrix: np.ndarray, n_a: int) -> np.ndarray:
+    """r(t, A, B) for each row t of S (targets × attributes, the first ``n_a`` columns being A)."""
+    s_matrix = np.asarray(s_matrix, dtype=float)
+    if not 0 < n_a < s_matrix.shape[1]:
+        raise ValueError(f"need at least one attribute in A and in B; got |A| = {n_a} of {s_matrix.shape[1]}")
+    return s_matrix[:, :n_a].mean(axis=1) - s_matrix[:, n_a:].mean(axis=1)
+
+
+def differential_association(r_x: np.ndarray, r_y: np.ndarray) -> float:
+    """s(X, Y, A, B) = Σ_X r − Σ_Y r."""
+    return float(np.sum(r_x) - np.sum(r_y))
+
+
+def _spread(r: np.ndarray, scale: float | None) -> tuple[float, bool]:
+    """Sample std of r and whether it is zero up to float noise (relative to the scores' ``scale``)."""
+    std = float(np.std(r, ddof=1)) if len(r) > 1 else 0.0
+    scale = float(np.max(np.abs(r))) if scale is None else float(scale)
+    return std, std <= 1e-12 * max(1.0, scale)
+
+
+def effect_size(r_x: np.ndarray, r_y: np.ndarray, scale: float | None = None, label: str = "") -> float:
+    """Gao & Wan's d (WEAT's effect size). NaN, with a :class:`ConstantAssociationWarning`, when r is constant.
+
+    ``scale`` is the magnitude of the similarity scores (default: of r), used to
+    tell a zero spread from float noise: r computed from constant scores is
+    zero only up to rounding.
+    """
+    r_x, r_y = np.asarray(r_x, dtype=float), np.asarray(r_y, dtype=float)
+    r = np.concatenate([r_x, r_y])
+    std, constant = _spread(r, scale)
+    if constant:
+        warnings.warn(
+            f"{label + ': ' if label else ''}r(t, A, B) is constant over X ∪ Y (sample std {std:.1e}); "
+            "the metric does not tell the attributes apart for any target, so the effect size is NaN",
+            ConstantAssociationWarning, stacklevel=2,
+        )
+        return float("nan")
+    return float((r_x.mean() - r_y.mean()) / std)
+
+
+def partition_count(n: int) -> int:
+    """Number of equal-size partitions (X_i, Y_i) of a set of 2n targets: C(2n, n)."""
+    return math.comb(2 * n, n)
+
+
+@lru_cache(maxsize=8)
+def _all_subsets(n: int) -> np.ndarray:
+    """Every n-subset of range(2n), one per row (the X_i of the exact test)."""
+    count = partition_count(n)
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(2 * n), n)), dtype=np.int32,
+                       count=count * n)
+    return flat.reshape(count, n)
+
+
+def partition_seed(seed: int, label: str) -> list[int]:
+    """Seed of one test's partitions: the run's seed and a stable hash of the test's label."""
+    return [int(seed), zlib.crc32(label.encode("utf-8"))]
+
+
+def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIONS, seed=0,
+                     chunk: int = 4096) -> tuple[np.ndarray | float, int, bool]:
+    """One-sided permutation p-value of s(X, Y, A, B) over equal-size partitions of X ∪ Y.
+
+    ``r`` holds r(t, A, B) for X then Y (length 2·n_x), or one column per metric
+    (shape (2·n_x, k)): the same partitions serve every column. Returns
+    ``(p, n_partitions, exact)``: exact over all C(2n, n) partitions when there
+    are at most ``n_permutations``, else over ``n_permutations − 1`` random
+    partitions plus the observed one.
+
+    Since Σ_{X_i} r + Σ_{Y_i} r is the same for every partition, s(X_i, Y_i) ≥ s(X, Y)
+    exactly when Σ_{X_i} r ≥ Σ_X r, which is what is compared (as in the SEAT code).
+    """
+    r = np.asarray(r, dtype=float)
+    vector = r.ndim == 1
+    r2 = r[:, None] if vector else r
+    if r2.shape[0] != 2 * n_x or n_x < 1:
+        raise ValueError(f"r has {r2.shape[0]} rows; expected 2 × |X| = {2 * n_x} (X first, then Y)")
+    if n_permutations < 2:
+        raise ValueError(f"n_permutations must be at least 2, got {n_permutations}")
+    observed = r2[:n_x].sum(axis=0)
+    # sums over different subsets of mathematically equal r values differ in the last bits: count them as ties
+    tol = 1e-9 * np.abs(r2).sum(axis=0)
+    total = partition_count(n_x)
+    if total <= n_permutations:
+        exact = True
+        subsets = _all_subsets(n_x)
+        hits = np.zeros(r2.shape[1], dtype=np.int64)
+        for start in range(0, total, chunk):
+            sums = r2[subsets[start:start + chunk]].sum(axis=1)
+            hits += (sums >= observed - tol).sum(axis=0)
+        n_used = total
+    else:
+        exact = False
+        rng = np.random.default_rng(seed)
+        hits = np.ones(r2.shape[1], dtype=np.int64)  # the observed partition
+        draws = n_permutations - 1
+        for start in range(0, draws, chunk):
+            m = min(chunk, draws - start)
+            # a uniform random n-subset: the n smallest of 2n uniform keys
+            keys = rng.random((m, 2 * n_x))
+            kth = np.partition(keys, n_x - 1, axis=1)[:, n_x - 1:n_x]
+            mask = keys <= kth
+            if not np.all(mask.sum(axis=1) == n_x):  # tied keys: probability ~1e-10 per draw
+                raise RuntimeError("tied random keys while drawing partitions; use another seed")
+            sums = mask.astype(float) @ r2
+            hits += (sums >= observed - tol).sum(axis=0)
+        n_used = n_permutations
+    p = hits / n_used
+    return (float(p[0]) if vector else p), n_used, exact
+
+
+def _observed(m_ta, m_at, n_x: int, n_a: int, label: str) -> dict:
+    """r, s and d of one test for one metric (no p-value)."""
+    s_matrix = symmetric_similarity(m_ta, m_at)
+    if s_matrix.shape[0] != 2 * n_x:
+        raise ValueError(f"{s_matrix.shape[0]} targets; expected 2 × |X| = {2 * n_x}")
+    r = association(s_matrix, n_a)
+    scale = float(np.max(np.abs(s_matrix)))
+    return {"r": r, "statistic": differential_association(r[:n_x], r[n_x:]),
+            "effect_size": effect_size(r[:n_x], r[n_x:], scale=scale, label=label)}
+
+
+def _p_values(observed: list[dict], n_x: int, n_permutations: int, seed) -> tuple[list[float], int, bool]:
+    """Permutation p-values of several metrics on one test, over one shared set of partitions.
+
+    A metric whose r is constant (d = NaN) ties with every partition: p = 1.
+    """
+    total = partition_count(n_x)
+    exact = total <= n_permutations
+    n_used = total if exact else n_permutations
+    p = [1.0] * len(observed)
+    live = [i for i, o in enumerate(observed) if not np.isnan(o["effect_size"])]
+    if live:
+        r = np.column_stack([observed[i]["r"] for i in live])
+        p_live, n_used, exact = permutation_test(r, n_x, n_permutations, seed)
+        for i, value in zip(live, p_live):
+            p[i] = float(value)
+    return p, n_used, exact
+
+
+def weat(m_ta: np.ndarray, m_at: np.ndarray, n_x: int, n_a: int, n_permutations: int = N_PERMUTATIONS,
+         seed=0, label: str = "") -> dict:
+    """Every statistic of one test from the metric's scores M(t, a) and M(a, t).
+
+    ``m_ta`` is targets (X then Y) × attributes (A then B); ``m_at`` the other
+    direction. Returns ``r`` (r(t, A, B) per target), ``statistic`` (s),
+    ``effect_size`` (d), ``p_value``, ``n_partitions`` and ``exact``.
+    """
+    obs = _observed(m_ta, m_at, n_x, n_a, label)
+    (p,), n_used, exact = _p_values([obs], n_x, n_permutations, seed)
+    return {**obs, "p_value": p, "n_partitions": n_used, "exact": exact}
+
+
+# --- running tests through metrics ------------------------------------------------------
+class _PairIndex:
+    """Texts and ordered (x, y) pairs of a set of tests, as integer codes (for dedup and lookup)."""
+
+    def __init__(self, tests):
+        self.texts: list[str] = list(dict.fromkeys(t for test in tests for t in (*test.targets, *test.attributes)))
+        self.code = {t: i for i, t in enumerate(self.texts)}
+        self.n = len(self.texts)
+
+    def test_keys(self, test) -> tuple[np.ndarray, np.ndarray]:
+        """Pair keys of M(t, a) (targets × attributes) and M(a, t) (attributes × targets)."""
+        tgt = np.array([self.code[t] for t in test.targets], dtype=np.int64)
+        att = np.array([self.code[a] for a in test.attributes], dtype=np.int64)
+        return tgt[:, None] * self.n + att[None, :], att[:, None] * self.n + tgt[None, :]
+
+    def texts_of(self, keys: np.ndarray) -> tuple[list[str], list[str]]:
+        return [self.texts[i] for i in keys // self.n], [self.texts[j] for j in keys % self.n]
+
+
+def _score_keys(metric, index: _PairIndex, keys: np.ndarray, cache, batch_size: int, progress) -> np.ndarray:
+    """Scores of the (sorted, unique) pair ``keys``, in batches through the cache."""
+    out = np.empty(len(keys), dtype=float)
+    for start in range(0, len(keys), batch_size):
+        part = keys[start:start + batch_size]
+        cands, refs = index.texts_of(part)
+        out[start:start + len(part)] = metric.score(cands, refs, cache=cache)
+        if progress is not None:
+            progress.update(len(part))
+    return out
+
+
+def _as_metrics(metrics) -> dict[str, object]:
+    if isinstance(metrics, Mapping):
+        return dict(metrics)
+    if hasattr(metrics, "score"):
+        metrics = [metrics]
+    out = {}
+    for m in metrics:
+        if m.name in out:
+            raise ValueError(f"two metrics named {m.name!r}: pass a dict label -> metric to tell them apart")
+        out[m.name] = m
+    return out
+
+
+def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: int = 0,
+        batch_size: int = BATCH_SIZE, progress: bool = False) -> pd.DataFrame:
+    """Run association ``tests`` (:class:`metricbias.datasets.seat.SeatTest`) through ``metrics``.
+
+    ``metrics``: one metric, a list (labelled by ``metric.name``) or a dict
+    label -> metric. ``cache``: a :class:`~metricbias.cache.ScoreCache`,
+    ``True`` for the default one, or ``None``. Every ordered (x, y) pair that
+    any test needs is scored once per metric; a corpus-dependent metric (CIDEr,
+    idf weighting) is scored test by test, so that its corpus is the test's own
+    pairs and its result does not depend on which other tests ran.
+
+    Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
+    ``n_partitions``, ``exact`` and ``family``. ``n_targets`` is |X| + |Y| and
+    ``n_attributes`` is |A| + |B|.
+    """
+    tests = list(tests)
+    metrics = _as_metrics(metrics)
+    if not tests or not metrics:
+        raise ValueError("need at least one test and one metric")
+    if cache is True:
+        from ..cache import ScoreCache
+
+        cache = ScoreCache.default()
+    index = _PairIndex(tests)
+    test_keys = [index.test_keys(t) for t in tests]
+    all_keys = np.unique(np.concatenate([k.ravel() for pair in test_keys for k in pair]))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(all_keys) * len(metrics), desc="association pairs", unit="pair")
+
+    # r(t, A, B) per test, one column per metric
+    scored: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for label, metric in metrics.items():
+        if getattr(metric, "corpus_dependent", False):
+            per_test = []
+            for ta, at in test_keys:
+                keys = np.concatenate([ta.ravel(), at.ravel()])
+                cands, refs = index.texts_of(keys)
+                scores = metric.score(cands, refs, cache=cache)
+                per_test.append((scores[:ta.size].reshape(ta.shape), scores[ta.size:].reshape(at.shape)))
+                if bar is not None:
+                    bar.update(len(np.unique(keys)))
+        else:
+            values = _score_keys(metric, index, all_keys, cache, batch_size, bar)
+            per_test = [(values[np.searchsorted(all_keys, ta)], values[np.searchsorted(all_keys, at)])
+                        for ta, at in test_keys]
+        scored[label] = per_test
+    if bar is not None:
+        bar.close()
+
+    rows = []
+    for i, test in enumerate(tests):
+        n_x, n_a = len(test.x), len(test.a)
+        observed = [_observed(*scored[label][i], n_x, n_a, label=f"{label} on {test.label}") for label in metrics]
+        p, n_used, exact = _p_values(observed, n_x, n_permutations, partition_seed(seed, f"{test.name}|{test.level}"))
+        for (label, metric), obs, p_value in zip(metrics.items(), observed, p):
+            rows.append({
+                "test": test.name, "level": test.level, "metric": label,
+                "effect_size": obs["effect_size"], "p_value": p_value,
+                "n_targets": len(test.targets), "n_attributes": len(test.attributes),
+                "signature": metric.signature, "statistic": obs["statistic"],
+                "n_partitions": n_used, "exact": exact, "family": getattr(metric, "family", ""),
+            })
+    return pd.DataFrame(rows)
+
+
+def pairs_needed(tests) -> int:
+    """Number of distinct ordered (x, y) pairs the tests need (what one metric scores)."""
+    tests = list(tests)
+    index = _PairIndex(tests)
+    return int(len(np.unique(np.concatenate([k.ravel() for t in tests for k in index.test_keys(t)]))))
