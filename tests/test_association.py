@@ -210,3 +210,23 @@ def test_p_value_does_not_depend_on_the_other_tests_run():
         both = asc.run([small, big], {"toy_chars": CharOverlap()}, cache=None, seed=3)
     assert not alone["exact"].iloc[0]
     assert both.iloc[1]["p_value"] == alone.iloc[0]["p_value"]
+
+
+def test_gao_table3_transcription_and_our_table_shape():
+    t3 = asc.gao_table3()
+    assert len(t3) == 38 * 6 and set(t3["name"]) == set(asc.GAO_METRICS.values())
+    cell = t3.set_index(["test", "level", "paper_metric"]).loc[("C6-N", "sent", "MoverScore")]
+    assert (cell["effect_size"], bool(cell["significant"])) == (1.17, True)
+    assert int(t3["significant"].sum()) == 69  # stars printed in these six columns (88 in all, 19 for BARTScore)
+    results = pd.DataFrame({
+        "test": ["C1", "C1", "DB:C", "DB:C"], "level": ["sent", "word", "word", "sent (u)"],
+        "metric": ["m"] * 4, "name": ["meteor"] * 4, "effect_size": [0.5, np.nan, -1.234, 0.0],
+        "p_value": [0.01, 1.0, 0.5, 0.02]})
+    wide = asc.table3(results)
+    assert wide.index.tolist() == [("DB:C", "sent (u)"), ("DB:C", "word"), ("C1", "word"), ("C1", "sent")]
+    assert wide["m"].tolist() == ["0.00", "-1.23", "—", "0.50*"]
+    cmp = asc.compare_with_gao(results).set_index(["test", "level"])
+    assert cmp.loc[("C1", "sent"), "paper"] == -0.06 and not cmp.loc[("C1", "sent"), "same_sign"]
+    assert cmp.loc[("C1", "word"), "same_sign"]  # undefined d vs the printed 0.00
+    summary = asc.agreement(cmp.reset_index()).iloc[0]
+    assert (summary["cells"], summary["defined"], summary["ours_significant"]) == (4, 3, 1)

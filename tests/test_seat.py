@@ -117,3 +117,18 @@ def test_cli_errors_leave_no_output(tmp_path, monkeypatch, capsys):
     assert main(["weat", "--test", "C1", "--metric", "blue", "--out", str(out)]) == 2
     assert "unknown metric 'blue'" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_subsample_keeps_templates_balanced_and_is_seeded():
+    full = seat.load("C6-N", "sent")
+    small = seat.subsample(full, 10, seed=0)
+    assert (len(small.x), len(small.y), len(small.a), len(small.b)) == (10, 10, 10, 10)
+    # the same positions of X and Y: the same templates, with a male and a female name
+    for x, y in zip(small.x, small.y):
+        assert full.x.index(x) == full.y.index(y)
+    assert set(small.a) <= set(full.a) and set(small.b) <= set(full.b)
+    assert seat.subsample(full, 10, seed=0) == small and seat.subsample(full, 10, seed=1) != small
+    assert seat.subsample(full, 0) == full
+    word = seat.load("C6-N", "word")
+    assert seat.subsample(word, 8) == word  # sets no larger than the sample are kept whole
+    assert [len(t.x) for t in seat.tests("C1,C6-N", "word,sent", sample_size=20)] == [20, 20, 8, 20]

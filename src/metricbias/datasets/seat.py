@@ -16,8 +16,11 @@ C9 is left out, as in the paper: its sentence-level version differs by pronoun.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from .. import sources
 from .published import DatasetError
@@ -160,9 +163,31 @@ def load(name: str, level: str) -> SeatTest:
     )
 
 
-def tests(names="all", levels=None) -> list[SeatTest]:
-    """Load every selected test (see :func:`select`), in Table 3 order."""
-    return [load(n, lv) for n, lv in select(names, levels)]
+def subsample(test: SeatTest, size: int, seed: int = 0) -> SeatTest:
+    """At most ``size`` examples of each of X, Y, A and B, drawn without replacement (``size`` 0: all).
+
+    X and Y keep the *same* positions: the sentence-level files list both target
+    sets in the same template order ("This is John.", ... / "This is Amy.", ...),
+    so the draw keeps the templates balanced between X and Y. A and B are drawn
+    independently. The draw is seeded by ``seed`` and the test's name and level.
+    """
+    if size < 0:
+        raise ValueError(f"sample size must be 0 (all) or positive, got {size}")
+    if size == 0 or max(len(test.x), len(test.a), len(test.b)) <= size:
+        return test
+    rng = np.random.default_rng([int(seed), zlib.crc32(f"{test.name}|{test.level}".encode("utf-8"))])
+
+    def draw(n: int) -> np.ndarray:
+        return np.sort(rng.choice(n, size, replace=False)) if n > size else np.arange(n)
+
+    xy, a, b = draw(len(test.x)), draw(len(test.a)), draw(len(test.b))
+    return replace(test, x=tuple(test.x[i] for i in xy), y=tuple(test.y[i] for i in xy),
+                   a=tuple(test.a[i] for i in a), b=tuple(test.b[i] for i in b))
+
+
+def tests(names="all", levels=None, sample_size: int = 0, seed: int = 0) -> list[SeatTest]:
+    """Load every selected test (see :func:`select`), in Table 3 order, optionally subsampled (:func:`subsample`)."""
+    return [subsample(load(n, lv), sample_size, seed) for n, lv in select(names, levels)]
 
 
 def overview(loaded: list[SeatTest]):
