@@ -47,7 +47,7 @@ def _cmd_weat(args) -> int:
     from .datasets import seat
     from .paths import write_csv_atomic
 
-    tests = seat.tests(args.test, args.level)
+    tests = seat.tests(args.test, args.level, sample_size=args.sample_size, seed=args.seed)
     options = {"backbone": args.backbone} if args.backbone else {}
     metric = metrics.get(args.metric, **options)
     table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
     p.add_argument("--n-permutations", type=int, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions (default 0)")
+    p.add_argument("--sample-size", type=int, default=0,
+                   help="at most this many examples per target/attribute set, drawn with --seed (default 0: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions and sets (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_weat)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 import warnings
 import zlib
 from functools import lru_cache
@@ -281,7 +282,8 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     pairs and its result does not depend on which other tests ran.
 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
-    ``n_partitions``, ``exact``, ``name`` (the metric's registry name) and ``family``. ``n_targets`` is |X| + |Y| and
+    ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family`` and
+    ``scoring_seconds`` (wall time spent scoring that metric's pairs, cache included). ``n_targets`` is |X| + |Y| and
     ``n_attributes`` is |A| + |B|.
     """
     tests = list(tests)
@@ -303,7 +305,9 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
 
     # r(t, A, B) per test, one column per metric
     scored: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    seconds: dict[str, float] = {}
     for label, metric in metrics.items():
+        started = time.perf_counter()
         if getattr(metric, "corpus_dependent", False):
             per_test = []
             for ta, at in test_keys:
@@ -318,6 +322,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
             per_test = [(values[np.searchsorted(all_keys, ta)], values[np.searchsorted(all_keys, at)])
                         for ta, at in test_keys]
         scored[label] = per_test
+        seconds[label] = time.perf_counter() - started
     if bar is not None:
         bar.close()
 
@@ -333,6 +338,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
                 "n_targets": len(test.targets), "n_attributes": len(test.attributes),
                 "signature": metric.signature, "statistic": obs["statistic"],
                 "n_partitions": n_used, "exact": exact, "name": metric.name, "family": getattr(metric, "family", ""),
+                "scoring_seconds": seconds[label],
             })
     return pd.DataFrame(rows)
 
