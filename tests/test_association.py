@@ -231,3 +231,10 @@ def test_gao_table3_transcription_and_our_table_shape():
     assert cmp.loc[("C1", "word"), "same_sign"]  # undefined d vs the printed 0.00
     summary = asc.agreement(cmp.reset_index()).iloc[0]
     assert (summary["cells"], summary["defined"], summary["ours_significant"]) == (4, 3, 1)
+
+
+def test_similarity_frame_is_long_form_of_s():
+    frame = asc.similarity_frame(HAND, Lookup())
+    assert len(frame) == 16 and list(frame.columns) == ["target", "target_set", "attribute", "attribute_set", "S"]
+    row = frame[(frame["target"] == "y2") & (frame["attribute"] == "b1")].iloc[0]
+    assert (row["target_set"], row["attribute_set"], row["S"]) == ("Y", "B", pytest.approx(0.8))

@@ -16,9 +16,12 @@ from __future__ import annotations
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
         "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+        # sentence-level SEAT sets drawn down to 32 texts per set: the full sets need 2.7M pairs per metric
+        "05_association_tests": {"sample_size": 32},
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
+        "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},

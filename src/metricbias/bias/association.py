@@ -73,6 +73,19 @@ def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> 
                                 scores[half:].reshape(len(cols), len(rows)))
 
 
+def similarity_frame(test, metric, cache=None) -> pd.DataFrame:
+    """S(t, a) of one test in long form: ``target``, ``target_set`` (X/Y), ``attribute``, ``attribute_set`` (A/B), ``S``."""
+    s_matrix = similarity(metric, test.targets, test.attributes, cache=cache)
+    n_x, n_a = len(test.x), len(test.a)
+    return pd.DataFrame({
+        "target": np.repeat(test.targets, len(test.attributes)),
+        "target_set": np.repeat(["X"] * n_x + ["Y"] * len(test.y), len(test.attributes)),
+        "attribute": np.tile(test.attributes, len(test.targets)),
+        "attribute_set": np.tile(["A"] * n_a + ["B"] * len(test.b), len(test.targets)),
+        "S": s_matrix.ravel(),
+    })
+
+
 def association(s_matrix: np.ndarray, n_a: int) -> np.ndarray:
     """r(t, A, B) for each row t of S (targets × attributes, the first ``n_a`` columns being A)."""
     s_matrix = np.asarray(s_matrix, dtype=float)
