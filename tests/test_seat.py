@@ -126,7 +126,10 @@ def test_subsample_keeps_templates_balanced_and_is_seeded():
     # the same positions of X and Y: the same templates, with a male and a female name
     for x, y in zip(small.x, small.y):
         assert full.x.index(x) == full.y.index(y)
-    assert set(small.a) <= set(full.a) and set(small.b) <= set(full.b)
+    assert set(small.a) <= set(full.a) and set(small.b) <= set(full.b)  # |A| = 101, |B| = 112: drawn apart
+    c8 = seat.load("C8-T", "sent")  # |A| = |B| = 80: brother/sister sentences, same templates
+    paired = seat.subsample(c8, 12)
+    assert [c8.a.index(a) for a in paired.a] == [c8.b.index(b) for b in paired.b]
     assert seat.subsample(full, 10, seed=0) == small and seat.subsample(full, 10, seed=1) != small
     assert seat.subsample(full, 0) == full
     word = seat.load("C6-N", "word")

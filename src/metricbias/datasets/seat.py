@@ -166,10 +166,12 @@ def load(name: str, level: str) -> SeatTest:
 def subsample(test: SeatTest, size: int, seed: int = 0) -> SeatTest:
     """At most ``size`` examples of each of X, Y, A and B, drawn without replacement (``size`` 0: all).
 
-    X and Y keep the *same* positions: the sentence-level files list both target
-    sets in the same template order ("This is John.", ... / "This is Amy.", ...),
-    so the draw keeps the templates balanced between X and Y. A and B are drawn
-    independently. The draw is seeded by ``seed`` and the test's name and level.
+    X and Y are drawn at the *same* positions, and so are A and B when they have
+    the same size. The sentence-level files build paired sets from the same
+    templates in the same order ("This is John.", ... / "This is Amy.", ...), so
+    this keeps the templates balanced between the paired sets, as in the full
+    test. Otherwise template overlap alone could make a word n-gram metric
+    look biased. The draw is seeded by ``seed`` and the test's name and level.
     """
     if size < 0:
         raise ValueError(f"sample size must be 0 (all) or positive, got {size}")
@@ -180,7 +182,9 @@ def subsample(test: SeatTest, size: int, seed: int = 0) -> SeatTest:
     def draw(n: int) -> np.ndarray:
         return np.sort(rng.choice(n, size, replace=False)) if n > size else np.arange(n)
 
-    xy, a, b = draw(len(test.x)), draw(len(test.a)), draw(len(test.b))
+    xy = draw(len(test.x))
+    a = draw(len(test.a))
+    b = a if len(test.b) == len(test.a) else draw(len(test.b))
     return replace(test, x=tuple(test.x[i] for i in xy), y=tuple(test.y[i] for i in xy),
                    a=tuple(test.a[i] for i in a), b=tuple(test.b[i] for i in b))
 
