@@ -196,8 +196,14 @@ def test_run_scores_each_pair_once_across_tests_and_uses_the_cache(tmp_path):
 
 
 def test_two_metrics_with_one_name_need_labels():
-    with pytest.raises(ValueError, match="two metrics named 'toy_lookup'"):
+    with pytest.raises(ValueError, match="two metrics labelled 'toy_lookup'"):
         asc.run([HAND], [Lookup(), Lookup()], cache=None)
+
+
+def test_metrics_are_built_from_registry_entries():
+    built = asc.build_metrics([("BLEU", "bleu", {}), "chrf", ("BLEU-13a", "bleu", {"tokenize": "13a"})], device="cpu")
+    assert list(built) == ["BLEU", "chrf", "BLEU-13a"]
+    assert built["BLEU-13a"].options["tokenize"] == "13a" and "device" not in built["BLEU"].options
 
 
 def test_p_value_does_not_depend_on_the_other_tests_run():

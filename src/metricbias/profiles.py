@@ -21,7 +21,8 @@ PROFILES: dict[str, dict[str, dict]] = {
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0},
+        "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
+                                 "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},

@@ -270,16 +270,33 @@ def _score_keys(metric, index: _PairIndex, keys: np.ndarray, cache, batch_size: 
     return out
 
 
-def _as_metrics(metrics) -> dict[str, object]:
+def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
+    """Label -> metric from a metric, a dict label -> metric, or a list of metrics, registry names or
+    ``(label, name, options)`` entries (as :func:`metricbias.metrics.suite` lists them).
+
+    ``device`` is passed to the metrics built here that take one (model-based metrics).
+    """
     if isinstance(metrics, Mapping):
         return dict(metrics)
-    if hasattr(metrics, "score"):
+    if hasattr(metrics, "score") or isinstance(metrics, str):
         metrics = [metrics]
+    from .. import metrics as registry
+
     out = {}
-    for m in metrics:
-        if m.name in out:
-            raise ValueError(f"two metrics named {m.name!r}: pass a dict label -> metric to tell them apart")
-        out[m.name] = m
+    for item in metrics:
+        if isinstance(item, str):
+            item = (item, item, {})
+        if isinstance(item, tuple):
+            label, name, options = item
+            options = dict(options)
+            if device is not None and "device" in registry.metric_class(name).defaults:
+                options.setdefault("device", device)
+            item = registry.get(name, **options)
+        else:
+            label = item.name
+        if label in out:
+            raise ValueError(f"two metrics labelled {label!r}: pass a dict label -> metric to tell them apart")
+        out[label] = item
     return out
 
 
@@ -287,8 +304,8 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
         batch_size: int = BATCH_SIZE, progress: bool = False) -> pd.DataFrame:
     """Run association ``tests`` (:class:`metricbias.datasets.seat.SeatTest`) through ``metrics``.
 
-    ``metrics``: one metric, a list (labelled by ``metric.name``) or a dict
-    label -> metric. ``cache``: a :class:`~metricbias.cache.ScoreCache`,
+    ``metrics``: anything :func:`build_metrics` takes (a metric, a list of metrics, names or
+    ``(label, name, options)`` entries, or a dict label -> metric). ``cache``: a :class:`~metricbias.cache.ScoreCache`,
     ``True`` for the default one, or ``None``. Every ordered (x, y) pair that
     any test needs is scored once per metric; a corpus-dependent metric (CIDEr,
     idf weighting) is scored test by test, so that its corpus is the test's own
@@ -300,7 +317,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     ``n_attributes`` is |A| + |B|.
     """
     tests = list(tests)
-    metrics = _as_metrics(metrics)
+    metrics = build_metrics(metrics)
     if not tests or not metrics:
         raise ValueError("need at least one test and one metric")
     if cache is True:
