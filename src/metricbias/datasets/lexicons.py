@@ -155,15 +155,18 @@ class Lexicon:
         """Identity terms of ``groups`` (default: all) that occur in ``text`` as whole words."""
         keys = self.all_terms(groups)
         ws = words(text)
-        found = []
-        for i in range(len(ws)):
-            for n in range(1, self._max_words + 1):
-                if i + n > len(ws):
-                    break
+        found, i = [], 0
+        while i < len(ws):  # longest match first: "african american", not "african"
+            for n in range(min(self._max_words, len(ws) - i), 0, -1):
                 cand = " ".join(ws[i:i + n])
-                for key in (cand, cand[:-2] if cand.endswith("'s") else None):
-                    if key and key in keys and key not in found:
+                key = next((k for k in (cand, cand[:-2] if cand.endswith("'s") else "") if k in keys), None)
+                if key:
+                    if key not in found:
                         found.append(key)
+                    i += n
+                    break
+            else:
+                i += 1
         return found
 
 

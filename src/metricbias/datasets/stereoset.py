@@ -33,6 +33,7 @@ REASONS = {
     "sentence_does_not_match_context": "a completion is not the context with the blank filled in",
     "blank_not_droppable": "the blank is a noun or verb slot, neither droppable nor predicative",
     "identical_candidates": "the stereotype and anti-stereotype completions are the same",
+    "fill_word_survives": "a word of either completion also occurs elsewhere in the sentence",
 }
 
 
@@ -86,12 +87,14 @@ def neutral_context(context: str, stereotype: str, anti_stereotype: str, abstrac
     if len(blanks) != 1:
         return None, "blank_count"
     k = blanks[0]
-    spans = []
+    spans, fills = [], set()
     for sentence in (stereotype, anti_stereotype):
-        blocks = diff_blocks(ctx, tokenize(sentence))
+        toks = tokenize(sentence)
+        blocks = diff_blocks(ctx, toks)
         if len(blocks) != 1 or blocks[0][:2] != (k, k + 1) or blocks[0][2] == blocks[0][3]:
             return None, "sentence_does_not_match_context"
         spans.append(blocks[0][2:])
+        fills |= {t.lower for t in toks[slice(*blocks[0][2:])] if t.is_word}
     if [t.lower for t in tokenize(stereotype)] == [t.lower for t in tokenize(anti_stereotype)]:
         return None, "identical_candidates"
     prev = ctx[k - 1] if k > 0 else None
@@ -100,10 +103,14 @@ def neutral_context(context: str, stereotype: str, anti_stereotype: str, abstrac
     start, end = spans[0]
     pred = predicate_start(ctx, k)
     if pred is not None and not is_content(nxt):
-        return detokenize(edit(sent, start - (k - pred), end, abstract)), "abstract"
-    if is_content(nxt) and (prev is None or prev.lower not in INTENSIFIERS):
-        return detokenize(edit(sent, start, end, "")), "drop"
-    return None, "blank_not_droppable"
+        reference, method = detokenize(edit(sent, start - (k - pred), end, abstract)), "abstract"
+    elif is_content(nxt) and (prev is None or prev.lower not in INTENSIFIERS):
+        reference, method = detokenize(edit(sent, start, end, "")), "drop"
+    else:
+        return None, "blank_not_droppable"
+    if fills & {t.lower for t in tokenize(reference)}:
+        return None, "fill_word_survives"
+    return reference, method
 
 
 def build(attribute: str, bias_types, abstract: str, path=None) -> tuple[list[dict], list[dict]]:

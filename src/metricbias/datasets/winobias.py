@@ -65,10 +65,12 @@ def parse_line(line: str, where: str) -> tuple[int, list[Token], list[tuple[int,
     return int(m.group(1)), tokens, spans
 
 
-def _read(name: str) -> list[tuple[str, str]]:
+def _read(name: str) -> list[tuple[str, int, list[Token], list[tuple[int, int]]]]:
+    """Every sentence of one file, parsed: (where, number, tokens, bracketed spans)."""
     path = sources.path(name)
     with open(path, encoding="utf-8") as fh:
-        return [(f"{path}, line {i}", line) for i, line in enumerate(fh, start=1) if line.strip()]
+        return [(f"{path}, line {i}", *parse_line(line, f"{path}, line {i}"))
+                for i, line in enumerate(fh, start=1) if line.strip()]
 
 
 def build(attribute: str, lexicon: Lexicon, subsets=SUBSETS) -> tuple[list[dict], list[dict]]:
@@ -81,9 +83,7 @@ def build(attribute: str, lexicon: Lexicon, subsets=SUBSETS) -> tuple[list[dict]
         pro, anti = _read(pro_name), _read(anti_name)
         if len(pro) != len(anti):
             raise DatasetError(f"{pro_name} has {len(pro)} sentences but {anti_name} has {len(anti)}: not aligned")
-        for (where_p, line_p), (where_a, line_a) in zip(pro, anti):
-            num, tp, spans = parse_line(line_p, where_p)
-            num_a, ta, _ = parse_line(line_a, where_a)
+        for (where_p, num, tp, spans), (where_a, num_a, ta, _) in zip(pro, anti):
             if num != num_a:
                 raise DatasetError(f"{where_a}: sentence number {num_a} does not match {num} at {where_p}")
             source_id = f"{subset}:{num}"
