@@ -185,6 +185,19 @@ def token_edit_distance(a: str, b: str) -> int:
     return edit_distance([t.text for t in tokenize(a)], [t.text for t in tokenize(b)])
 
 
+def difference_kind(ours: str, released: str) -> str:
+    """How two references differ: ``none``, ``case``, ``punctuation`` (or spacing), ``possessive`` ('s), ``wording``."""
+    if ours == released:
+        return "none"
+    if ours.lower() == released.lower():
+        return "case"
+    if normalize_text(ours) == normalize_text(released):
+        return "punctuation"
+    if normalize_text(ours.replace("'s", "")) == normalize_text(released.replace("'s", "")):
+        return "possessive"
+    return "wording"
+
+
 def match_published(attributes=None) -> pd.DataFrame:
     """Every released pair of Sun et al. with what the build made of it.
 
@@ -193,7 +206,8 @@ def match_published(attributes=None) -> pd.DataFrame:
     exclusions; ``reason`` says why) or ``not_in_source`` (no raw pair has these
     candidates). For built pairs, ``exact`` says whether the references are
     byte-identical, ``same_normalized`` whether they agree up to case,
-    whitespace and punctuation, and ``token_edit_distance`` how far apart they are.
+    whitespace and punctuation, ``difference`` how they differ
+    (:func:`difference_kind`) and ``token_edit_distance`` how far apart they are.
     """
     from . import published
 
@@ -213,12 +227,13 @@ def match_published(attributes=None) -> pd.DataFrame:
             row = {"attribute": name, "published_pair_id": p.pair_id, "candidate_1": p.candidate_1,
                    "candidate_2": p.candidate_2, "published_reference": p.reference, "pair_id": "",
                    "reference": "", "reference_method": "", "reason": "", "exact": False,
-                   "same_normalized": False, "token_edit_distance": pd.NA}
+                   "same_normalized": False, "difference": "", "token_edit_distance": pd.NA}
             hit = index.get(key)
             if hit is not None:
                 row.update(status="built", pair_id=hit.pair_id, reference=hit.reference,
                            reference_method=hit.reference_method, exact=hit.reference == p.reference,
                            same_normalized=normalize_text(hit.reference) == normalize_text(p.reference),
+                           difference=difference_kind(hit.reference, p.reference),
                            token_edit_distance=token_edit_distance(hit.reference, p.reference))
             elif key in dropped:
                 row.update(status="excluded", reason=dropped[key].reason)

@@ -50,7 +50,7 @@ REASONS = {
     "identical_candidates": "the two sentences are the same",
     "too_many_differences": f"the sentences differ in more than {MAX_SPANS} places",
     "no_identity_term": "a differing span holds no identity term of the attribute (e.g. hated / loved)",
-    "not_in_lexicon": "one side is an identity term, the other is not (e.g. Jews / Koreans under religion)",
+    "not_in_lexicon": "one side is an identity term, the other is not (e.g. a name against a group noun)",
     "span_has_other_words": "a differing span holds an identity term and other changed words",
     "same_group": "both sides name the same group",
     "mixed_groups": "the differing spans of one pair name different pairs of groups",
