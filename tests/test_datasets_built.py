@@ -229,3 +229,33 @@ def test_cli_builds_the_requested_attributes(fork, tmp_path, capsys):
     assert list(table.columns) == built.COLUMNS and len(table) == 3
     assert cli.main(["build-datasets", "--attributes", "nope", "--out", str(tmp_path / "x")]) == 2
     assert "unknown attribute(s) ['nope']" in capsys.readouterr().err
+
+
+class _WordOverlap:
+    """A stand-in metric: the share of reference words found in the candidate."""
+
+    name = "word_overlap"
+    signature = "metric:word_overlap"
+
+    def score(self, candidates, references, cache=None):
+        import numpy as np
+
+        return np.array([len(set(c.split()) & set(r.split())) / len(r.split()) for c, r in zip(candidates, references)])
+
+
+def test_shared_pair_scores_use_both_references(project, pairs):
+    from metricbias.datasets import published
+
+    scores = built.shared_pair_scores([_WordOverlap()], ["gender"])
+    assert set(scores["dataset"]) == {"built", "released"}
+    assert (scores.groupby("dataset").size() == 394).all()
+    mine = scores[scores["dataset"] == "built"].set_index("pair_id").loc["gender-type1-dev-001"]
+    # "The developer argued with the designer because he did not like the design" vs its built reference
+    ref = pairs.set_index("pair_id").loc["gender-type1-dev-001", "reference"].split()
+    cand = "The developer argued with the designer because he did not like the design".split()
+    assert mine["score_1"] == pytest.approx(len(set(cand) & set(ref)) / len(ref))
+    theirs = scores[scores["dataset"] == "released"].set_index("published_pair_id")
+    released = published.pairs(["gender"]).set_index("pair_id")
+    first = released.loc["gender-0000"]
+    assert theirs.loc["gender-0000", "score_2"] == pytest.approx(
+        len(set(first["candidate_2"].split()) & set(first["reference_2"].split())) / len(first["reference_2"].split()))

@@ -243,3 +243,35 @@ def match_published(attributes=None) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out["token_edit_distance"] = out["token_edit_distance"].astype("Int64")
     return out
+
+
+def shared_pair_scores(metrics, attributes=None, cache=None) -> pd.DataFrame:
+    """Scores of the released pairs that were also built, against both references.
+
+    ``metrics`` are registry names (``"bleu"``) or :class:`~metricbias.metrics.Metric`
+    objects. Returns one row per (pair, metric, dataset) with ``dataset`` =
+    ``built`` (both candidates against the built reference) or ``released``
+    (each candidate against its released reference, as the paper scored them),
+    in the long form :func:`metricbias.bias.pairwise.bias_table` reads.
+    """
+    from .. import metrics as registry
+    from . import published
+
+    match = match_published(attributes)
+    match = match[match["status"] == "built"]
+    released = published.pairs(sorted(match["attribute"].unique())).set_index("pair_id")
+    ref_1 = match["published_reference"].tolist()
+    ref_2 = released.loc[match["published_pair_id"], "reference_2"].tolist()
+    c1, c2 = match["candidate_1"].tolist(), match["candidate_2"].tolist()
+    n = len(match)
+    frames = []
+    for metric in metrics:
+        metric = registry.get(metric) if isinstance(metric, str) else metric
+        for dataset, refs_1, refs_2 in (("built", match["reference"].tolist(), match["reference"].tolist()),
+                                        ("released", ref_1, ref_2)):
+            scores = metric.score(c1 + c2, refs_1 + refs_2, cache=cache)
+            frames.append(pd.DataFrame({
+                "attribute": match["attribute"].to_numpy(), "dataset": dataset, "pair_id": match["pair_id"].to_numpy(),
+                "published_pair_id": match["published_pair_id"].to_numpy(), "metric": metric.name,
+                "score_1": scores[:n], "score_2": scores[n:], "signature": metric.signature}))
+    return pd.concat(frames, ignore_index=True)
