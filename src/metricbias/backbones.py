@@ -173,6 +173,8 @@ def kind_of(name_or_path: str) -> str:
     if name_or_path in BACKBONES:
         return BACKBONES[name_or_path].kind
     path = Path(name_or_path)
+    if path.is_file():  # a local word2vec-format vectors file
+        return "static"
     if not is_local_model_dir(path):
         raise BackboneError(f"unknown backbone {name_or_path!r}: not a registered name and not a local model folder. "
                             f"{_available_text()}")
