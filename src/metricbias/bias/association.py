@@ -428,7 +428,8 @@ def compare_with_gao(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.D
 
 
 def agreement(compared: pd.DataFrame) -> pd.DataFrame:
-    """Per metric: Spearman correlation of d across cells, share of cells with the same sign, significant cells."""
+    """Per metric: Spearman correlation of d across cells, share of cells with the same printed sign, shares of
+    cells with a positive d, and counts of significant cells."""
     from scipy.stats import spearmanr
 
     rows = []
@@ -438,6 +439,8 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": len(both),
             "spearman_d": rho, "same_sign": float(g["same_sign"].mean()),
+            # share of cells whose d is positive: X closer to A than Y is (the stereotype-congruent direction)
+            "paper_positive": float((g["paper"] > 0).mean()), "ours_positive": float((g["ours"] > 0).mean()),
             "paper_significant": int(g["paper_significant"].sum()), "ours_significant": int(g["ours_significant"].sum()),
             "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
         })
