@@ -134,7 +134,8 @@ def test_subsample_keeps_templates_balanced_and_is_seeded():
     assert seat.subsample(full, 0) == full
     word = seat.load("C6-N", "word")
     assert seat.subsample(word, 8) == word  # sets no larger than the sample are kept whole
-    assert [len(t.x) for t in seat.tests("C1,C6-N", "word,sent", sample_size=20)] == [20, 20, 8, 20]
+    # word-level tests are never drawn down
+    assert [len(t.x) for t in seat.tests("C1,C6-N", "word,sent", sample_size=20)] == [25, 20, 8, 20]
 
 
 def test_cli_bleu_is_a_null_control_on_every_word_level_test(tmp_path, monkeypatch):

@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-permutations", type=int, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
     p.add_argument("--sample-size", type=int, default=0,
-                   help="at most this many examples per target/attribute set, drawn with --seed (default 0: all)")
+                   help="draw sentence-level tests to at most this many texts per set, with --seed (default 0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions and sets (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_weat)

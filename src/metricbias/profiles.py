@@ -16,8 +16,8 @@ from __future__ import annotations
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
         "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
-        # sentence-level SEAT sets drawn down to 16 texts per set (word level is whole): the full
-        # sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
+        # sentence-level SEAT sets drawn down to 16 texts per set (word-level tests stay whole): the
+        # full sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
         "05_association_tests": {"sample_size": 16},
     },
     "smoke": {

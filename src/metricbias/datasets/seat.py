@@ -190,8 +190,13 @@ def subsample(test: SeatTest, size: int, seed: int = 0) -> SeatTest:
 
 
 def tests(names="all", levels=None, sample_size: int = 0, seed: int = 0) -> list[SeatTest]:
-    """Load every selected test (see :func:`select`), in Table 3 order, optionally subsampled (:func:`subsample`)."""
-    return [subsample(load(n, lv), sample_size, seed) for n, lv in select(names, levels)]
+    """Load every selected test (see :func:`select`), in Table 3 order.
+
+    ``sample_size`` > 0 draws the sentence-level tests down to at most that many
+    texts per set (:func:`subsample`). Word-level tests are always whole: they
+    are WEAT's original word lists, at most 32 words per set.
+    """
+    return [load(n, lv) if lv == "word" else subsample(load(n, lv), sample_size, seed) for n, lv in select(names, levels)]
 
 
 def overview(loaded: list[SeatTest]):
