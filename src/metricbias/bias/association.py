@@ -305,16 +305,16 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     """Run association ``tests`` (:class:`metricbias.datasets.seat.SeatTest`) through ``metrics``.
 
     ``metrics``: anything :func:`build_metrics` takes (a metric, a list of metrics, names or
-    ``(label, name, options)`` entries, or a dict label -> metric). ``cache``: a :class:`~metricbias.cache.ScoreCache`,
-    ``True`` for the default one, or ``None``. Every ordered (x, y) pair that
+    ``(label, name, options)`` entries, or a dict label -> metric). ``cache``: a
+    :class:`~metricbias.cache.ScoreCache`, ``True`` for the default one, or ``None``. Every ordered (x, y) pair that
     any test needs is scored once per metric; a corpus-dependent metric (CIDEr,
     idf weighting) is scored test by test, so that its corpus is the test's own
     pairs and its result does not depend on which other tests ran.
 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
     ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family`` and
-    ``scoring_seconds`` (wall time spent scoring that metric's pairs, cache included). ``n_targets`` is |X| + |Y| and
-    ``n_attributes`` is |A| + |B|.
+    ``scoring_seconds`` (wall time spent scoring that metric's pairs, cache included).
+    ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|.
     """
     tests = list(tests)
     metrics = build_metrics(metrics)
