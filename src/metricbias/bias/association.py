@@ -74,7 +74,10 @@ def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> 
 
 
 def similarity_frame(test, metric, cache=None) -> pd.DataFrame:
-    """S(t, a) of one test in long form: ``target``, ``target_set`` (X/Y), ``attribute``, ``attribute_set`` (A/B), ``S``."""
+    """S(t, a) of one test in long form.
+
+    Columns: ``target``, ``target_set`` (X/Y), ``attribute``, ``attribute_set`` (A/B), ``S``.
+    """
     s_matrix = similarity(metric, test.targets, test.attributes, cache=cache)
     n_x, n_a = len(test.x), len(test.a)
     return pd.DataFrame({
@@ -441,7 +444,8 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
             "spearman_d": rho, "same_sign": float(g["same_sign"].mean()),
             # share of cells whose d is positive: X closer to A than Y is (the stereotype-congruent direction)
             "paper_positive": float((g["paper"] > 0).mean()), "ours_positive": float((g["ours"] > 0).mean()),
-            "paper_significant": int(g["paper_significant"].sum()), "ours_significant": int(g["ours_significant"].sum()),
+            "paper_significant": int(g["paper_significant"].sum()),
+            "ours_significant": int(g["ours_significant"].sum()),
             "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
         })
     return pd.DataFrame(rows)

@@ -129,7 +129,8 @@ def read(path: str | Path, origin: str | None = None) -> dict[str, tuple[str, tu
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{origin}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(raw, dict):
-        raise DatasetError(f"{origin}: expected one JSON object with keys {', '.join(_KEYS)}, found {type(raw).__name__}")
+        raise DatasetError(f"{origin}: expected one JSON object with keys {', '.join(_KEYS)}, "
+                           f"found {type(raw).__name__}")
     out = {}
     for key in _KEYS:
         if key not in raw:
@@ -196,7 +197,8 @@ def tests(names="all", levels=None, sample_size: int = 0, seed: int = 0) -> list
     texts per set (:func:`subsample`). Word-level tests are always whole: they
     are WEAT's original word lists, at most 32 words per set.
     """
-    return [load(n, lv) if lv == "word" else subsample(load(n, lv), sample_size, seed) for n, lv in select(names, levels)]
+    return [load(n, lv) if lv == "word" else subsample(load(n, lv), sample_size, seed)
+            for n, lv in select(names, levels)]
 
 
 def overview(loaded: list[SeatTest]):
