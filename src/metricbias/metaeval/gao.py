@@ -5,9 +5,9 @@ aggregation. Where Gao & Wan name no aggregation, they used the metric's own
 multi-reference mode (MultEval for BLEU, METEOR and TER; ROUGE 1.5.5 for
 ROUGE-SU4; nlg-eval for the embedding metrics; bert-score's maximum over
 references for BERTScore). Our metrics score one reference at a time, so those
-rows are compared with our ``max`` aggregation (``mean`` for TER, where the
-maximum picks the worst reference), and ``paper_aggregation`` says
-``native`` so the tables never hide the difference.
+rows are compared with our best-reference aggregation (``max``; ``min`` for
+TER, where lower is better), and ``paper_aggregation`` says ``native`` so the
+tables never hide the difference.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..paper import table
 LABELS: dict[str, tuple[str, str, str]] = {
     "BLEU": ("bleu", "max", "native"),
     "METEOR": ("meteor", "max", "native"),
-    "TER": ("ter", "mean", "native"),
+    "TER": ("ter", "min", "native"),
     "ROUGE-SU4": ("rougeSU4", "max", "native"),
     "ROUGE-1": ("rouge1", "single", "single"),
     "ROUGE-2": ("rouge2", "single", "single"),
