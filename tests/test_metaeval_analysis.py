@@ -55,19 +55,6 @@ def test_scores_per_reference_and_aggregation():
     assert s["mean"][4] == s["max"][4] == pytest.approx(1 / 6)  # one reference: {dog} / {his, dog, runs, a, man, and}
 
 
-def test_lower_is_better_metrics_also_get_min():
-    class Distance(Overlap):
-        name = "toy_distance"
-        direction = "lower"
-
-        def _score(self, candidates, references):
-            return 1.0 - super()._score(candidates, references)
-
-    s = hypothesis_scores(Distance(), CAPTIONS)
-    assert list(s) == ["max", "mean", "min"]
-    assert s["min"][0] == pytest.approx(1 - 2 / 6) and s["max"][0] == pytest.approx(1 - 1 / 5)
-
-
 def test_selection():
     sel = analysis.selection(CAPTIONS)
     assert sel["hypothesis_gender"].tolist() == ["male", "male", "female", "none", "male"]

@@ -8,7 +8,7 @@
   (concordant + discordant), where a tie in the metric counts as discordant;
   its p-value is a two-sided sign (binomial) test of concordant against
   discordant pairs;
-* reference aggregation for multi-reference sets (max, mean; min for lower-is-better metrics);
+* reference aggregation for multi-reference sets (max, mean);
 * the top-k systems curve (Gao & Wan, Figure 1).
 """
 
@@ -111,14 +111,14 @@ def darr_tau(better_scores, worse_scores, what: str = "scores") -> dict:
             "concordant": concordant, "discordant": discordant, "ties": int(np.sum(b == w))}
 
 
-AGGREGATIONS = ("max", "mean", "min")
+AGGREGATIONS = ("max", "mean")
 
 
 def aggregate(per_reference: list[np.ndarray], how: str) -> np.ndarray:
-    """Combine each hypothesis' scores against its references: ``max``, ``mean`` or ``min``."""
+    """Combine each hypothesis' scores against its references: ``max`` or ``mean``."""
     if how not in AGGREGATIONS:
         raise ValueError(f"aggregation {how!r} is not one of {list(AGGREGATIONS)}")
-    fn = {"max": np.max, "mean": np.mean, "min": np.min}[how]
+    fn = np.max if how == "max" else np.mean
     return np.array([fn(np.asarray(s, dtype=float)) for s in per_reference], dtype=float)
 
 

@@ -3,9 +3,8 @@
 Metrics score one candidate against one reference. For a multi-reference set
 each hypothesis is scored against each of its references and the scores are
 combined by ``max`` and by ``mean`` (the "-max" / "-mean" rows of Gao & Wan,
-Tables 5, 6 and 9), and for a metric where lower is better (``direction =
-"lower"``, e.g. TER) also by ``min``, its best reference. A single-reference set
-has one aggregation, ``single``.
+Tables 5, 6 and 9); a single-reference set has one aggregation, ``single``.
+For a metric where lower is better (TER) ``max`` is its worst reference.
 """
 
 from __future__ import annotations
@@ -13,17 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.meta_eval import JudgedSet, PairSet
-from .correlation import aggregate
+from .correlation import AGGREGATIONS, aggregate
 
 
-def aggregations(dataset: JudgedSet, metric=None) -> tuple[str, ...]:
-    """``("single",)`` when every hypothesis has one reference, else ``("max", "mean")`` (plus ``"min"``
-    for a metric whose ``direction`` is ``"lower"``)."""
+def aggregations(dataset: JudgedSet) -> tuple[str, ...]:
+    """``("single",)`` when every hypothesis has one reference, else ``("max", "mean")``."""
     if int(dataset.frame["references"].map(len).max()) == 1:
         return ("single",)
-    if getattr(metric, "direction", "higher") == "lower":
-        return ("max", "mean", "min")
-    return ("max", "mean")
+    return AGGREGATIONS
 
 
 def reference_scores(metric, hypotheses, references, cache=None) -> list[np.ndarray]:
@@ -40,7 +36,7 @@ def reference_scores(metric, hypotheses, references, cache=None) -> list[np.ndar
 def hypothesis_scores(metric, dataset: JudgedSet, cache=None) -> dict[str, np.ndarray]:
     """Aggregation name -> one score per hypothesis of ``dataset``."""
     per_ref = reference_scores(metric, dataset.frame["hypothesis"], dataset.frame["references"], cache)
-    aggs = aggregations(dataset, metric)
+    aggs = aggregations(dataset)
     if aggs == ("single",):
         return {"single": np.array([s[0] for s in per_ref], dtype=float)}
     return {how: aggregate(per_ref, how) for how in aggs}
