@@ -49,7 +49,7 @@ class JudgedSet:
     levels: tuple[str, ...]
     #: aspect -> columns holding the individual judges' scores (Flickr8k: three experts)
     judges: dict[str, list[str]] = field(default_factory=dict)
-    #: every sentence the gender swap changed (set by :meth:`swapped`)
+    #: every distinct text the gender swap changed, where it first occurs (set by :meth:`swapped`)
     swap_report: pd.DataFrame | None = None
 
     @property
@@ -82,26 +82,21 @@ class JudgedSet:
 
         lex = lexicon()
         rows = []
+        done: dict[str, str] = {}  # each distinct text is swapped and reported once
 
         def swap(text: str, where: str) -> str:
-            res = swap_gender(text, lex)
-            if res.changed:
-                rows.append({"where": where, "original": text, "swapped": res.text,
-                             "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
-            return res.text
+            if text not in done:
+                res = swap_gender(text, lex)
+                done[text] = res.text
+                if res.changed:
+                    rows.append({"where": where, "original": text, "swapped": res.text,
+                                 "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
+            return done[text]
 
         frame = self.frame.copy()
         frame["hypothesis"] = [swap(h, f"hypothesis {i}") for i, h in enumerate(frame["hypothesis"])]
-        cache: dict[str, str] = {}
-        refs = []
-        for i, rs in enumerate(frame["references"]):
-            out = []
-            for j, r in enumerate(rs):
-                if r not in cache:
-                    cache[r] = swap(r, f"reference {j} of hypothesis {i}")
-                out.append(cache[r])
-            refs.append(tuple(out))
-        frame["references"] = refs
+        frame["references"] = [tuple(swap(r, f"reference {j} of hypothesis {i}") for j, r in enumerate(rs))
+                               for i, rs in enumerate(frame["references"])]
         report = pd.DataFrame(rows, columns=["where", "original", "swapped", "replacements"])
         return replace(self, name=f"{self.name} (gender-swapped)", frame=frame, swap_report=report)
 
@@ -129,14 +124,17 @@ class PairSet:
         lex = lexicon()
         frame = self.frame.copy()
         rows = []
+        done: dict[str, str] = {}  # a reference shared by many pairs is swapped and reported once
         for col in ("reference", "better", "worse"):
             out = []
             for i, text in enumerate(frame[col]):
-                res = swap_gender(text, lex)
-                if res.changed:
-                    rows.append({"where": f"{col} {i}", "original": text, "swapped": res.text,
-                                 "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
-                out.append(res.text)
+                if text not in done:
+                    res = swap_gender(text, lex)
+                    done[text] = res.text
+                    if res.changed:
+                        rows.append({"where": f"{col} {i}", "original": text, "swapped": res.text,
+                                     "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
+                out.append(done[text])
             frame[col] = out
         report = pd.DataFrame(rows, columns=["where", "original", "swapped", "replacements"])
         return replace(self, name=f"{self.name} (gender-swapped)", frame=frame, swap_report=report)
