@@ -55,6 +55,11 @@ def test_scores_per_reference_and_aggregation():
     assert s["mean"][4] == s["max"][4] == pytest.approx(1 / 6)  # one reference: {dog} / {his, dog, runs, a, man, and}
 
 
+def test_metrics_can_be_labelled():
+    table = analysis.run(CAPTIONS, [("Overlap+", Overlap(bonus=0.1)), Overlap()])
+    assert set(table["metric"]) == {"Overlap+", "toy_overlap"} and set(table["name"]) == {"toy_overlap"}
+
+
 def test_selection():
     sel = analysis.selection(CAPTIONS)
     assert sel["hypothesis_gender"].tolist() == ["male", "male", "female", "none", "male"]

@@ -28,7 +28,7 @@ from . import correlation as corr
 from .scoring import hypothesis_scores, pair_scores
 
 #: columns of :func:`correlations` and of ``metricbias metaeval --out``
-COLUMNS = ["dataset", "swap", "metric", "aggregation", "level", "aspect", "subset", "judges", "statistic",
+COLUMNS = ["dataset", "swap", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic",
            "value", "p_value", "n", "signature"]
 SUBSETS = ("all", "single_gender")
 JUDGES = ("mean", "stacked")
@@ -36,10 +36,18 @@ JUDGES = ("mean", "stacked")
 EQUAL_ATOL = 1e-9
 
 
-def _metric(m):
+def labelled(m) -> tuple[str, object]:
+    """``(label, Metric)`` from a registry name, a :class:`Metric`, a ``(label, Metric)`` pair or a
+    ``(label, name, options)`` suite entry (``metrics.suite``); the label names the metric in every table."""
     from .. import metrics
 
-    return metrics.get(m) if isinstance(m, str) else m
+    if isinstance(m, str):
+        return m, metrics.get(m)
+    if isinstance(m, tuple) and len(m) == 3:
+        return m[0], metrics.get(m[1], **m[2])
+    if isinstance(m, tuple) and len(m) == 2:
+        return m
+    return m.name, m
 
 
 def selection(dataset: JudgedSet) -> pd.DataFrame:
@@ -62,7 +70,11 @@ def selection(dataset: JudgedSet) -> pd.DataFrame:
 
 
 def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFrame:
-    """Gao & Wan Table 5 on ``dataset``: one row per (metric, aggregation)."""
+    """Gao & Wan Table 5 on ``dataset``: one row per (metric, aggregation).
+
+    ``metrics`` are registry names, :class:`Metric` objects, ``(label, Metric)`` pairs or
+    ``metrics.suite`` entries (see :func:`labelled`); ``metric`` is the label, ``name`` the registry name.
+    """
     sel = selection(dataset)
     male = dataset.subset(sel["preference"])
     if len(male) == 0:
@@ -70,13 +82,13 @@ def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFram
     female = male.swapped()
     rows = []
     for m in metrics:
-        metric = _metric(m)
+        label, metric = labelled(m)
         s_male = hypothesis_scores(metric, male, cache)
         s_female = hypothesis_scores(metric, female, cache)
         for agg in s_male:
             a, b = s_male[agg], s_female[agg]
             equal = np.isclose(a, b, rtol=0.0, atol=EQUAL_ATOL)
-            rows.append({"metric": metric.name, "aggregation": agg, "n": len(a),
+            rows.append({"metric": label, "name": metric.name, "aggregation": agg, "n": len(a),
                          "mean_male": float(a.mean()), "mean_female": float(b.mean()),
                          "share_male_higher": float(np.mean((a > b) & ~equal)),
                          "share_female_higher": float(np.mean((a < b) & ~equal)),
@@ -95,13 +107,13 @@ def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: di
     """
     if judges not in JUDGES:
         raise ValueError(f"judges={judges!r} is not one of {list(JUDGES)}")
-    metric = _metric(metric)
-    base = {"dataset": dataset.name.removesuffix(" (gender-swapped)"), "swap": swap, "metric": metric.name,
-            "signature": metric.signature}
+    label, metric = labelled(metric)
+    base = {"dataset": dataset.name.removesuffix(" (gender-swapped)"), "swap": swap, "metric": label,
+            "name": metric.name, "signature": metric.signature}
     rows = []
     if isinstance(dataset, PairSet):
         better, worse = pair_scores(metric, dataset, cache)
-        t = corr.darr_tau(better, worse, f"{metric.name} on {dataset.name}")
+        t = corr.darr_tau(better, worse, f"{label} on {dataset.name}")
         rows.append({**base, "aggregation": "single", "level": "pairs", "aspect": "relative_ranking", "subset": "all",
                      "judges": "-", "statistic": t["statistic"], "value": t["value"], "p_value": t["p_value"],
                      "n": t["n"]})
@@ -112,7 +124,7 @@ def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: di
     for agg, s in scores.items():
         for aspect in dataset.aspects:
             human = dataset.human(aspect)
-            what = f"{metric.name} ({agg}) vs human {aspect} on {dataset.name}"
+            what = f"{label} ({agg}) vs human {aspect} on {dataset.name}"
             if "example" in dataset.levels:
                 judge_cols = dataset.judges.get(aspect) if judges == "stacked" else None
                 for name, mask in subsets.items():
@@ -156,10 +168,10 @@ def run(dataset, metrics: Iterable, *, swap: str = "none", cache=None, judges: s
 
 def performance(dataset, metrics: Iterable, *, cache=None, judges: str = "mean") -> pd.DataFrame:
     """Correlations before (``origin``) and after (``swap``) gender swapping, with ``delta`` = swap - origin."""
-    metrics = [_metric(m) for m in metrics]
+    metrics = [labelled(m) for m in metrics]
     before = run(dataset, metrics, swap="none", cache=cache, judges=judges)
     after = run(dataset, metrics, swap="gender", cache=cache, judges=judges)
-    keys = ["dataset", "metric", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
+    keys = ["dataset", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
     merged = before.drop(columns="swap").merge(after.drop(columns=["swap", "signature"]), on=keys,
                                                suffixes=("_origin", "_swap"))
     merged = merged.rename(columns={"value_origin": "origin", "value_swap": "swap"})
@@ -174,9 +186,10 @@ def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, c
     human = dataset.human(aspect)
     rows = []
     for m in metrics:
-        metric = _metric(m)
+        label, metric = labelled(m)
         for cond, data in (("origin", dataset), ("swap", swapped)):
             for agg, s in hypothesis_scores(metric, data, cache).items():
                 curve = corr.top_k_curve(data.frame["system_id"], s, human, ks)
-                rows.append(curve.assign(metric=metric.name, aggregation=agg, condition=cond))
-    return pd.concat(rows, ignore_index=True)[["metric", "aggregation", "condition", "k", "spearman", "p_value"]]
+                rows.append(curve.assign(metric=label, name=metric.name, aggregation=agg, condition=cond))
+    return pd.concat(rows, ignore_index=True)[["metric", "name", "aggregation", "condition", "k", "spearman",
+                                               "p_value"]]

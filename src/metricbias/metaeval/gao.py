@@ -1,4 +1,4 @@
-"""Gao & Wan (2022) Tables 5, 6, 7 and 9 (``data/published/gao2022_*.csv``) keyed by our metric names.
+"""Gao & Wan (2022) Tables 5, 6, 7 and 9 (``data/published/gao2022_*.csv``) keyed by our registry names.
 
 Each printed row label is mapped to a registry metric and a reference
 aggregation. Where Gao & Wan name no aggregation, they used the metric's own
@@ -49,7 +49,7 @@ def _keyed(frame: pd.DataFrame, single_reference: bool = False) -> pd.DataFrame:
     if unknown:
         raise KeyError(f"no mapping for Gao & Wan row(s) {unknown}; add them to metricbias.metaeval.gao.LABELS")
     mapped = frame["paper_metric"].map(LABELS)
-    frame = frame.assign(metric=mapped.str[0], aggregation=mapped.str[1], paper_aggregation=mapped.str[2])
+    frame = frame.assign(name=mapped.str[0], aggregation=mapped.str[1], paper_aggregation=mapped.str[2])
     if single_reference:  # REALSumm has one reference: every aggregation is the same
         frame["aggregation"] = "single"
     return frame
@@ -86,9 +86,13 @@ def table7() -> pd.DataFrame:
 
 
 def side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, values=("origin", "swap")) -> pd.DataFrame:
-    """Join our (metric, aggregation[, subset]) rows with the paper's; adds ``ours_*`` and ``diff_*`` columns."""
-    on = [c for c in ("metric", "aggregation", "subset") if c in paper.columns and c in ours.columns]
-    mine = ours[on + list(values)].rename(columns={v: f"ours_{v}" for v in values})
+    """Join our rows with the paper's on (registry ``name``, aggregation[, subset]).
+
+    Adds our ``metric`` label (one paper row meets every configuration of that
+    metric we ran, e.g. MoverScore on 1- and 2-grams) and ``ours_*``, ``diff_*`` columns.
+    """
+    on = [c for c in ("name", "aggregation", "subset") if c in paper.columns and c in ours.columns]
+    mine = ours[on + ["metric"] + list(values)].rename(columns={v: f"ours_{v}" for v in values})
     merged = paper.rename(columns={v: f"paper_{v}" for v in values}).merge(mine, on=on, how="left")
     for v in values:
         merged[f"diff_{v}"] = merged[f"ours_{v}"] - merged[f"paper_{v}"]
@@ -121,7 +125,7 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
         for judges in JUDGES:
             c = correlations(dataset, metric, cache=cache, judges=judges)
             c = c[(c["statistic"] == "spearman") & (c["aggregation"] == setting["aggregation"])].iloc[0]
-            rows.append({"paper_metric": label, "metric": metric.name, "aggregation": setting["aggregation"],
+            rows.append({"paper_metric": label, "name": metric.name, "aggregation": setting["aggregation"],
                          "judges": judges, "paper": paper.loc[label, "origin"], "ours": c["value"], "n": c["n"],
                          "signature": metric.signature})
     out = pd.DataFrame(rows)
