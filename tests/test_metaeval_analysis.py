@@ -118,6 +118,15 @@ def test_pairs_darr():
     assert table["statistic"].item() == "darr_tau" and table["value"].item() == pytest.approx(1 / 3)
     assert table["swap"].item() == "gender"
 
+    class Distance(Overlap):  # lower is better: the same ranking must give the same tau
+        name = "toy_distance"
+        direction = "lower"
+
+        def _score(self, candidates, references):
+            return 1.0 - super()._score(candidates, references)
+
+    assert analysis.run(ds, [Distance()])["value"].item() == pytest.approx(1 / 3)
+
 
 def test_scores_go_through_the_cache(tmp_path):
     cache = ScoreCache(tmp_path / "scores.sqlite")

@@ -113,6 +113,8 @@ def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: di
     rows = []
     if isinstance(dataset, PairSet):
         better, worse = pair_scores(metric, dataset, cache)
+        if getattr(metric, "direction", "higher") == "lower":  # TER, WMD distance: the better text scores lower
+            better, worse = -better, -worse
         t = corr.darr_tau(better, worse, f"{label} on {dataset.name}")
         rows.append({**base, "aggregation": "single", "level": "pairs", "aspect": "relative_ranking", "subset": "all",
                      "judges": "-", "statistic": t["statistic"], "value": t["value"], "p_value": t["p_value"],

@@ -96,7 +96,10 @@ def system_level(systems, scores, human, what: str = "scores") -> Correlation:
 
 
 def darr_tau(better_scores, worse_scores, what: str = "scores") -> dict:
-    """WMT19 DARR Kendall-like tau with a two-sided sign-test p-value; metric ties count as discordant."""
+    """WMT19 DARR Kendall-like tau with a two-sided sign-test p-value; metric ties count as discordant.
+
+    Scores must be higher-is-better (negate a distance such as TER first).
+    """
     from scipy import stats
 
     b = np.asarray(better_scores, dtype=float)
