@@ -20,8 +20,8 @@ PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
-        "07_gender_swap": {"sample_size": 12, "darr_pairs": 12, "skip_on_summaries": "meteor,ter",
-                           "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average"},
+        "07_gender_swap": {"sample_size": 12, "darr_pairs": 12, "skip_on_summaries": "meteor,ter,bertscore",
+                           "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
