@@ -160,3 +160,31 @@ def test_antisymmetric_d_changes_sign_when_two_groups_swap(case):
     a, b = order[:2]
     for phi, d in [("mean", "signed"), ("set", "mwu")]:
         assert g.pcm(data, phi, d, groups=[a, b]) == pytest.approx(-g.pcm(data, phi, d, groups=[b, a]), abs=1e-9)
+
+
+def test_paired_table_instances():
+    scores = pd.DataFrame({"attribute": "a", "metric": "m", "score_1": [1.0, 2.0, 4.0], "score_2": [0.0, 2.0, 3.0]})
+    row = g.paired_table(scores).iloc[0]
+    # rescaled: (25, 50, 100) vs (0, 50, 75): |diffs| 25, 0, 25
+    assert row["eq2"] == pytest.approx(50 / 3) and row["stereotypical"] == pytest.approx(50 / 3)
+    assert row["group_abs"] == pytest.approx(abs(175 / 3 - 125 / 3))
+    # sorted (25, 50, 100) vs (0, 50, 75): W1 = (25 + 0 + 25)/3
+    assert row["group_w1"] == pytest.approx(50 / 3)
+    # U = #{s1 > s2} + ½ ties over all 9 pairs: 1>0; 2>0, 2=2 (½); 4>0,2,3 -> 1 + 1.5 + 3 = 5.5; 1/2 − 5.5/9
+    assert row["group_mwu"] == pytest.approx(0.5 - 5.5 / 9)
+    # per pair: win, tie, win -> 1/2 − mean(1, ½, 1)
+    assert row["counterfactual_mwu"] == pytest.approx(0.5 - 2.5 / 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=8))
+def test_singleton_fast_path_equals_scipy(pairs):
+    # one score per cell takes the vectorized closed form; compare with scipy on each pair
+    from scipy import stats
+
+    s1, s2 = np.array(pairs, dtype=float).T
+    data = g.from_pairs(s1, s2)
+    w1 = np.mean([stats.wasserstein_distance([a], [b]) for a, b in zip(s1, s2)])
+    mwu = np.mean([0.5 - stats.mannwhitneyu([a], [b]).statistic for a, b in zip(s1, s2)])
+    assert g.pcm(data, "set", "wasserstein") == pytest.approx(w1)
+    assert g.pcm(data, "set", "mwu") == pytest.approx(mwu)

@@ -93,6 +93,12 @@ _COMPARE: dict[str, Callable] = {
     "range": lambda *xs: np.ptp(np.stack([np.asarray(x, dtype=float) for x in xs]), axis=0),
 }
 
+#: set comparisons of two one-element sets {x}, {y}: W1 = |x − y|; U = I(x > y) + ½ I(x = y)
+_SINGLETON: dict[str, Callable] = {
+    "wasserstein": lambda x, y: np.abs(x - y),
+    "mwu": lambda x, y: 0.5 - (x > y) - 0.5 * (x == y),
+}
+
 COMPARISONS: dict[str, Comparison] = {c.name: c for c in [
     Comparison("abs", "binary", "scalar", True, "|x − y|"),
     Comparison("signed", "binary", "scalar", False, "x − y"),
@@ -197,23 +203,26 @@ def _mean(a) -> float:
 
 
 def _cells(data: pd.DataFrame, groups: list, phi_fn: Callable, label: str) -> dict:
-    """φ of every (source, group) cell: {group: list over sources}, sources in sorted order."""
-    sub = data[data[GROUP].isin(groups)]
-    sources = data[SOURCE].drop_duplicates().sort_values().tolist()
-    if phi_fn is _mean:  # the common case, vectorized
-        table = sub.pivot_table(index=SOURCE, columns=GROUP, values=SCORE, aggfunc="mean", sort=True)
-        table = table.reindex(index=sources, columns=groups)
-        cells = {g: table[g].to_numpy() for g in groups}
-        missing = {g: [s for s, v in zip(sources, cells[g]) if np.isnan(v)] for g in groups}
-    else:
-        grouped = {key: rows.to_numpy() for key, rows in sub.groupby([SOURCE, GROUP], sort=False)[SCORE]}
-        missing = {g: [s for s in sources if (s, g) not in grouped] for g in groups}
-        cells = {g: [phi_fn(grouped[(s, g)]) for s in sources] for g in groups if not missing[g]}
-    for g, miss in missing.items():
-        if miss:
+    """φ of every (source, group) cell: {group: values over sources}, sources in sorted order."""
+    codes, sources = pd.factorize(data[SOURCE], sort=True)
+    n = len(sources)
+    group_of = data[GROUP].to_numpy()
+    values = data[SCORE].to_numpy(dtype=float)
+    cells = {}
+    for g in groups:
+        mask = group_of == g
+        src, v = codes[mask], values[mask]
+        counts = np.bincount(src, minlength=n)
+        if (counts == 0).any():
+            miss = list(sources[counts == 0])
             raise ValueError(f"{label}: counterfactual measures need every source to have a variation for every "
                              f"group; group {g!r} is missing for source(s) {miss[:5]}{' …' if len(miss) > 5 else ''}")
-    return {"sources": sources, "phi": cells}
+        if phi_fn is _mean:  # the common case, vectorized
+            cells[g] = np.bincount(src, weights=v, minlength=n) / counts
+        else:
+            order = np.argsort(src, kind="stable")
+            cells[g] = [phi_fn(chunk) for chunk in np.split(v[order], np.cumsum(counts)[:-1])]
+    return {"sources": list(sources), "phi": cells}
 
 
 def _apply(d: Comparison, *args):
@@ -224,6 +233,9 @@ def _apply(d: Comparison, *args):
     scalar = all(np.ndim(v) == 0 for a in args for v in a)
     if scalar and d.needs == "scalar":
         return np.asarray(d(*[np.asarray(a, dtype=float) for a in args]), dtype=float)
+    if d.name in _SINGLETON and all(np.size(v) == 1 for a in args for v in a):
+        # every cell holds one score (one candidate per group and source): the closed form, vectorized
+        return _SINGLETON[d.name](*[np.array([np.ravel(v)[0] for v in a], dtype=float) for a in args])
     if d.needs == "scalar":
         raise ValueError(f"d={d.name!r} ({d.formula}) compares scalars; φ gives sets here — use phi='mean' or "
                          "'rescaled', or a set comparison ('wasserstein', 'mwu')")
@@ -390,5 +402,35 @@ def mcm(data: pd.DataFrame, phi="mean", d="std", *, version: str = "counterfactu
 
 MEASURES = {"PCM": pcm, "BCM": bcm, "MCM": mcm}
 
-__all__ = ["COMPARISONS", "Comparison", "MEASURES", "SCORINGS", "bcm", "comparison", "from_pairs", "mcm", "pcm",
-           "rescale_all", "vbcm"]
+#: instances of the framework on a paired dataset, T = (candidate 1, candidate 2): name -> (measure, version, φ, d)
+PAIRED_INSTANCES = {
+    "eq2": ("PCM", "counterfactual", "rescaled", "abs"),  # Sun et al. Eq. 2
+    "stereotypical": ("PCM", "counterfactual", "rescaled", "signed"),  # Sun et al. App. E
+    "group_abs": ("PCM", "group", "rescaled", "abs"),  # |difference of the two mean rescaled scores|
+    "group_w1": ("PCM", "group", "rescaled_set", "wasserstein"),  # W1 between the two score distributions
+    "group_mwu": ("PCM", "group", "set", "mwu"),  # 1/2 − AUC of candidate 1 against candidate 2
+    "counterfactual_mwu": ("PCM", "counterfactual", "set", "mwu"),  # 1/2 − P(S_1 > S_2) − ½ P(tie)
+}
+
+
+def paired_table(scores: pd.DataFrame, instances=None) -> pd.DataFrame:
+    """Several (measure, version, φ, d) instances for every (attribute, metric) of a long paired score table.
+
+    ``scores`` has columns ``attribute, metric, score_1, score_2`` (``published.scores()``);
+    ``instances`` maps a column name to (measure, version, φ, d), default :data:`PAIRED_INSTANCES`.
+    """
+    instances = PAIRED_INSTANCES if instances is None else instances
+    missing = {"attribute", "metric", "score_1", "score_2"} - set(scores.columns)
+    if missing:
+        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
+    rows = []
+    for (attribute, metric), g in scores.groupby(["attribute", "metric"], sort=False):
+        data = from_pairs(g["score_1"], g["score_2"])
+        row = {"attribute": attribute, "metric": metric, "n_pairs": len(g)}
+        for name, (measure, version, phi, d) in instances.items():
+            row[name] = MEASURES[measure](data, phi, d, version=version)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+__all__ = ["COMPARISONS", "Comparison", "MEASURES", "PAIRED_INSTANCES", "SCORINGS", "bcm", "comparison", "from_pairs",
+           "mcm", "paired_table", "pcm", "rescale_all", "vbcm"]
