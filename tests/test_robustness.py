@@ -116,3 +116,21 @@ def test_measure_with_ci_brackets_the_counterfactual_measure():
     res = sig.measure_with_ci("MCM", data, "mean", "range", n_resamples=999)
     assert res["value"] == pytest.approx(g.mcm(data, "mean", "range"))
     assert res["ci_low"] < res["value"] < res["ci_high"] and res["n_sources"] == 40
+
+
+def test_counterfactual_table_rescales_on_the_protected_groups():
+    # T = a, b; scores of T span 0..4 -> x 25; backgrounds use the same map (neutral 8 -> 200)
+    scored = pd.DataFrame({
+        "attribute": "toy", "metric": "m",
+        "source": [0, 0, 0, 0, 0, 1, 1, 1, 1, 1],
+        "group": ["a", "b", "original", "original", "neutral"] * 2,
+        "score": [0.0, 4.0, 0.0, 2.0, 8.0, 1.0, 1.0, 1.0, 3.0, 8.0],
+    })
+    t = sig.counterfactual_table(scored, {"toy": ["a", "b"]}, n_resamples=99).set_index("measure")["value"]
+    # rescaled a/b: source 0: 0, 100; source 1: 25, 25 -> PCM = (100 + 0)/2; range the same; std = (50 + 0)/2
+    assert t["PCM |x−y|"] == pytest.approx(50) and t["MCM range"] == pytest.approx(50)
+    assert t["MCM std"] == pytest.approx(25)
+    # original mean: source 0: (0 + 50)/2 = 25 -> |25-0| + |25-100| = 100, /2 = 50; source 1: 50 -> (25 + 25)/2 = 25
+    assert t["BCM |x−y|, original pair"] == pytest.approx((50 + 25) / 2)
+    # neutral 200: source 0: (200 + 100)/2 = 150; source 1: (175 + 175)/2 = 175
+    assert t["BCM |x−y|, neutral reference"] == pytest.approx((150 + 175) / 2)
