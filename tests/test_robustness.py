@@ -134,3 +134,6 @@ def test_counterfactual_table_rescales_on_the_protected_groups():
     assert t["BCM |x−y|, original pair"] == pytest.approx((50 + 25) / 2)
     # neutral 200: source 0: (200 + 100)/2 = 150; source 1: (175 + 175)/2 = 175
     assert t["BCM |x−y|, neutral reference"] == pytest.approx((150 + 175) / 2)
+    v = sig.counterfactual_vbcm(scored, {"toy": ["a", "b"]}, n_resamples=99).set_index("group")["value"]
+    # β − group: a: (25 - 0 + 50 - 25)/2 = 25; b: (25 - 100 + 50 - 25)/2 = -25
+    assert v.to_dict() == pytest.approx({"a": 25.0, "b": -25.0})

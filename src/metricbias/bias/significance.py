@@ -108,6 +108,36 @@ COUNTERFACTUAL_MEASURES = {
 }
 
 
+def _rescaled_blocks(scored: pd.DataFrame, groups: dict):
+    """(attribute, metric, T, block) with scores rescaled by Eq. 1 over the rows of T (None: constant scores)."""
+    for (attribute, metric), block in scored.groupby(["attribute", "metric"], sort=False):
+        if attribute not in groups:
+            raise ValueError(f"no protected groups given for attribute {attribute!r}")
+        t = list(groups[attribute])
+        in_t = block["group"].isin(t)
+        lo, hi = block.loc[in_t, "score"].min(), block.loc[in_t, "score"].max()
+        yield attribute, metric, t, (None if hi == lo else block.assign(score=(block["score"] - lo) / (hi - lo) * 100))
+
+
+def counterfactual_vbcm(scored: pd.DataFrame, groups: dict, *, background: str = "original", d: str = "signed",
+                        n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """Counterfactual VBCM (Czarnowska et al., Eq. 4 without the sum over groups) per group, with bootstrap CIs.
+
+    With the defaults, d(φ(β), φ(S'^t_j)) = β − group: how far below the
+    unperturbed pair's mean (rescaled) score the candidate of group t falls.
+    """
+    rows = []
+    for attribute, metric, t, block in _rescaled_blocks(scored, groups):
+        if block is None:
+            continue
+        terms = generalized.vbcm(block, "mean", d, background=background, groups=t, per_source=True)
+        for g in t:
+            low, high = bootstrap_ci(terms[g].to_numpy(), n_resamples=n_resamples, seed=seed)
+            rows.append({"attribute": attribute, "metric": metric, "group": g, "value": float(terms[g].mean()),
+                         "ci_low": low, "ci_high": high, "n_sources": int(terms[g].size)})
+    return pd.DataFrame(rows)
+
+
 def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n_resamples: int = DEFAULT_RESAMPLES,
                          seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Counterfactual PCM, MCM and BCM with bootstrap CIs for every (attribute, metric) of multi-group sets.
@@ -121,17 +151,13 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
     """
     measures = COUNTERFACTUAL_MEASURES if measures is None else measures
     rows = []
-    for (attribute, metric), block in scored.groupby(["attribute", "metric"], sort=False):
-        if attribute not in groups:
-            raise ValueError(f"no protected groups given for attribute {attribute!r}")
-        t = list(groups[attribute])
-        in_t = block["group"].isin(t)
-        lo, hi = block.loc[in_t, "score"].min(), block.loc[in_t, "score"].max()
-        if hi == lo:
+    for attribute, metric, t, block in _rescaled_blocks(scored, groups):
+        if block is None:  # constant scores: Eq. 1 undefined
+            n = scored.loc[(scored["attribute"] == attribute) & (scored["metric"] == metric), "source"].nunique()
             rows += [{"attribute": attribute, "metric": metric, "measure": label, "value": np.nan, "ci_low": np.nan,
-                      "ci_high": np.nan, "n_sources": block["source"].nunique()} for label in measures]
+                      "ci_high": np.nan, "n_sources": n} for label in measures]
             continue
-        block = block.assign(score=(block["score"] - lo) / (hi - lo) * 100.0)
+        in_t = block["group"].isin(t)
         for label, (measure, d, background) in measures.items():
             data = block if background else block[in_t]
             options = {"groups": t, **({"background": background} if background else {})}
@@ -140,5 +166,5 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
     return pd.DataFrame(rows)
 
 
-__all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "measure_with_ci", "pair_terms",
+__all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "counterfactual_vbcm", "measure_with_ci", "pair_terms",
            "paired_permutation_test", "versus_reference"]
