@@ -121,3 +121,43 @@ def test_preferred_casing_ignores_sentence_starts():
     casing = cf.preferred_casing(["Asian food is good.", "I like Asian food", "an asian bowl", "We met Asian folks"])
     assert casing["asian"] == "Asian"
     assert "we" not in casing
+
+
+def test_real_sets_for_gender_race_and_religion():
+    from metricbias.datasets import lexicons
+
+    groups = {"gender": ["female", "male", "non_binary"], "race": ["black", "white", "asian", "hispanic"],
+              "religion": ["christian", "muslim", "jewish"]}
+    rows, excluded = cf.build_attributes(groups, sample_size=40, seed=1)
+    assert set(excluded["reason"]) <= set(cf.REASONS)
+    for attribute, t in groups.items():
+        block = rows[rows["attribute"] == attribute]
+        assert block["source"].nunique() == 40
+        per_source = block.groupby("source")["group"].apply(list)
+        assert all(sorted(g) == sorted(t + [cf.ORIGINAL, cf.ORIGINAL, cf.NEUTRAL]) for g in per_source)
+        lex = lexicons.load(attribute)
+        compare = [("female", "male")] if attribute == "gender" else list(zip(t, t[1:]))
+        for source, cands in block[block["group"].isin(t)].groupby("source"):
+            text = cands.set_index("group")["candidate"]
+            assert text.nunique() == len(t), (source, text.tolist())
+            # two groups' candidates differ only in identity terms of those groups
+            for a, b in compare:
+                for span in cf.differing_spans(text[a], text[b]):
+                    assert any(e.group == a for e in lex.lookup(span.text_1)) or span.text_1.endswith("'s"), \
+                        (source, span)
+
+
+def test_cli_writes_the_sets_and_config_errors_are_clear(tmp_path, capsys):
+    from metricbias import cli
+
+    assert cli.main(["build-counterfactuals", "--attributes", "religion", "--out", str(tmp_path)]) == 0
+    written = pd.read_csv(tmp_path / "religion.tsv", sep="\t")
+    assert list(written.columns) == cf.COLUMNS and written["source"].nunique() > 50
+    assert (tmp_path / "religion.excluded.tsv").exists()
+    assert "religion" in capsys.readouterr().out
+    assert cli.main(["build-counterfactuals", "--attributes", "age", "--out", str(tmp_path)]) == 2
+    assert "no counterfactual groups configured for ['age']" in capsys.readouterr().err
+    bad = tmp_path / "bad.yml"
+    bad.write_text("gender: [female]\n")
+    with pytest.raises(ValueError, match="at least two group names"):
+        cf.config(bad)

@@ -114,3 +114,15 @@ def test_bad_input_and_a_checkpoint_without_an_mlm_head(lm):
         pll.score_pairs(lm, PAIRS, methods=("pppl",))
     with pytest.raises(backbones.BackboneError, match="no trained masked-LM head"):
         pll.load_masked_lm("all-MiniLM-L6-v2", device="cpu")
+
+
+def test_crows_pairs_and_stereoset_as_liu_reads_them():
+    cp = pll.crows_pairs()
+    ss = pll.stereoset()
+    # Liu: CrowS-Pairs 1,508 pairs over nine bias types; StereoSet intrasentence dev 2,106 pairs over four
+    assert len(cp) == 1508 and cp["bias_type"].nunique() == 9
+    assert len(ss) == 2106 and set(ss["bias_type"]) == {"gender", "profession", "race", "religion"}
+    from metricbias.datasets import crows_pairs as raw
+
+    anti = next(r for r in raw.read() if r["direction"] == "antistereo")
+    assert cp.loc[anti["id"], "stereotype"] == anti["sent_less"]

@@ -141,6 +141,32 @@ def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs
 
 
+def crows_pairs() -> pd.DataFrame:
+    """CrowS-Pairs as (stereotype, anti_stereotype, bias_type) pairs.
+
+    For ``stereo`` rows the stereotypical sentence is ``sent_more``; for
+    ``antistereo`` rows it is ``sent_less`` (Nangia et al.'s metric and Kaneko &
+    Bollegala's data both read the rows this way).
+    """
+    from ..datasets import crows_pairs as cp
+
+    rows = cp.read()
+    return pd.DataFrame({
+        "stereotype": [r["sent_more"] if r["direction"] == "stereo" else r["sent_less"] for r in rows],
+        "anti_stereotype": [r["sent_less"] if r["direction"] == "stereo" else r["sent_more"] for r in rows],
+        "bias_type": [r["bias_type"] for r in rows],
+    }, index=pd.Index([r["id"] for r in rows], name="id"))
+
+
+def stereoset() -> pd.DataFrame:
+    """StereoSet intrasentence (dev) as (stereotype, anti_stereotype, bias_type) pairs."""
+    from ..datasets import stereoset as ss
+
+    rows = ss.read()
+    return pd.DataFrame({k: [r[k] for r in rows] for k in PAIR_COLUMNS},
+                        index=pd.Index([r["id"] for r in rows], name="id"))
+
+
 def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False) -> pd.DataFrame:
     """f(S_st) and f(S_at) for every pair and method: columns ``bias_type, method, score_st, score_at``."""
     check_pairs(pairs)
@@ -200,5 +226,5 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["METHODS", "MaskedLM", "aul", "bias_table", "check_pairs", "cps", "load_masked_lm", "score_pairs",
-           "split_tokens", "sss"]
+__all__ = ["METHODS", "MaskedLM", "aul", "bias_table", "check_pairs", "cps", "crows_pairs", "load_masked_lm",
+           "score_pairs", "split_tokens", "sss", "stereoset"]

@@ -29,12 +29,15 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..paths import atomic_path, built_dir, data_dir
 from .lexicons import Lexicon, normalize_term
 
+CONFIG_FILE = "counterfactuals.yml"
 COLUMNS = ["attribute", "source", "group", "candidate", "reference"]
 EXCLUSION_COLUMNS = ["attribute", "source", "reason", "detail"]
 ORIGINAL, NEUTRAL = "original", "neutral"
@@ -303,10 +306,38 @@ def score(rows: pd.DataFrame, entries, *, cache=True, progress: bool = False) ->
     return pd.concat(parts, ignore_index=True)
 
 
-def build_attributes(groups_by_attribute: dict, *, sample_size: int = 0, seed: int = 0):
-    """:func:`build` for several attributes of ``datasets.built``: (rows, exclusions), concatenated."""
+def config(path=None) -> dict[str, list[str]]:
+    """The protected groups of each counterfactual set (``data/counterfactuals.yml``)."""
+    import yaml
+
+    path = path or data_dir() / CONFIG_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"counterfactual configuration {path} is missing; it is part of the checkout")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or not doc:
+        raise ValueError(f"{path}: expected a mapping attribute -> list of groups")
+    for attribute, groups in doc.items():
+        if not isinstance(groups, list) or len(groups) < 2 or not all(isinstance(g, str) for g in groups):
+            raise ValueError(f"{path}, attribute {attribute!r}: give a list of at least two group names")
+    return {str(a): list(g) for a, g in doc.items()}
+
+
+def build_attributes(groups_by_attribute: dict | None = None, *, sample_size: int = 0, seed: int = 0):
+    """:func:`build` for several attributes of ``datasets.built``: (rows, exclusions), concatenated.
+
+    ``groups_by_attribute`` defaults to :func:`config`; a list of attribute names
+    takes their groups from it.
+    """
     from . import built, lexicons
 
+    known = config() if groups_by_attribute is None or not isinstance(groups_by_attribute, dict) else None
+    if groups_by_attribute is None:
+        groups_by_attribute = known
+    elif not isinstance(groups_by_attribute, dict):
+        unknown = [a for a in groups_by_attribute if a not in known]
+        if unknown:
+            raise ValueError(f"no counterfactual groups configured for {unknown}; configured: {', '.join(known)}")
+        groups_by_attribute = {a: known[a] for a in groups_by_attribute}
     sets, excl = [], []
     for attribute, groups in groups_by_attribute.items():
         pairs = built.load([attribute])
@@ -317,5 +348,25 @@ def build_attributes(groups_by_attribute: dict, *, sample_size: int = 0, seed: i
     return pd.concat(sets, ignore_index=True), pd.concat(excl, ignore_index=True)
 
 
+def write(groups_by_attribute=None, out=None) -> pd.DataFrame:
+    """Write ``<out>/<attribute>.tsv`` (rows) and ``<attribute>.excluded.tsv`` per set, atomically.
+
+    ``out`` defaults to ``data/built/counterfactuals`` (generated, not committed).
+    Returns one summary row per attribute: sources, rows, excluded, path.
+    """
+    out = built_dir() / "counterfactuals" if out is None else Path(out)
+    rows, excluded = build_attributes(groups_by_attribute)
+    summary = []
+    for attribute, block in rows.groupby("attribute", sort=False):
+        target = out / f"{attribute}.tsv"
+        for frame, path in ((block, target), (excluded[excluded["attribute"] == attribute],
+                                              out / f"{attribute}.excluded.tsv")):
+            with atomic_path(path, suffix=".tsv") as tmp:
+                frame.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
+        summary.append({"attribute": attribute, "sources": block["source"].nunique(), "rows": len(block),
+                        "excluded": int((excluded["attribute"] == attribute).sum()), "path": target})
+    return pd.DataFrame(summary)
+
+
 __all__ = ["COLUMNS", "EXCLUSION_COLUMNS", "NEUTRAL", "ORIGINAL", "REASONS", "build", "build_attributes",
-           "differing_spans", "preferred_casing", "score", "substitute"]
+           "config", "differing_spans", "preferred_casing", "score", "substitute", "write"]
