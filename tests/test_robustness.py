@@ -137,3 +137,6 @@ def test_counterfactual_table_rescales_on_the_protected_groups():
     v = sig.counterfactual_vbcm(scored, {"toy": ["a", "b"]}, n_resamples=99).set_index("group")["value"]
     # β − group: a: (25 - 0 + 50 - 25)/2 = 25; b: (25 - 100 + 50 - 25)/2 = -25
     assert v.to_dict() == pytest.approx({"a": 25.0, "b": -25.0})
+    # a lower-is-better metric is oriented first: the same numbers as TER-like scores flip sign
+    flipped = sig.counterfactual_vbcm(scored.assign(direction="lower"), {"toy": ["a", "b"]}, n_resamples=99)
+    assert flipped.set_index("group")["value"].to_dict() == pytest.approx({"a": -25.0, "b": 25.0})

@@ -125,7 +125,11 @@ def counterfactual_vbcm(scored: pd.DataFrame, groups: dict, *, background: str =
 
     With the defaults, d(φ(β), φ(S'^t_j)) = β − group: how far below the
     unperturbed pair's mean (rescaled) score the candidate of group t falls.
+    When ``scored`` has a ``direction`` column, the scores of lower-is-better
+    metrics (TER, WMD) are negated first, so that positive always means "scored worse".
     """
+    if "direction" in scored.columns:
+        scored = scored.assign(score=np.where(scored["direction"] == "lower", -scored["score"], scored["score"]))
     rows = []
     for attribute, metric, t, block in _rescaled_blocks(scored, groups):
         if block is None:

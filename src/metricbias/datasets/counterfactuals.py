@@ -278,7 +278,8 @@ def score(rows: pd.DataFrame, entries, *, cache=True, progress: bool = False) ->
     """Score every row of counterfactual sets with every metric configuration, through the score cache.
 
     ``entries`` are ``(label, registry name, options)`` (as ``metrics.suite(profile)``
-    gives them). Returns ``attribute, source, group, metric, score, signature``.
+    gives them). Returns ``attribute, source, group, metric, score, direction, signature``
+    (``direction``: ``higher`` or ``lower`` is better, as the metric declares it).
     Corpus-dependent metrics (idf) score one attribute at a time, with that
     attribute's rows as the corpus; the others score all rows in one call.
     """
@@ -301,8 +302,9 @@ def score(rows: pd.DataFrame, entries, *, cache=True, progress: bool = False) ->
         blocks = [b for _, b in rows.groupby("attribute", sort=False)] if metric.corpus_dependent else [rows]
         for block in blocks:
             values = metric.score(block["candidate"].tolist(), block["reference"].tolist(), cache=cache or None)
-            parts.append(block[["attribute", "source", "group"]].assign(metric=label, score=values,
-                                                                       signature=metric.signature))
+            parts.append(block[["attribute", "source", "group"]].assign(
+                metric=label, score=values, direction=getattr(metric, "direction", "higher"),
+                signature=metric.signature))
     return pd.concat(parts, ignore_index=True)
 
 
