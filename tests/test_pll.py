@@ -32,7 +32,11 @@ def tiny_mlm(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def lm(tiny_mlm):
-    return pll.load_masked_lm(str(tiny_mlm), device="cpu")
+    # one thread: on a shared, loaded CPU, thread hand-offs cost more than these tiny matrix products
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield pll.load_masked_lm(str(tiny_mlm), device="cpu")
+    torch.set_num_threads(threads)
 
 
 def _log_probs(lm, ids):
