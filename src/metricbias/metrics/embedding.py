@@ -76,6 +76,7 @@ class StaticEmbeddingMetric(Metric):
 
     family = "embedding"
     needs_backbone = True
+    backbone_kinds: ClassVar[tuple[str, ...]] = ("static",)
     empty_text = "allow"
     direction: ClassVar[str] = "higher"
     defaults = {"backbone": DEFAULT_BACKBONE, "case": "fallback", "stopwords": "none"}
