@@ -70,6 +70,16 @@ def _cmd_build_datasets(args) -> int:
     return 0
 
 
+def _cmd_build_counterfactuals(args) -> int:
+    from .datasets import counterfactuals
+
+    attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes else None
+    summary = counterfactuals.write(attributes, args.out)
+    for row in summary.itertuples():
+        print(f"{row.attribute:14s} {row.sources:5d} sources {row.rows:6d} rows {row.excluded:4d} excluded  -> {row.path}")
+    return 0
+
+
 def _cmd_score(args) -> int:
     from . import metrics, scoring
     from .paths import write_csv_atomic
@@ -202,6 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all in attributes.yml)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built)")
     p.set_defaults(func=_cmd_build_datasets)
+
+    p = sub.add_parser("build-counterfactuals",
+                       help="one candidate per protected group for every built pair (groups: data/counterfactuals.yml)")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all configured)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built/counterfactuals)")
+    p.set_defaults(func=_cmd_build_counterfactuals)
 
     p = sub.add_parser("score", help="score both candidates of every pair of one attribute with one metric")
     p.add_argument("--dataset", default="published", help="published or built")

@@ -16,15 +16,18 @@ from __future__ import annotations
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
         "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+        "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]},
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
+        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8]},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "darr_pairs": 12, "skip_on_summaries": "meteor,ter,bertscore",
                            "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+        "04_bias_measures": {"n_seeds": 50, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]},
         "07_gender_swap": {"darr_pairs": 0, "skip_on_summaries": ""},
     },
 }
