@@ -86,6 +86,16 @@ def _cmd_build_datasets(args) -> int:
     return 0
 
 
+def _cmd_build_counterfactuals(args) -> int:
+    from .datasets import counterfactuals
+
+    attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes else None
+    summary = counterfactuals.write(attributes, args.out)
+    for row in summary.itertuples():
+        print(f"{row.attribute:14s} {row.sources:5d} sources {row.rows:6d} rows {row.excluded:4d} excluded  -> {row.path}")
+    return 0
+
+
 def _cmd_score(args) -> int:
     from . import metrics, scoring
     from .paths import write_csv_atomic
@@ -171,6 +181,26 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_metaeval(args) -> int:
+    from . import metrics
+    from .cache import ScoreCache
+    from .datasets import meta_eval
+    from .metaeval import analysis
+    from .paths import write_csv_atomic
+
+    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if not names:
+        raise ValueError("--metrics names no metric")
+    built = [metrics.get(n) for n in names]  # unknown names fail here, before any scoring
+    dataset = meta_eval.load(args.dataset).sample(args.sample, seed=args.seed)
+    table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
+                         cache=None if args.no_cache else ScoreCache.default())
+    out = write_csv_atomic(table, args.out)
+    print(f"wrote {len(table)} correlations ({len(built)} metric(s) on {dataset.name}, {len(dataset)} rows, "
+          f"swap={args.swap}) to {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="metricbias", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -213,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built)")
     p.set_defaults(func=_cmd_build_datasets)
 
+    p = sub.add_parser("build-counterfactuals",
+                       help="one candidate per protected group for every built pair (groups: data/counterfactuals.yml)")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all configured)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built/counterfactuals)")
+    p.set_defaults(func=_cmd_build_counterfactuals)
+
     p = sub.add_parser("score", help="score both candidates of every pair of one attribute with one metric")
     p.add_argument("--dataset", default="published", help="published or built")
     p.add_argument("--attribute", required=True, help="one attribute, e.g. gender")
@@ -237,6 +273,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--force", action="store_true", help="train again even if the artifact exists")
     p.set_defaults(func=_cmd_train_regression)
+
+    p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
+    p.add_argument("--dataset", required=True,
+                   help="flickr8k, realsumm, wmt19-kk-en, or a .jsonl file in the generic format (see chapter 7)")
+    p.add_argument("--metrics", required=True, help="comma-separated metric names (`metricbias.metrics` registry)")
+    p.add_argument("--swap", default="none", choices=["none", "gender"], help="gender-swap hypotheses and references")
+    p.add_argument("--judges", default="mean", choices=["mean", "stacked"],
+                   help="Flickr8k: correlate with the experts' mean (default) or stack each expert as an observation")
+    p.add_argument("--sample", type=int, default=0, help="keep this many random items (0: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    p.add_argument("--out", required=True, type=Path, help="output CSV")
+    p.set_defaults(func=_cmd_metaeval)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")
