@@ -183,6 +183,27 @@ class BERTScore(_EncoderMetric):
                            float(self._score(cands, refs)[0]), "cosine similarity")
 
 
+def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[str], ratings, *, layers=None,
+                         device: str = "auto") -> "pd.DataFrame":
+    """Pearson r of BERTScore-F at each layer with human ``ratings`` (bert-score's way of choosing a layer).
+
+    All layers come from one encoder pass per sentence.
+    """
+    import pandas as pd
+    from scipy import stats
+
+    first = BERTScore(backbone=backbone, layer=0, device=device)
+    layers = list(range(1, _num_layers(first.backbone_path) + 1)) if layers is None else list(layers)
+    cands, refs = first._validate(candidates, references)
+    enc = first.encoder
+    enc.embed_layers([enc.encode(t) for t in dict.fromkeys(cands + refs)], layers)
+    rows = []
+    for layer in layers:
+        f = BERTScore(backbone=backbone, layer=layer, device=device).prf(cands, refs)[:, 2]
+        rows.append({"layer": layer, "pearson": float(stats.pearsonr(f, ratings).statistic)})
+    return pd.DataFrame(rows)
+
+
 class MoverScore(_EncoderMetric):
     name = "moverscore"
     family = "matching"
