@@ -38,20 +38,25 @@ SHORT = {
 REGRESSION_MODEL = {"offline": "stsb-all-MiniLM-L6-v2", "smoke": "stsb-all-MiniLM-L6-v2-smoke"}
 
 
-def _matching(encoders: list[str], moverscore_encoders: list[str]) -> list[Entry]:
+def _matching(encoders: list[str], moverscore_encoders: list[str], bigrams: bool = False) -> list[Entry]:
     out: list[Entry] = [(f"BERTScore-{SHORT.get(b, b)}", "bertscore", {"backbone": b}) for b in encoders]
     for b in moverscore_encoders:
         out.append((f"MoverScore-{SHORT.get(b, b)}", "moverscore", {"backbone": b}))
+        if bigrams:
+            out.append((f"MoverScore-{SHORT.get(b, b)}-2gram", "moverscore", {"backbone": b, "n_gram": 2}))
     return out
 
 
 def _generation(seq2seq: list[str], prism: list[str], frugal: list[str], variants=("F",)) -> list[Entry]:
+    def tag(v):
+        return "F" if v == "F" else v.lower()  # the released columns' spelling: -p, -r, -F
+
     out: list[Entry] = []
     for b in prism:
-        out += [(f"PRISM-{v.lower() if v != 'F' else 'F'}", "prism", {"backbone": b, "variant": v}) for v in variants]
+        out += [(f"PRISM-{tag(v)}", "prism", {"backbone": b, "variant": v}) for v in variants]
     for b in seq2seq:
-        out += [(f"BARTScore-{SHORT.get(b, b)}-{v.lower() if v != 'F' else 'F'}", "bartscore",
-                 {"backbone": b, "variant": v}) for v in variants]
+        out += [(f"BARTScore-{SHORT.get(b, b)}-{tag(v)}", "bartscore", {"backbone": b, "variant": v})
+                for v in variants]
     out += [(f"FrugalScore-{SHORT.get(b, b)}", "frugalscore", {"backbone": b}) for b in frugal]
     return out
 
@@ -65,10 +70,7 @@ def suite(profile: str = "offline") -> list[Entry]:
                    and b in here]
         prism = ["prism"] if "prism" in here else []
         frugal = [b for b, info in backbones.BACKBONES.items() if info.kind == "frugalscore" and b in here]
-        out = NGRAM + EMBEDDING + _matching(encoders, [])
-        for b in encoders:
-            out += [(f"MoverScore-{SHORT.get(b, b)}", "moverscore", {"backbone": b}),
-                    (f"MoverScore-{SHORT.get(b, b)}-2gram", "moverscore", {"backbone": b, "n_gram": 2})]
+        out = NGRAM + EMBEDDING + _matching(encoders, encoders, bigrams=True)
         out += [(f"Regression-{SHORT['all-MiniLM-L6-v2']}", "regression", {"backbone": REGRESSION_MODEL[profile]})]
         return out + _generation(seq2seq, prism, frugal)
     if profile == "paper":
