@@ -56,6 +56,20 @@ def _cmd_bias(args) -> int:
     return 0
 
 
+def _cmd_build_datasets(args) -> int:
+    import time
+
+    from .datasets import built
+
+    start = time.perf_counter()
+    summary = built.build(args.attributes, args.out)
+    elapsed = time.perf_counter() - start
+    for row in summary.itertuples():
+        print(f"{row.attribute:22s} {row.pairs:5d} pairs {row.excluded:5d} excluded  -> {row.path}")
+    print(f"built {len(summary)} attribute(s) in {elapsed:.1f} s; exclusions with reasons in <attribute>.excluded.tsv")
+    return 0
+
+
 def _cmd_score(args) -> int:
     from . import metrics, scoring
     from .paths import write_csv_atomic
@@ -163,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_bias)
+
+    p = sub.add_parser("build-datasets", help="build the paired-candidate datasets from the raw sources")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all in attributes.yml)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built)")
+    p.set_defaults(func=_cmd_build_datasets)
 
     p = sub.add_parser("score", help="score both candidates of every pair of one attribute with one metric")
     p.add_argument("--dataset", default="published", help="published or built")
