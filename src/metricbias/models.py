@@ -231,14 +231,16 @@ def sequence_regression_scores(tokenizer, model, first: Sequence[str], second: S
 
     max_length = max_length or min(int(getattr(tokenizer, "model_max_length", 512)), 512)
     device = next(model.parameters()).device
-    out = []
-    for start in range(0, len(first), batch_size):
-        enc = tokenizer(list(first[start:start + batch_size]), list(second[start:start + batch_size]),
-                        padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    order = sorted(range(len(first)), key=lambda i: len(first[i]) + len(second[i]))  # similar lengths: less padding
+    out = np.zeros(len(first))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        enc = tokenizer([first[i] for i in idx], [second[i] for i in idx], padding=True, truncation=True,
+                        max_length=max_length, return_tensors="pt")
         with torch.inference_mode():
             logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
-        out.append(logits[:, 0].double().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
+        out[idx] = logits[:, 0].double().cpu().numpy()
+    return out
 
 
 def clear() -> None:

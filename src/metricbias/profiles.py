@@ -19,7 +19,7 @@ PROFILES: dict[str, dict[str, dict]] = {
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        "03_metrics_and_backbones": {"sample_size": 12, "stsb_pairs": 60},
+        "03_metrics_and_backbones": {"sample_size": 8, "stsb_pairs": 60},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
