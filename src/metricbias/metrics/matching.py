@@ -97,7 +97,7 @@ class _EncoderMetric(ModelMetric):
         layers = _num_layers(self.backbone_path)
         if not isinstance(self.options["layer"], int) or not 0 <= self.options["layer"] <= layers:
             raise MetricError(f"metric {self.name}: backbone {self.options['backbone']!r} has layers "
-                                    f"0..{layers}; layer={self.options['layer']!r} is not one")
+                              f"0..{layers}; layer={self.options['layer']!r} is not one")
         self.corpus_dependent = bool(self.options["idf"])
 
     def _default_layer(self) -> int:

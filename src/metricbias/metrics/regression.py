@@ -106,7 +106,7 @@ class TrainConfig:
 RECIPES: dict[str, TrainConfig] = {
     "stsb-all-MiniLM-L6-v2": TrainConfig(),
     # the smoke profile's stand-in: same recipe, a few steps, so that a fresh smoke run stays fast
-    "stsb-all-MiniLM-L6-v2-smoke": TrainConfig(max_steps=4, batch_size=8, dev_rows=40),
+    "stsb-all-MiniLM-L6-v2-smoke": TrainConfig(max_steps=2, batch_size=8, dev_rows=24),
 }
 
 
