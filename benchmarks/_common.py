@@ -19,6 +19,24 @@ def machine() -> dict:
             "python": platform.python_version(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
+def dataset_rows(datasets=("published",), attributes=None):
+    """(pairs, files): the pair table of ``datasets`` and, per dataset file (attribute), its
+    (name, candidates, references) rows: both candidates, each row's own reference."""
+    import pandas as pd
+
+    from metricbias import scoring
+
+    tables = [scoring.load_pairs(d, attributes).assign(attribute=lambda f, d=d: d + "/" + f["attribute"],
+                                                       pair_id=lambda f, d=d: d + "/" + f["pair_id"])
+              for d in datasets]
+    pairs = pd.concat(tables, ignore_index=True)
+    files = []
+    for attribute, group in pairs.groupby("attribute", sort=False):
+        files.append((attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
+                      group["reference"].tolist() + group["reference_2"].tolist()))
+    return pairs, files
+
+
 def published_rows(attributes=None):
     """(attribute, candidates, references) per released dataset: both candidates, each row's own reference."""
     from metricbias.datasets import published

@@ -13,9 +13,11 @@ Ours scores all six through ``metricbias.scoring.score_pairs`` without the score
 the model is loaded once, every distinct sentence is embedded once (the reference shared by
 a pair's two candidates, texts shared across datasets), and the greedy matching is
 bert-score's own ``greedy_cos_idf``. All three run in this one process, in turn,
-``--repeats`` times; medians are reported.
+``--repeats`` times; medians are reported. ``--datasets published,built`` adds chapter 2's
+datasets (chapter 3's workload): their WinoBias and CrowS-Pairs sentences overlap the
+released ones, which ours embeds once.
 
-    .venv/bin/python benchmarks/bench_bertscore.py [--repeats 3]
+    .venv/bin/python benchmarks/bench_bertscore.py [--repeats 3] [--datasets published,built]
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import argparse
 import statistics
 
 import numpy as np
-from _common import Timer, machine, published_rows, save
+from _common import Timer, dataset_rows, machine, save
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--datasets", default="published")
     args = parser.parse_args()
 
     import bert_score
@@ -38,8 +41,7 @@ def main() -> None:
     from metricbias import backbones, metrics, models, scoring
 
     path = str(backbones.resolve("all-MiniLM-L6-v2"))
-    rows = published_rows()
-    pairs = scoring.load_pairs("published")
+    pairs, rows = dataset_rows(args.datasets.split(","))
     n_rows = sum(len(c) for _, c, _ in rows)
 
     def direct(calls):
@@ -73,19 +75,21 @@ def main() -> None:
             diffs.append(float(np.max(np.abs(ours - got))))
     med = {k: statistics.median(v) for k, v in times.items()}
     result = {
-        "rows": n_rows, "distinct_sentences": len(set(pairs["candidate_1"]) | set(pairs["candidate_2"])
-                                                  | set(pairs["reference"]) | set(pairs["reference_2"])),
+        "datasets": args.datasets, "files": len(rows), "rows": n_rows,
+        "distinct_sentences": len(set(pairs["candidate_1"]) | set(pairs["candidate_2"]) | set(pairs["reference"])
+                                  | set(pairs["reference_2"])),
         "seconds": times, "median": med,
         "speedup_vs_per_column": med["per_column"] / med["ours"], "speedup_vs_per_file": med["per_file"] / med["ours"],
         "max_abs_score_difference": max(diffs), "machine": machine(),
     }
-    print(f"BERTScore-F, all-MiniLM-L6-v2 layer 6, {n_rows} rows ({result['distinct_sentences']} distinct sentences)")
+    print(f"BERTScore-F, all-MiniLM-L6-v2 layer 6, {args.datasets}: {len(rows)} files, {n_rows} rows "
+          f"({result['distinct_sentences']} distinct sentences)")
     for name, label in (("ours", "ours (metricbias)       "), ("per_column", "bert_score, per column  "),
                         ("per_file", "bert_score, per file    ")):
         print(f"  {label}: {med[name]:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in times[name])})")
     print(f"  speedup {result['speedup_vs_per_column']:.2f}x vs per column, {result['speedup_vs_per_file']:.2f}x vs "
           f"per file; largest score difference {result['max_abs_score_difference']:.1e}")
-    print(f"  machine: {result['machine']}; saved {save('bertscore', result)}")
+    print(f"  machine: {result['machine']}; saved {save('bertscore-' + args.datasets.replace(',', '-'), result)}")
 
 
 if __name__ == "__main__":

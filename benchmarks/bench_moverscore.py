@@ -5,9 +5,13 @@ candidates and for references, punctuation and word pieces dropped, unit vectors
 Euclidean cost, exact EMD with POT, score = 1 - EMD). The straightforward version
 does what the authors' code does, one pair at a time: encode the reference and the
 candidate, zero the dropped tokens, build the joint (n+m) x (n+m) distance matrix and
-solve the EMD on it. It gets the already-loaded model for free; ours starts cold
-(model load included) and encodes each distinct sentence once, in length-sorted
-batches, and solves each distinct pair's EMD on the n x m cross-distance matrix.
+solve the EMD on it. It gets the already-loaded model for free. Ours is timed twice:
+
+* **cold**: model load included; each distinct sentence encoded once, in length-sorted
+  batches; each distinct pair's EMD solved on the n x m cross-distance matrix;
+* **after BERTScore**: as the offline suite runs it, BERTScore on the same backbone and
+  layer has already filled the encoder's embedding cache, so MoverScore adds only its
+  idf weights and transport problems.
 
     .venv/bin/python benchmarks/bench_moverscore.py [--repeats 3] [--attributes a,b]
 """
@@ -69,13 +73,20 @@ def main() -> None:
     rows = published_rows(attributes)
     pairs = scoring.load_pairs("published", attributes)
     n_rows = sum(len(c) for _, c, _ in rows)
-    ours_t, direct_t, diffs = [], [], []
+    ours_t, warm_t, direct_t, diffs = [], [], [], []
     for _ in range(args.repeats):
         models.clear()
         with Timer() as t:
             metric = metrics.get("moverscore", backbone="all-MiniLM-L6-v2", device="cpu")
             table = scoring.score_pairs(pairs, metric, cache=None)
         ours_t.append(t.seconds)
+        models.clear()
+        scoring.score_pairs(pairs, metrics.get("bertscore", backbone="all-MiniLM-L6-v2", layer=6, device="cpu"),
+                            cache=None)
+        with Timer() as t:
+            scoring.score_pairs(pairs, metrics.get("moverscore", backbone="all-MiniLM-L6-v2", device="cpu"),
+                                cache=None)
+        warm_t.append(t.seconds)
         encoder = models.load_encoder("all-MiniLM-L6-v2", "cpu")
         with Timer() as t:
             direct = [per_pair(encoder, encoder.num_layers, cands, refs) for _, cands, refs in rows]
@@ -85,15 +96,21 @@ def main() -> None:
             for _, g in table.groupby("attribute", sort=False)])
         diffs.append(float(np.max(np.abs(ours - np.concatenate(direct)))))
     result = {
-        "rows": n_rows, "ours_seconds": ours_t, "direct_seconds": direct_t,
-        "ours_median": statistics.median(ours_t), "direct_median": statistics.median(direct_t),
+        "rows": n_rows, "ours_seconds": ours_t, "after_bertscore_seconds": warm_t, "direct_seconds": direct_t,
+        "ours_median": statistics.median(ours_t), "after_bertscore_median": statistics.median(warm_t),
+        "direct_median": statistics.median(direct_t),
         "speedup": statistics.median(direct_t) / statistics.median(ours_t),
+        "speedup_after_bertscore": statistics.median(direct_t) / statistics.median(warm_t),
         "max_abs_score_difference": max(diffs), "machine": machine(),
     }
     print(f"MoverScore (1-gram, idf), all-MiniLM-L6-v2 last layer, {n_rows} rows")
-    print(f"  ours     (metricbias): {result['ours_median']:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in ours_t)})")
-    print(f"  per pair (reference) : {result['direct_median']:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in direct_t)})")
-    print(f"  speedup {result['speedup']:.2f}x; largest score difference {result['max_abs_score_difference']:.1e}")
+    print(f"  ours, cold           : {result['ours_median']:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in ours_t)})")
+    print(f"  ours, after BERTScore: {result['after_bertscore_median']:.2f} s  "
+          f"(runs: {', '.join(f'{x:.2f}' for x in warm_t)})")
+    runs = ", ".join(f"{x:.2f}" for x in direct_t)
+    print(f"  per pair (reference) : {result['direct_median']:.2f} s  (runs: {runs})")
+    print(f"  speedup {result['speedup']:.2f}x cold, {result['speedup_after_bertscore']:.2f}x after BERTScore; "
+          f"largest score difference {result['max_abs_score_difference']:.1e}")
     print(f"  machine: {result['machine']}; saved {save('moverscore', result)}")
 
 

@@ -77,7 +77,8 @@ def suite(profile: str = "offline") -> list[Entry]:
         encoders = backbones.for_profile("paper", "encoder")
         mover = ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased"]
         out = NGRAM + EMBEDDING + _matching(encoders, mover)
-        out += [(f"BLEURT-{SHORT[b]}", "regression", {"backbone": b}) for b in backbones.for_profile("paper", "regression")]
+        out += [(f"BLEURT-{SHORT[b]}", "regression", {"backbone": b})
+                for b in backbones.for_profile("paper", "regression")]
         return out + _generation(backbones.for_profile("paper", "seq2seq"), backbones.for_profile("paper", "prism"),
                                  backbones.for_profile("paper", "frugalscore"), variants=("P", "R", "F"))
     raise ValueError(f"unknown profile {profile!r}; profiles: offline, smoke, paper")
@@ -92,9 +93,3 @@ def prepare(entries: list[Entry], *, device: str = "auto", progress: bool = True
             regression.ensure_trained(options["backbone"], device=device, progress=progress)
     return entries
 
-
-def paradigm(name: str) -> str:
-    """The paradigm of a registry name, in Sun et al.'s terms (n-gram, embedding, matching, regression, generation)."""
-    from . import metric_class
-
-    return {"ngram": "n-gram", "embedding": "static embedding"}.get(metric_class(name).family, metric_class(name).family)
