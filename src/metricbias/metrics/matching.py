@@ -64,10 +64,10 @@ def _num_layers(path) -> int:
 
 def default_bertscore_layer(backbone: str, path) -> int:
     """bert-score's tuned layer for the backbone's hub id, :data:`DEFAULT_LAYERS`, else the last layer."""
-    from bert_score.utils import model2layers
-
     if backbone in DEFAULT_LAYERS:
         return DEFAULT_LAYERS[backbone]
+    from bert_score.utils import model2layers  # imports torch: only when the table is needed
+
     hub = backbones.BACKBONES[backbone].hub_id if backbone in backbones.BACKBONES else None
     if hub in model2layers:
         return int(model2layers[hub])
