@@ -75,7 +75,7 @@ def main() -> None:
     print(f"  warm cache: {warm['process_seconds']:.1f} s")
     slow = sorted(cold["metrics"].items(), key=lambda kv: -kv[1])[:6]
     print("  slowest cold: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
-    print(f"  machine: {result['machine']}; saved {save('suite', result)}")
+    print(f"  machine: {result['machine']}; saved {save('suite-' + datasets.replace(',', '-'), result)}")
 
 
 if __name__ == "__main__":
