@@ -61,7 +61,8 @@ def test_signatures_change_with_every_setting(tiny_bert, tmp_path):
     assert len(sigs) == 5
     same = metrics.get("bertscore", backbone=str(tiny_bert), device="auto", batch_size=3)
     assert same.signature == base.signature  # runtime options are not in the signature
-    for field in ("metric:bertscore", "variant:F", "layer:2", "idf:False", "weights:", "adapter:-", "bert-score-0.3.13"):
+    for field in ("metric:bertscore", "variant:F", "layer:2", "idf:False", "weights:", "adapter:-",
+                  "bert-score-0.3.13"):
         assert field in base.signature
     # a changed weight file changes the fingerprint
     import shutil

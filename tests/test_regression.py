@@ -102,3 +102,18 @@ def test_stsb_reader(tmp_path):
         stsb.read(bad)
     real = stsb.load("dev")
     assert len(real) == 1500 and real["score"].between(0, 5).all()
+
+
+def test_train_regression_command_on_stsb(tiny_bert, tmp_path, monkeypatch, capsys):
+    from metricbias import cli
+
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    args = ["train-regression", "--name", "tiny-stsb", "--backbone", str(tiny_bert), "--max-steps", "2",
+            "--device", "cpu"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "trained tiny-stsb on 4249 STS-B train pairs (2 steps" in out and "on 1500 pairs" in out
+    assert cli.main(args) == 0
+    assert "already trained" in capsys.readouterr().out
+    config = regression.trained_config("tiny-stsb")
+    assert config["backbone"] == str(tiny_bert) and config["train_rows_used"] == 4249

@@ -116,7 +116,8 @@ def test_cli_score_and_live_bias(tiny_bert, tmp_path, monkeypatch, capsys):
     result = pd.read_csv(bias)
     assert list(result.columns) == BIAS_COLUMNS + ["signature"]
     assert list(zip(result["attribute"], result["metric"])) == [
-        ("age", "bleu"), ("religion", "bleu"), ("age", f"bertscore@{tiny_bert}"), ("religion", f"bertscore@{tiny_bert}")]
+        ("age", "bleu"), ("religion", "bleu"),
+        ("age", f"bertscore@{tiny_bert}"), ("religion", f"bertscore@{tiny_bert}")]
     assert (result["bias"] >= 0).all() and (result["bias_ci_low"] <= result["bias"]).all()
     # the live BERTScore-P bias of age equals the one computed from the `score` output
     from metricbias.bias.pairwise import absolute_bias

@@ -114,35 +114,43 @@ class Encoder:
         return layer
 
     def embed(self, id_lists: Sequence[Sequence[int]], layer: int, batch_size: int = 64) -> list:
+        return self.embed_layers(id_lists, [layer], batch_size)[layer]
+
+    def embed_layers(self, id_lists: Sequence[Sequence[int]], layers: Sequence[int], batch_size: int = 64
+                     ) -> dict[int, list]:
+        """``{layer: [tensor per id list]}``; one model pass per distinct sentence for all ``layers``."""
         import torch
 
-        self.check_layer(layer)
-        keys = [(tuple(ids), layer) for ids in id_lists]
-        todo = [k for k in dict.fromkeys(keys) if k not in self._cache]
-        todo.sort(key=lambda k: len(k[0]), reverse=True)  # similar lengths share a batch: less padding
+        layers = [self.check_layer(layer) for layer in dict.fromkeys(layers)]
+        seqs = [tuple(ids) for ids in id_lists]
+        todo = [q for q in dict.fromkeys(seqs) if any((q, layer) not in self._cache for layer in layers)]
+        todo.sort(key=len, reverse=True)  # similar lengths share a batch: less padding
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
-            width = max(len(k[0]) for k in batch)
+            width = max(len(q) for q in batch)
             ids = torch.full((len(batch), width), pad, dtype=torch.long)
             mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for i, (seq, _) in enumerate(batch):
+            for i, seq in enumerate(batch):
                 ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
                 mask[i, :len(seq)] = 1
             with torch.inference_mode():
                 out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                                  output_hidden_states=True)
-            hidden = out.hidden_states[layer].float().cpu()
-            for i, key in enumerate(batch):
-                self._cache[key] = hidden[i, :len(key[0])].clone()
+            for layer in layers:
+                hidden = out.hidden_states[layer].float().cpu()
+                for i, seq in enumerate(batch):
+                    self._cache[(seq, layer)] = hidden[i, :len(seq)].clone()
             self.computed += len(batch)
-        out_list = []
-        for k in keys:
-            self._cache.move_to_end(k)
-            out_list.append(self._cache[k])
+        result = {}
+        for layer in layers:
+            result[layer] = []
+            for q in seqs:
+                self._cache.move_to_end((q, layer))
+                result[layer].append(self._cache[(q, layer)])
         while len(self._cache) > EMBEDDING_CACHE_SIZE:
             self._cache.popitem(last=False)
-        return out_list
+        return result
 
     def clear(self) -> None:
         self._cache.clear()
@@ -223,14 +231,16 @@ def sequence_regression_scores(tokenizer, model, first: Sequence[str], second: S
 
     max_length = max_length or min(int(getattr(tokenizer, "model_max_length", 512)), 512)
     device = next(model.parameters()).device
-    out = []
-    for start in range(0, len(first), batch_size):
-        enc = tokenizer(list(first[start:start + batch_size]), list(second[start:start + batch_size]),
-                        padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    order = sorted(range(len(first)), key=lambda i: len(first[i]) + len(second[i]))  # similar lengths: less padding
+    out = np.zeros(len(first))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        enc = tokenizer([first[i] for i in idx], [second[i] for i in idx], padding=True, truncation=True,
+                        max_length=max_length, return_tensors="pt")
         with torch.inference_mode():
             logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
-        out.append(logits[:, 0].double().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
+        out[idx] = logits[:, 0].double().cpu().numpy()
+    return out
 
 
 def clear() -> None:

@@ -58,3 +58,47 @@ def stability_plot(summary: pd.DataFrame, *, attributes=None, measure_order=None
     axes.flat[0].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
+
+def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
+    """A :class:`metricbias.metrics.matching.MatchingMap` as a heatmap: candidate units x reference units.
+
+    For BERTScore the cells are cosine similarities and each candidate token's greedy
+    match (its row maximum) is outlined; for MoverScore the cells are transported mass.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+    from matplotlib.patches import Rectangle
+
+    grid = pd.DataFrame(mm.matrix, index=mm.candidate_tokens, columns=mm.reference_tokens)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.45 * grid.shape[1] + 2.5, 0.38 * grid.shape[0] + 1.2))
+    sns.heatmap(grid, cmap=cmap, ax=ax, cbar_kws={"shrink": 0.6, "label": mm.value}, xticklabels=True,
+                yticklabels=True)
+    best = np.asarray(mm.matrix).argmax(axis=1)
+    for row, col in enumerate(best):
+        ax.add_patch(Rectangle((col, row), 1, 1, fill=False, edgecolor="crimson", lw=1.2))
+    ax.set_xlabel("reference")
+    ax.set_ylabel("candidate")
+    ax.set_title(title or f"{mm.metric}: {mm.score:.3f}")
+    return ax
+
+
+def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_bias", hue: str = "family",
+                     style: str = "source", ax=None, title: str | None = None):
+    """Average bias against backbone size, one colour per metric family (Figure 4 of Sun et al.)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.8))
+    data = frame.dropna(subset=[x, y]).sort_values(x)
+    sns.lineplot(data=data[data[style] == "released"], x=x, y=y, hue=hue, ax=ax, legend=False, alpha=0.5)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, style=style, s=70, ax=ax)
+    ax.set_xscale("log")
+    ax.set_xlabel("backbone parameters (millions, log scale)")
+    ax.set_ylabel("bias averaged over attributes")
+    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax

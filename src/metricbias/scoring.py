@@ -29,6 +29,17 @@ SCORE_COLUMNS = ["attribute", "pair_id", "score_1", "score_2", "signature"]
 Entry = tuple[str, str, dict]
 
 
+def dataset_available(dataset: str) -> bool:
+    """Whether ``dataset`` can be loaded in this checkout (``built`` needs chapter 2's builder)."""
+    if dataset == "published":
+        return True
+    if dataset == "built":
+        import importlib.util
+
+        return importlib.util.find_spec("metricbias.datasets.built") is not None
+    raise ValueError(f"unknown dataset {dataset!r}; datasets: {', '.join(DATASETS)}")
+
+
 def load_pairs(dataset: str = "published", attributes=None, *, sample_size: int = 0, seed: int = 0) -> pd.DataFrame:
     """The pairs of ``dataset`` (``published`` or ``built``), optionally ``sample_size`` per attribute."""
     if dataset == "published":

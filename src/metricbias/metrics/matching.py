@@ -64,10 +64,10 @@ def _num_layers(path) -> int:
 
 def default_bertscore_layer(backbone: str, path) -> int:
     """bert-score's tuned layer for the backbone's hub id, :data:`DEFAULT_LAYERS`, else the last layer."""
-    from bert_score.utils import model2layers
-
     if backbone in DEFAULT_LAYERS:
         return DEFAULT_LAYERS[backbone]
+    from bert_score.utils import model2layers  # imports torch: only when the table is needed
+
     hub = backbones.BACKBONES[backbone].hub_id if backbone in backbones.BACKBONES else None
     if hub in model2layers:
         return int(model2layers[hub])
@@ -97,7 +97,7 @@ class _EncoderMetric(ModelMetric):
         layers = _num_layers(self.backbone_path)
         if not isinstance(self.options["layer"], int) or not 0 <= self.options["layer"] <= layers:
             raise MetricError(f"metric {self.name}: backbone {self.options['backbone']!r} has layers "
-                                    f"0..{layers}; layer={self.options['layer']!r} is not one")
+                              f"0..{layers}; layer={self.options['layer']!r} is not one")
         self.corpus_dependent = bool(self.options["idf"])
 
     def _default_layer(self) -> int:
@@ -181,6 +181,27 @@ class BERTScore(_EncoderMetric):
         sim = (c @ r.T).double().numpy()
         return MatchingMap(self.name, self.encoder.tokens(c_ids[1:-1]), self.encoder.tokens(r_ids[1:-1]), sim,
                            float(self._score(cands, refs)[0]), "cosine similarity")
+
+
+def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[str], ratings, *, layers=None,
+                         device: str = "auto") -> "pd.DataFrame":
+    """Pearson r of BERTScore-F at each layer with human ``ratings`` (bert-score's way of choosing a layer).
+
+    All layers come from one encoder pass per sentence.
+    """
+    import pandas as pd
+    from scipy import stats
+
+    first = BERTScore(backbone=backbone, layer=0, device=device)
+    layers = list(range(1, _num_layers(first.backbone_path) + 1)) if layers is None else list(layers)
+    cands, refs = first._validate(candidates, references)
+    enc = first.encoder
+    enc.embed_layers([enc.encode(t) for t in dict.fromkeys(cands + refs)], layers)
+    rows = []
+    for layer in layers:
+        f = BERTScore(backbone=backbone, layer=layer, device=device).prf(cands, refs)[:, 2]
+        rows.append({"layer": layer, "pearson": float(stats.pearsonr(f, ratings).statistic)})
+    return pd.DataFrame(rows)
 
 
 class MoverScore(_EncoderMetric):

@@ -35,7 +35,9 @@ class ModelMetric(Metric):
         return backbones.resolve(backbone)
 
     def _backbone_kind(self, backbone: str) -> str:
-        return backbones.kind_of(backbone) if backbone in backbones.BACKBONES else backbones.kind_of(str(self.backbone_path))
+        if backbone in backbones.BACKBONES:
+            return backbones.kind_of(backbone)
+        return backbones.kind_of(str(self.backbone_path))
 
     def fingerprints(self) -> dict[str, str]:
         out = {"weights": backbones.fingerprint_path(self.backbone_path)}

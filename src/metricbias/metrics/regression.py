@@ -85,9 +85,9 @@ class TrainConfig:
 
     backbone: str = "all-MiniLM-L6-v2"
     pooling: str = "cls"
-    epochs: int = 2
+    epochs: int = 1
     max_steps: int | None = None  # stop after this many optimizer steps (smoke runs, tests)
-    learning_rate: float = 5e-5
+    learning_rate: float = 1e-4
     batch_size: int = 32
     warmup_fraction: float = 0.1
     weight_decay: float = 0.01
@@ -106,7 +106,7 @@ class TrainConfig:
 RECIPES: dict[str, TrainConfig] = {
     "stsb-all-MiniLM-L6-v2": TrainConfig(),
     # the smoke profile's stand-in: same recipe, a few steps, so that a fresh smoke run stays fast
-    "stsb-all-MiniLM-L6-v2-smoke": TrainConfig(max_steps=12, batch_size=16, dev_rows=200),
+    "stsb-all-MiniLM-L6-v2-smoke": TrainConfig(max_steps=2, batch_size=8, dev_rows=24),
 }
 
 

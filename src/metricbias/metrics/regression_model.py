@@ -65,13 +65,14 @@ def predict(tokenizer, model, references: Sequence[str], candidates: Sequence[st
             max_length: int = 128) -> np.ndarray:
     """Scores of a :class:`RegressionModel` in eval mode, without gradients, as float64."""
     device = next(model.parameters()).device
-    out = []
-    for start in range(0, len(references), batch_size):
-        enc = encode_pairs(tokenizer, references[start:start + batch_size], candidates[start:start + batch_size],
-                           max_length)
+    order = sorted(range(len(references)), key=lambda i: len(references[i]) + len(candidates[i]))  # less padding
+    out = np.zeros(len(references))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        enc = encode_pairs(tokenizer, [references[i] for i in idx], [candidates[i] for i in idx], max_length)
         with torch.inference_mode():
-            out.append(model(**{k: v.to(device) for k, v in enc.items()}).double().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
+            out[idx] = model(**{k: v.to(device) for k, v in enc.items()}).double().cpu().numpy()
+    return out
 
 
 def save(model: RegressionModel, tokenizer, folder, config: dict) -> Path:

@@ -38,20 +38,25 @@ SHORT = {
 REGRESSION_MODEL = {"offline": "stsb-all-MiniLM-L6-v2", "smoke": "stsb-all-MiniLM-L6-v2-smoke"}
 
 
-def _matching(encoders: list[str], moverscore_encoders: list[str]) -> list[Entry]:
+def _matching(encoders: list[str], moverscore_encoders: list[str], bigrams: bool = False) -> list[Entry]:
     out: list[Entry] = [(f"BERTScore-{SHORT.get(b, b)}", "bertscore", {"backbone": b}) for b in encoders]
     for b in moverscore_encoders:
         out.append((f"MoverScore-{SHORT.get(b, b)}", "moverscore", {"backbone": b}))
+        if bigrams:
+            out.append((f"MoverScore-{SHORT.get(b, b)}-2gram", "moverscore", {"backbone": b, "n_gram": 2}))
     return out
 
 
 def _generation(seq2seq: list[str], prism: list[str], frugal: list[str], variants=("F",)) -> list[Entry]:
+    def tag(v):
+        return "F" if v == "F" else v.lower()  # the released columns' spelling: -p, -r, -F
+
     out: list[Entry] = []
     for b in prism:
-        out += [(f"PRISM-{v.lower() if v != 'F' else 'F'}", "prism", {"backbone": b, "variant": v}) for v in variants]
+        out += [(f"PRISM-{tag(v)}", "prism", {"backbone": b, "variant": v}) for v in variants]
     for b in seq2seq:
-        out += [(f"BARTScore-{SHORT.get(b, b)}-{v.lower() if v != 'F' else 'F'}", "bartscore",
-                 {"backbone": b, "variant": v}) for v in variants]
+        out += [(f"BARTScore-{SHORT.get(b, b)}-{tag(v)}", "bartscore", {"backbone": b, "variant": v})
+                for v in variants]
     out += [(f"FrugalScore-{SHORT.get(b, b)}", "frugalscore", {"backbone": b}) for b in frugal]
     return out
 
@@ -65,17 +70,15 @@ def suite(profile: str = "offline") -> list[Entry]:
                    and b in here]
         prism = ["prism"] if "prism" in here else []
         frugal = [b for b, info in backbones.BACKBONES.items() if info.kind == "frugalscore" and b in here]
-        out = NGRAM + EMBEDDING + _matching(encoders, [])
-        for b in encoders:
-            out += [(f"MoverScore-{SHORT.get(b, b)}", "moverscore", {"backbone": b}),
-                    (f"MoverScore-{SHORT.get(b, b)}-2gram", "moverscore", {"backbone": b, "n_gram": 2})]
+        out = NGRAM + EMBEDDING + _matching(encoders, encoders, bigrams=True)
         out += [(f"Regression-{SHORT['all-MiniLM-L6-v2']}", "regression", {"backbone": REGRESSION_MODEL[profile]})]
         return out + _generation(seq2seq, prism, frugal)
     if profile == "paper":
         encoders = backbones.for_profile("paper", "encoder")
         mover = ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased"]
         out = NGRAM + EMBEDDING + _matching(encoders, mover)
-        out += [(f"BLEURT-{SHORT[b]}", "regression", {"backbone": b}) for b in backbones.for_profile("paper", "regression")]
+        out += [(f"BLEURT-{SHORT[b]}", "regression", {"backbone": b})
+                for b in backbones.for_profile("paper", "regression")]
         return out + _generation(backbones.for_profile("paper", "seq2seq"), backbones.for_profile("paper", "prism"),
                                  backbones.for_profile("paper", "frugalscore"), variants=("P", "R", "F"))
     raise ValueError(f"unknown profile {profile!r}; profiles: offline, smoke, paper")
@@ -90,9 +93,3 @@ def prepare(entries: list[Entry], *, device: str = "auto", progress: bool = True
             regression.ensure_trained(options["backbone"], device=device, progress=progress)
     return entries
 
-
-def paradigm(name: str) -> str:
-    """The paradigm of a registry name, in Sun et al.'s terms (n-gram, embedding, matching, regression, generation)."""
-    from . import metric_class
-
-    return {"ngram": "n-gram", "embedding": "static embedding"}.get(metric_class(name).family, metric_class(name).family)

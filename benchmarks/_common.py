@@ -1,0 +1,66 @@
+"""Helpers shared by the benchmark scripts (not a test module: benchmarks are run by hand)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine() -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    import torch
+
+    return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "load_avg_1m": round(load[0], 2),
+            "python": platform.python_version(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def dataset_rows(datasets=("published",), attributes=None):
+    """(pairs, files): the pair table of ``datasets`` and, per dataset file (attribute), its
+    (name, candidates, references) rows: both candidates, each row's own reference."""
+    import pandas as pd
+
+    from metricbias import scoring
+
+    tables = [scoring.load_pairs(d, attributes).assign(attribute=lambda f, d=d: d + "/" + f["attribute"],
+                                                       pair_id=lambda f, d=d: d + "/" + f["pair_id"])
+              for d in datasets]
+    pairs = pd.concat(tables, ignore_index=True)
+    files = []
+    for attribute, group in pairs.groupby("attribute", sort=False):
+        files.append((attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
+                      group["reference"].tolist() + group["reference_2"].tolist()))
+    return pairs, files
+
+
+def published_rows(attributes=None):
+    """(attribute, candidates, references) per released dataset: both candidates, each row's own reference."""
+    from metricbias.datasets import published
+
+    data = published.load(attributes)
+    out = []
+    for attribute, group in data.groupby("attribute", sort=False):
+        out.append((attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
+                    group["reference"].tolist() + group["reference_2"].tolist()))
+    return out
+
+
+def save(name: str, result: dict) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return path
+
+
+class Timer:
+    def __enter__(self):
+        self.start, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+        self.cpu_seconds = time.process_time() - self.cpu
