@@ -1,0 +1,238 @@
+"""Counterfactual training data for debiasing adapters (Sun et al. 2022, Section 3.2).
+
+Two kinds of training examples:
+
+* **debiasing triples** ``(c1, c2, r)`` for Eq. 4: ``c1`` is a sentence that
+  mentions gender, ``c2`` the same sentence with every gendered term swapped to
+  the other gender (counterfactual data augmentation, CDA), and ``r`` a
+  reference with the gendered terms replaced by neutral ones (he -> person).
+  Each gendered sentence ``s`` of a sentence pair ``(s, t)`` gives two triples:
+  ``kind="self"`` with ``r = neutral(s)`` (the shape of the evaluation
+  datasets: candidate and reference differ only in identity words) and
+  ``kind="pair"`` with ``r = neutral(t)`` (a paraphrase or related sentence as
+  the reference, as with the paper's premise/hypothesis pairs);
+* **distillation pairs** ``(candidate, reference)`` for Eq. 5: the original
+  sentence pairs, scored by the frozen metric as the target.
+
+Sources: the train splits of STS-B and MRPC (the paper used MultiNLI and
+STS-B; MultiNLI is not in the mirror, MRPC is) and the gender examples of
+StereoSet (debiasing only, as in the paper). Dev pairs are kept out: any
+training pair that shares a sentence with the STS-B or MRPC dev split, or with
+any text passed in ``exclude`` (the evaluation sets), is dropped, and the
+counts say how many.
+
+The swap and neutralisation functions are parameters; the defaults are the
+project's gender swapper and lexicon.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from .. import sources
+from ..datasets.published import DatasetError
+
+#: registered raw files of the sentence-pair sources
+PAIR_FILES = {
+    ("stsb", "train"): "glue/STS-B/train.tsv",
+    ("stsb", "dev"): "glue/STS-B/dev.tsv",
+    ("mrpc", "train"): "glue/MRPC/train.txt",
+    ("mrpc", "dev"): "glue/MRPC/dev.txt",
+}
+STEREOSET_FILE = "stereoset/dev.json"
+SOURCES = ("stsb", "mrpc", "stereoset")
+#: sources whose original pairs are also used for knowledge distillation
+KD_SOURCES = ("stsb", "mrpc")
+
+TRIPLE_COLUMNS = ["source", "pair_id", "kind", "c1", "c2", "r"]
+KD_COLUMNS = ["source", "pair_id", "candidate", "reference"]
+
+
+@dataclass
+class CDAData:
+    """Training data: debiasing triples, distillation pairs, and how they were counted."""
+
+    debias: pd.DataFrame
+    kd: pd.DataFrame
+    counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def split(self, fraction: float, seed: int) -> tuple["CDAData", "CDAData"]:
+        """(train, validation): a held-out share of both kinds, grouped by source pair so no pair is in both."""
+        if not 0 <= fraction < 1:
+            raise ValueError(f"validation fraction must be in [0, 1), got {fraction}")
+        rng = np.random.default_rng(seed)
+        keys = sorted(set(self.debias["pair_id"]) | set(self.kd["pair_id"]))
+        held = set(rng.permutation(np.array(keys, dtype=object))[: int(round(fraction * len(keys)))])
+        def part(frame, keep):
+            mask = frame["pair_id"].isin(held)
+            return frame[mask if not keep else ~mask].reset_index(drop=True)
+        return (CDAData(part(self.debias, True), part(self.kd, True), self.counts),
+                CDAData(part(self.debias, False), part(self.kd, False), self.counts))
+
+
+# --- readers ---------------------------------------------------------------------------------
+
+def read_sentence_pairs(source: str, split: str) -> pd.DataFrame:
+    """STS-B or MRPC pairs: ``pair_id, sentence_1, sentence_2, label`` (STS-B score or MRPC 0/1)."""
+    if (source, split) not in PAIR_FILES:
+        raise ValueError(f"unknown sentence-pair source {source!r} split {split!r}; known: {sorted(PAIR_FILES)}")
+    rel = PAIR_FILES[(source, split)]
+    path = sources.path(rel)
+    # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score
+    # MRPC:  quality id1 id2 string1 string2
+    cols = (7, 8, 9, 10) if source == "stsb" else (3, 4, 0, 5)
+    s1_col, s2_col, label_col, n_fields = cols
+    rows = []
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+            if lineno == 1 and row and row[0].lower() in ("index", "quality", "\ufeffquality"):
+                continue  # header (the GLUE files have one; the mirror's copies do not)
+            if not row:
+                continue
+            if len(row) != n_fields:
+                raise DatasetError(f"{path}, line {lineno}: {len(row)} tab-separated fields, expected {n_fields}")
+            s1, s2 = row[s1_col].strip(), row[s2_col].strip()
+            if not s1 or not s2:
+                raise DatasetError(f"{path}, line {lineno}: empty sentence")
+            try:
+                label = float(row[label_col])
+            except ValueError as exc:
+                raise DatasetError(f"{path}, line {lineno}: label {row[label_col]!r} is not a number") from exc
+            rows.append((f"{source}-{split}-{lineno:05d}", s1, s2, label))
+    if not rows:
+        raise DatasetError(f"{path}: no sentence pairs")
+    return pd.DataFrame(rows, columns=["pair_id", "sentence_1", "sentence_2", "label"])
+
+
+def stereoset_gender_pairs() -> pd.DataFrame:
+    """StereoSet's gender examples as sentence pairs ``pair_id, sentence_1, sentence_2``.
+
+    Intersentence items give (context, continuation) for each of their three
+    continuations; intrasentence items give their three filled-in sentences
+    alone (``sentence_2`` empty: only ``self`` triples come from them).
+    """
+    path = sources.path(STEREOSET_FILE)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    except (KeyError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: not a StereoSet file with a 'data' field ({exc})") from exc
+    rows = []
+    for task in ("intersentence", "intrasentence"):
+        for item in data.get(task, []):
+            if item.get("bias_type") != "gender":
+                continue
+            for k, sent in enumerate(item["sentences"]):
+                pid = f"stereoset-{task[:5]}-{item['id']}-{k}"
+                if task == "intersentence":
+                    rows.append((pid, item["context"].strip(), sent["sentence"].strip()))
+                else:
+                    rows.append((pid, sent["sentence"].strip(), ""))
+    if not rows:
+        raise DatasetError(f"{path}: no gender examples")
+    return pd.DataFrame(rows, columns=["pair_id", "sentence_1", "sentence_2"])
+
+
+# --- counterfactuals -------------------------------------------------------------------------
+
+def normalize_text(text: str) -> str:
+    """Lower case, single spaces, no surrounding punctuation: how overlaps with held-out texts are found."""
+    return re.sub(r"\s+", " ", text.lower()).strip(" .,!?;:\"'")
+
+
+def counterfactual_triples(s: str, t: str, swap: Callable[[str], str], neutralize: Callable[[str], str]) -> list[tuple]:
+    """The ``(kind, c1, c2, r)`` triples made from sentence ``s`` of the pair ``(s, t)``; none if ``s`` has no gendered term."""
+    c2 = swap(s)
+    if c2 == s:
+        return []
+    out = [("self", s, c2, neutralize(s))]
+    if t:
+        out.append(("pair", s, c2, neutralize(t)))
+    return out
+
+
+def _default_swap() -> Callable[[str], str]:
+    from ..datasets.swap import swap_gender
+
+    return swap_gender
+
+
+def _default_neutralize() -> Callable[[str], str]:
+    from ..datasets.swap import neutralize_gender
+
+    return neutralize_gender
+
+
+def build(
+    swap: Callable[[str], str] | None = None,
+    neutralize: Callable[[str], str] | None = None,
+    *,
+    sources_: Iterable[str] = SOURCES,
+    exclude: Iterable[str] = (),
+    pair_tables: dict[str, pd.DataFrame] | None = None,
+) -> CDAData:
+    """Debiasing triples and distillation pairs from ``sources_``, with counts per source.
+
+    ``exclude``: texts that must not occur in training (evaluation sets); a
+    pair sharing a sentence (after :func:`normalize_text`) with them or with a
+    dev split is dropped. ``pair_tables`` replaces the readers (tests).
+    """
+    swap = swap or _default_swap()
+    neutralize = neutralize or _default_neutralize()
+    names = list(sources_)
+    unknown = [s for s in names if s not in SOURCES]
+    if unknown:
+        raise ValueError(f"unknown CDA source(s) {unknown}; known: {', '.join(SOURCES)}")
+    held_out = {normalize_text(t) for t in exclude if t}
+    if pair_tables is None:
+        for src in ("stsb", "mrpc"):
+            dev = read_sentence_pairs(src, "dev")
+            held_out.update(normalize_text(x) for x in pd.concat([dev["sentence_1"], dev["sentence_2"]]))
+    triples, kd, counts = [], [], []
+    for src in names:
+        if pair_tables is not None:
+            table = pair_tables[src]
+        else:
+            table = stereoset_gender_pairs() if src == "stereoset" else read_sentence_pairs(src, "train")
+        keep = [not ({normalize_text(a), normalize_text(b)} & held_out) for a, b in
+                zip(table["sentence_1"], table["sentence_2"])]
+        kept = table[keep]
+        n_triples_before = len(triples)
+        gendered = 0
+        for pid, s1, s2 in zip(kept["pair_id"], kept["sentence_1"], kept["sentence_2"]):
+            for s, t in ((s1, s2), (s2, s1)):
+                if not s:
+                    continue
+                made = counterfactual_triples(s, t, swap, neutralize)
+                gendered += bool(made)
+                triples.extend((src, pid, *x) for x in made)
+            if src in KD_SOURCES:
+                kd.append((src, pid, s1, s2))
+        counts.append({"source": src, "pairs_read": len(table), "dropped_held_out": len(table) - len(kept),
+                       "pairs_used": len(kept), "gendered_sentences": gendered,
+                       "debias_triples": len(triples) - n_triples_before,
+                       "kd_pairs": len(kept) if src in KD_SOURCES else 0})
+    debias = pd.DataFrame(triples, columns=TRIPLE_COLUMNS)
+    n_before = len(debias)
+    debias = debias.drop_duplicates(["c1", "c2", "r"]).reset_index(drop=True)
+    kd_frame = pd.DataFrame(kd, columns=KD_COLUMNS).drop_duplicates(["candidate", "reference"]).reset_index(drop=True)
+    counts_frame = pd.DataFrame(counts)
+    total = counts_frame.drop(columns="source").sum()
+    total["debias_triples"] = len(debias)
+    total["kd_pairs"] = len(kd_frame)
+    counts_frame = pd.concat([counts_frame, pd.DataFrame([{"source": "total (deduplicated)", **total}])],
+                             ignore_index=True)
+    counts_frame.attrs["duplicates_dropped"] = n_before - len(debias)
+    if debias.empty:
+        raise DatasetError(f"no gendered sentence found in {names}: the swap function changed nothing")
+    return CDAData(debias, kd_frame, counts_frame)
+
+
+__all__ = ["CDAData", "KD_SOURCES", "SOURCES", "build", "counterfactual_triples", "normalize_text",
+           "read_sentence_pairs", "stereoset_gender_pairs"]

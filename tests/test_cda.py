@@ -1,0 +1,137 @@
+"""Counterfactual training data (metricbias.mitigation.cda)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from metricbias.mitigation import cda
+
+# A hand-written stand-in swapper for the plumbing tests: the project's swapper is tested in its own module.
+_SWAP = {"he": "she", "she": "he", "his": "her", "him": "her", "man": "woman", "woman": "man", "men": "women",
+         "women": "men", "father": "mother", "mother": "father"}
+_NEUTRAL = {"he": "the person", "she": "the person", "him": "the person", "his": "the person's",
+            "man": "person", "woman": "person", "men": "people", "women": "people",
+            "father": "parent", "mother": "parent"}
+
+
+def _her(words, i, possessive, objective):
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    return possessive if re.match(r"[a-z]", nxt) else objective
+
+
+def toy_swap(text: str) -> str:
+    words = re.findall(r"\w+|[^\w\s]", text)
+    out = []
+    for i, w in enumerate(words):
+        low = w.lower()
+        rep = _her(words, i, "his", "him") if low == "her" else _SWAP.get(low, w)
+        out.append(rep.capitalize() if w[0].isupper() else rep)
+    return re.sub(r" ([.,!?])", r"\1", " ".join(out))
+
+
+def toy_neutral(text: str) -> str:
+    words = re.findall(r"\w+|[^\w\s]", text)
+    out = []
+    for i, w in enumerate(words):
+        low = w.lower()
+        rep = _her(words, i, "the person's", "the person") if low == "her" else _NEUTRAL.get(low, w)
+        out.append(rep[0].upper() + rep[1:] if w[0].isupper() else rep)
+    return re.sub(r" ([.,!?])", r"\1", " ".join(out))
+
+
+def test_toy_swapper_resolves_her_by_what_follows():
+    # the plumbing below relies on these: possessive her -> his, objective her -> him
+    assert toy_swap("She lent her car to him.") == "He lent his car to her."
+    assert toy_swap("The man saw her.") == "The woman saw him."
+    assert toy_neutral("She lent her car to him.") == "The person lent the person's car to the person."
+
+
+def test_triples_of_a_gendered_sentence():
+    triples = cda.counterfactual_triples("A man is playing a flute.", "A woman plays the flute.", toy_swap, toy_neutral)
+    assert triples == [
+        ("self", "A man is playing a flute.", "A woman is playing a flute.", "A person is playing a flute."),
+        ("pair", "A man is playing a flute.", "A woman is playing a flute.", "A person plays the flute."),
+    ]
+    assert cda.counterfactual_triples("A cat sleeps.", "A dog barks.", toy_swap, toy_neutral) == []
+    # a sentence without a partner (StereoSet intrasentence) gives only the self triple
+    assert [t[0] for t in cda.counterfactual_triples("Her father cooks.", "", toy_swap, toy_neutral)] == ["self"]
+
+
+def _tables():
+    stsb = pd.DataFrame({"pair_id": ["s1", "s2", "s3"],
+                         "sentence_1": ["A man is running.", "A cat sleeps.", "He saw her."],
+                         "sentence_2": ["A woman runs.", "A dog barks.", "The dev sentence."]})
+    stereo = pd.DataFrame({"pair_id": ["x1"], "sentence_1": ["Her mother is kind."], "sentence_2": [""]})
+    return {"stsb": stsb, "stereoset": stereo}
+
+
+def test_build_counts_and_held_out_texts():
+    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "stereoset"), pair_tables=_tables(),
+                     exclude=["the dev sentence"])
+    counts = data.counts.set_index("source")
+    assert counts.loc["stsb", "pairs_read"] == 3
+    assert counts.loc["stsb", "dropped_held_out"] == 1  # s3 shares a sentence with the excluded text
+    assert counts.loc["stsb", "gendered_sentences"] == 2  # both sentences of s1
+    assert counts.loc["stsb", "debias_triples"] == 4
+    assert counts.loc["stsb", "kd_pairs"] == 2  # s1, s2: every kept pair distils, gendered or not
+    assert counts.loc["stereoset", "kd_pairs"] == 0  # StereoSet is used for debiasing only
+    assert counts.loc["stereoset", "debias_triples"] == 1
+    assert counts.loc["total (deduplicated)", "debias_triples"] == len(data.debias) == 5
+    assert set(data.kd["pair_id"]) == {"s1", "s2"}
+    row = data.debias[data.debias["pair_id"] == "x1"].iloc[0]
+    assert (row.c1, row.c2, row.r) == ("Her mother is kind.", "His father is kind.", "The person's parent is kind.")
+    assert "He saw her." not in set(data.debias["c1"])
+
+
+def test_validation_split_keeps_source_pairs_together():
+    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "stereoset"), pair_tables=_tables())
+    train, val = data.split(0.5, seed=0)
+    assert not set(train.debias["pair_id"]) & set(val.debias["pair_id"])
+    assert len(train.debias) + len(val.debias) == len(data.debias)
+    assert len(train.kd) + len(val.kd) == len(data.kd)
+    again = data.split(0.5, seed=0)[1]
+    assert list(again.debias["c1"]) == list(val.debias["c1"])
+
+
+def test_no_gendered_sentence_is_an_error():
+    with pytest.raises(ValueError, match="no gendered sentence"):
+        cda.build(lambda s: s, toy_neutral, sources_=("stsb",), pair_tables=_tables())
+
+
+def test_real_pair_files_and_dev_pairs_kept_out():
+    train = cda.read_sentence_pairs("stsb", "train")
+    dev = cda.read_sentence_pairs("stsb", "dev")
+    mrpc = cda.read_sentence_pairs("mrpc", "train")
+    assert len(train) == 4249 and len(dev) == 1500 and len(mrpc) == 2576
+    assert train.iloc[0]["sentence_1"] == "A plane is taking off." and train.iloc[0]["label"] == 5.0
+    assert set(mrpc["label"]) == {0.0, 1.0}
+    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "mrpc"))
+    dev_texts = {cda.normalize_text(s) for src in ("stsb", "mrpc") for frame in [cda.read_sentence_pairs(src, "dev")]
+                 for s in [*frame["sentence_1"], *frame["sentence_2"]]}
+    used = {cda.normalize_text(s) for s in [*data.kd["candidate"], *data.kd["reference"], *data.debias["c1"]]}
+    assert not used & dev_texts
+    counts = data.counts.set_index("source")
+    assert counts.loc["stsb", "dropped_held_out"] > 0
+    assert counts.loc["stsb", "pairs_used"] + counts.loc["stsb", "dropped_held_out"] == 4249
+
+
+def test_stereoset_gender_examples():
+    pairs = cda.stereoset_gender_pairs()
+    inter = pairs[pairs["pair_id"].str.startswith("stereoset-inter")]
+    intra = pairs[pairs["pair_id"].str.startswith("stereoset-intra")]
+    assert len(inter) == 3 * 242 and len(intra) == 3 * 255  # three sentences per gender item
+    assert (intra["sentence_2"] == "").all() and (inter["sentence_2"] != "").all()
+
+
+def test_malformed_pair_file_names_file_and_line(tmp_project):
+    from conftest import write_registry
+
+    body = b"0\tg\tf\ty\t1\ts\ts\tA man.\tA woman.\t3.0\n1\tbroken line\n"
+    write_registry(tmp_project, {"glue/STS-B/train.tsv": body})
+    (tmp_project / "data" / "raw" / "glue" / "STS-B").mkdir(parents=True)
+    (tmp_project / "data" / "raw" / "glue" / "STS-B" / "train.tsv").write_bytes(body)
+    with pytest.raises(ValueError, match=r"train\.tsv, line 2: 2 tab-separated fields"):
+        cda.read_sentence_pairs("stsb", "train")
