@@ -160,12 +160,77 @@ def counterfactual_triples(s: str, t: str, swap: Callable[[str], str], neutraliz
 def _default_swap() -> Callable[[str], str]:
     from ..datasets.swap import swap_gender
 
-    return swap_gender
+    return lambda text: swap_gender(text).text
+
+
+#: what a possessive or object pronoun is, told by the counterpart the swapper chose for it
+_FORM_BY_COUNTERPART = {("her", "him"): "object", ("her", "his"): "possessive",
+                        ("his", "her"): "possessive", ("his", "hers"): "possessive_pronoun"}
+
+
+def _neutral_term(word: str, counterpart: str, lexicon, kind: str | None) -> str:
+    """The neutral replacement of one gendered word (lower case), from the gender lexicon.
+
+    The lexicon's row for the word (its form told apart by the swapper's choice
+    for ``her``/``his``); failing that, by the swapper's kind of word: a title is
+    dropped, a first name becomes the lexicon's name replacement, a noun the
+    lexicon's default noun or plural.
+    """
+    form = _FORM_BY_COUNTERPART.get((word, counterpart))
+    entries = [e for e in lexicon.lookup(word) if e.group in ("female", "male") and (form is None or e.form == form)]
+    if entries:
+        return lexicon.rows[entries[0].row].neutral
+    if kind == "title":
+        return ""
+    if kind == "name":
+        return next(r.neutral for r in lexicon.rows if r.form == "name")
+    plural = word.endswith(("men", "s")) and not word.endswith("ss")
+    return lexicon.defaults["plural" if plural else "noun"]
+
+
+def neutralize_gender(text: str) -> str:
+    """``text`` with every gendered word (as the gender swapper finds them) replaced by its neutral term.
+
+    "She lent her car to him." -> "The person lent the person's car to the person.";
+    "Mr. Smith met a waitress." -> "Smith met a server." Spacing, sentence case and
+    a/an agreement are kept by :func:`metricbias.datasets.textedit.edit`.
+    """
+    from ..datasets import lexicons
+    from ..datasets.swap import lexicon as swap_lexicon
+    from ..datasets.swap import swap_gender
+    from ..datasets.textedit import detokenize, edit, tokenize
+
+    result = swap_gender(text)
+    if not result.changed:
+        return text
+    lex, entries = lexicons.load("gender"), swap_lexicon()
+    tokens = tokenize(text)
+    starts, pos = {}, 0
+    for i, tok in enumerate(tokens):
+        pos += len(tok.ws)
+        starts[pos] = i
+        pos += len(tok.text)
+    for offset, old, new in reversed(result.replacements):  # from the end: earlier indices stay valid
+        i = starts.get(offset)
+        if i is None or tokens[i].text.lower() != old.lower():
+            raise RuntimeError(f"neutralize_gender: cannot align the swapped word {old!r} at {offset} in {text!r}")
+        whole = old.lower().replace("\u2019", "'")
+        base, _, suffix = whole.partition("'")
+        if lex.lookup(whole):  # contractions the lexicon lists whole: "he's" -> "the person is"
+            neutral = _neutral_term(whole, new.lower(), lex, None)
+        else:
+            entry = entries.get(base)
+            neutral = _neutral_term(base, new.lower().partition("'")[0], lex, entry.kind if entry else None)
+            if suffix and neutral and not neutral.endswith("'s"):
+                neutral += "'" + suffix
+        end = i + 1
+        if not neutral and end < len(tokens) and tokens[end].text == ".":  # "Mr. Smith": the period goes too
+            end += 1
+        tokens = edit(tokens, i, end, neutral)
+    return detokenize(tokens)
 
 
 def _default_neutralize() -> Callable[[str], str]:
-    from ..datasets.swap import neutralize_gender
-
     return neutralize_gender
 
 
@@ -234,5 +299,5 @@ def build(
     return CDAData(debias, kd_frame, counts_frame)
 
 
-__all__ = ["CDAData", "KD_SOURCES", "SOURCES", "build", "counterfactual_triples", "normalize_text",
+__all__ = ["CDAData", "KD_SOURCES", "SOURCES", "build", "counterfactual_triples", "neutralize_gender", "normalize_text",
            "read_sentence_pairs", "stereoset_gender_pairs"]

@@ -329,6 +329,8 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
 
     from .. import backbones
 
+    if config.device == "auto":
+        config = dataclasses.replace(config, device="cuda" if torch.cuda.is_available() else "cpu")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "train_config.json"
@@ -397,7 +399,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     k_debias = (config.batch_size + 1) // 2
     k_kd = config.batch_size // 2
     meta_base = {
-        "metric": config.metric, "backbone": config.backbone,
+        "metric": config.metric, "backbone": config.backbone, "metric_backbone": config.backbone,
         "backbone_fingerprint": backbones.fingerprint(config.backbone) if config.metric == "bertscore" else
         backbones.fingerprint(str(_regression_model_dir(config.backbone))),
         "layer": config.layer if config.metric == "bertscore" else None,
