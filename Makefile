@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROFILE ?= offline
 
-.PHONY: setup data chapters book test clean
+.PHONY: setup wordnet data chapters book test clean
 
 # Create .venv (Python 3.11) and install the project with the locked dependency tree.
 $(STAMP): pyproject.toml requirements.lock
@@ -18,8 +18,16 @@ $(STAMP): pyproject.toml requirements.lock
 
 setup: $(STAMP)
 
+# WordNet 3.0 for METEOR: Debian's wordnet-base + wordnet-sense-index (apt-get download, no root),
+# copied into .cache/nltk_data with a lexnames file generated from the lexnames(5WN) man page.
+WORDNET := .cache/nltk_data/corpora/wordnet/VERSION
+$(WORDNET): | $(STAMP)
+	$(PY) -m metricbias.wordnet --force
+
+wordnet: $(WORDNET)
+
 # Copy (from the mirror) or download every registered raw source into data/raw and verify its sha256.
-data: setup
+data: setup wordnet
 	$(BIN)/metricbias fetch
 
 # Execute every chapter with papermill, in _toc.yml order.

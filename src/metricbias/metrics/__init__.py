@@ -57,13 +57,25 @@ def get(name: str, **options) -> Metric:
 
 
 def available() -> list[dict]:
-    """Every registered metric: name, family, options with defaults, whether it needs a backbone."""
+    """Every registered metric: name, family, options with defaults, whether it needs a backbone,
+    the backbone kinds it accepts and the registered backbones of those kinds."""
+    from .. import backbones
+
     rows = []
     for name in REGISTRY:
         cls = metric_class(name)
+        accepted = [b.name for b in backbones.BACKBONES.values() if b.kind in cls.backbone_kinds]
         rows.append({"name": name, "family": cls.family, "needs_backbone": cls.needs_backbone,
+                     "backbone_kinds": list(cls.backbone_kinds), "backbones": accepted,
                      "options": dict(cls.defaults)})
     return rows
 
 
-__all__ = ["FAMILIES", "Metric", "MetricError", "REGISTRY", "available", "get", "metric_class"]
+def suite(profile: str = "offline") -> list[tuple[str, str, dict]]:
+    """Every metric configuration of a profile as ``(label, name, options)``; see :mod:`.suites`."""
+    from .suites import suite as _suite
+
+    return _suite(profile)
+
+
+__all__ = ["FAMILIES", "Metric", "MetricError", "REGISTRY", "available", "get", "metric_class", "suite"]

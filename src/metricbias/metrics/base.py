@@ -48,6 +48,8 @@ class Metric(ABC):
     corpus_dependent: ClassVar[bool] = False
     #: True when the metric needs a backbone (encoder, seq2seq model or static vectors)
     needs_backbone: ClassVar[bool] = False
+    #: the backbone kinds (``metricbias.backbones.KINDS``) the ``backbone`` option accepts
+    backbone_kinds: ClassVar[tuple[str, ...]] = ()
     #: how empty (or whitespace-only) candidates are treated: "error" or "allow"
     empty_text: ClassVar[str] = "error"
     #: options that do not change scores (device, batch size): kept out of the signature
@@ -72,9 +74,14 @@ class Metric(ABC):
         for key, value in self.options.items():
             if key not in self.runtime_options:
                 fields[key] = "-" if value is None else str(value)
+        fields.update(self.fingerprints())
         versions = [f"{lib}-{library_version(lib)}" for lib in self.libraries]
         fields["version"] = ",".join([*versions, f"metricbias-{__version__}", f"rev-{self.revision}"])
         return fields
+
+    def fingerprints(self) -> dict[str, str]:
+        """Hashes of the files behind the scores (backbone weights, adapters), added to the signature."""
+        return {}
 
     @property
     def signature(self) -> str:

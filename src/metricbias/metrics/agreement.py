@@ -1,0 +1,116 @@
+"""How well our n-gram metrics reproduce the per-example scores Sun et al. (2022) released.
+
+The released files (:mod:`metricbias.datasets.published`) carry five n-gram
+columns. Their code (``measuring_bias/metrics/metrics.py`` in the authors'
+repository) computes them with nltk and rouge-score on whitespace tokens; our
+defaults reproduce four of them to the printed precision (1e-9) on every row:
+
+* ``BLEU``: sentence BLEU-4, nltk ``SmoothingFunction().method1`` = our
+  ``bleu`` (sacreBLEU, ``tokenize="none"``, ``smooth_method="floor"``, 0.1);
+* ``ROUGE``: rouge-score ROUGE-1 F with the Porter stemmer = our ``rouge1``;
+* ``NIST``: nltk ``sentence_nist`` with ``n=2`` = our ``nist``. Their code
+  calls it with the default ``n=5``, but only ``n=2`` reproduces the column,
+  including its two rows whose candidate is shorter than 5 tokens, where
+  ``n=5`` divides by zero (the error the replication hit);
+* ``chrF``: nltk ``sentence_chrf`` (mean over orders 1-6 of F_3) = our ``chrf``.
+
+Each released row has its own reference (``reference`` for candidate 1,
+``reference_2`` for candidate 2) and both are used. Texts the released TSVs
+wrap in CSV quotes are scored without them (the loader removes the quoting).
+
+``METEOR`` cannot be reproduced: their code passes ``set(tokens)`` to
+``single_meteor_score``, so each score depends on the iteration order of a
+Python set of strings, which changes with the interpreter's hash seed
+(``PYTHONHASHSEED``) from one process to the next. Our ``meteor`` scores the
+tokens in order, as METEOR is defined; :func:`agreement` reports how far that
+is from the released column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..bias import pairwise
+from ..datasets import published
+from . import get
+
+#: released column -> (registry name, options) that reproduce it
+RELEASED_SETTINGS: dict[str, tuple[str, dict]] = {
+    "BLEU": ("bleu", {}),
+    "ROUGE": ("rouge1", {}),
+    "METEOR": ("meteor", {}),
+    "NIST": ("nist", {}),
+    "chrF": ("chrf", {}),
+}
+
+AGREEMENT_COLUMNS = ["column", "attribute", "n_rows", "pearson_r", "max_abs_diff", "bias_ours", "bias_released",
+                     "bias_diff", "signature"]
+
+
+def _settings(columns, settings) -> dict[str, tuple[str, dict]]:
+    chosen = {**RELEASED_SETTINGS, **(settings or {})}
+    columns = list(chosen) if columns is None else list(columns)
+    unknown = [c for c in columns if c not in chosen]
+    if unknown:
+        raise ValueError(f"no metric settings for released column(s) {unknown}; known: {', '.join(chosen)}")
+    return {c: chosen[c] for c in columns}
+
+
+def live_scores(columns=None, attributes=None, settings=None, cache=None) -> pd.DataFrame:
+    """Our scores of the released pairs beside the released ones, one row per (column, pair).
+
+    ``settings`` maps a released column to ``(metric name, options)`` to try
+    other settings (e.g. ``{"NIST": ("nist", {"n": 5})}``). Columns:
+    ``column, attribute, pair_id, signature, ours_1, ours_2, released_1, released_2``.
+    """
+    data = published.load(attributes)
+    cands = [*data["candidate_1"], *data["candidate_2"]]
+    refs = [*data["reference"], *data["reference_2"]]
+    n = len(data)
+    frames = []
+    for column, (name, options) in _settings(columns, settings).items():
+        metric = get(name, **options)
+        ours = metric.score(cands, refs, cache=cache)
+        frames.append(pd.DataFrame({
+            "column": column, "attribute": data["attribute"], "pair_id": data["pair_id"],
+            "signature": metric.signature, "ours_1": ours[:n], "ours_2": ours[n:],
+            "released_1": data[f"{column}_1"].to_numpy(), "released_2": data[f"{column}_2"].to_numpy(),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _row(column, attribute, group: pd.DataFrame, bias_ours: float, bias_released: float) -> dict:
+    ours = np.concatenate([group["ours_1"], group["ours_2"]])
+    released = np.concatenate([group["released_1"], group["released_2"]])
+    return {"column": column, "attribute": attribute, "n_rows": ours.size,
+            "pearson_r": float(np.corrcoef(ours, released)[0, 1]),
+            "max_abs_diff": float(np.max(np.abs(ours - released))),
+            "bias_ours": bias_ours, "bias_released": bias_released, "bias_diff": bias_ours - bias_released,
+            "signature": group["signature"].iloc[0]}
+
+
+def agreement(columns=None, attributes=None, settings=None, cache=None) -> pd.DataFrame:
+    """Pearson r between our scores and the released column, and Eq. 2 bias from each, per attribute.
+
+    One row per (released column, attribute) over the 2N scored rows of that
+    attribute, plus an ``all`` row per column: Pearson r and the largest
+    absolute difference over every row, and the *mean* of the per-attribute
+    biases (Eq. 1 rescales within an attribute, so a pooled bias is not defined).
+    """
+    scores = live_scores(columns, attributes, settings, cache)
+    rows = []
+    for column, frame in scores.groupby("column", sort=False):
+        per_attribute = []
+        for attribute, group in frame.groupby("attribute", sort=False):
+            ours = pairwise.absolute_bias(group["ours_1"], group["ours_2"], metric=column, attribute=attribute)
+            theirs = pairwise.absolute_bias(group["released_1"], group["released_2"], metric=column,
+                                            attribute=attribute)
+            per_attribute.append(_row(column, attribute, group, ours, theirs))
+        rows.extend(per_attribute)
+        rows.append(_row(column, "all", frame, float(np.mean([r["bias_ours"] for r in per_attribute])),
+                         float(np.mean([r["bias_released"] for r in per_attribute]))))
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+
+
+__all__ = ["AGREEMENT_COLUMNS", "RELEASED_SETTINGS", "agreement", "live_scores"]

@@ -1,0 +1,135 @@
+"""Generation-based metrics (likelihood under a seq2seq model) and FrugalScore.
+
+**BARTScore** (Yuan et al., 2021) scores a text by its average token log-likelihood
+under a sequence-to-sequence model given the other text, exactly as the authors'
+``BARTScorer.score``: both sides tokenized with special tokens (truncated to
+``max_length``), the target's token ids passed as ``labels`` (the model shifts them
+into decoder inputs), the log-probabilities of the target tokens summed and divided
+by the target's length. Following Yuan et al. and Sun et al. (2022, Sec. 2.1.2):
+
+* precision ``P`` = log p(sys | ref)  (reference -> candidate),
+* recall ``R`` = log p(ref | sys)  (candidate -> reference),
+* ``F`` = their arithmetic mean.
+
+**PRISM-style** scoring (Thompson & Post, 2020) is the same average token
+log-probability on a paraphraser checkpoint, with PRISM's target-language tag: the
+tokens of ``target_prefix`` (for the original PRISM model ``<en>``) are forced at the
+start of the target and not scored. P/R/F as above. Any checkpoint that
+``AutoModelForSeq2SeqLM`` loads works; the original PRISM weights need a Prism model
+class that transformers 4.57 does not ship, so the ``prism`` backbone is for readers
+whose transformers has one.
+
+**FrugalScore** (Kamal Eddine et al., 2022) is a small model distilled to predict an
+expensive metric: a sequence-regression checkpoint with one output reading
+``candidate [SEP] reference`` (the order of its released usage).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from .. import models
+from .neural import ModelMetric
+
+
+def conditional_log_likelihood(tokenizer, model, sources: Sequence[str], targets: Sequence[str], *,
+                               prefix: str | None = None, max_length: int = 1024, batch_size: int = 8) -> np.ndarray:
+    """Average log p(target token | source, previous target tokens) per pair, as BARTScore computes it.
+
+    ``prefix`` tokens (a language tag) are forced before each target and left out of the average.
+    Pairs are batched by target length; each distinct (source, target) is computed once.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    prefix_ids = tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
+    unique = list(dict.fromkeys(zip(sources, targets)))
+    tgt_ids = {}
+    for _, t in unique:
+        if t not in tgt_ids:
+            tgt_ids[t] = prefix_ids + tokenizer(t, truncation=True, max_length=max_length)["input_ids"]
+    order = sorted(range(len(unique)), key=lambda i: len(tgt_ids[unique[i][1]]))
+    result: dict = {}
+    for start in range(0, len(order), batch_size):
+        batch = [unique[i] for i in order[start:start + batch_size]]
+        src = tokenizer([s for s, _ in batch], truncation=True, max_length=max_length, padding=True,
+                        return_tensors="pt")
+        seqs = [tgt_ids[t] for _, t in batch]
+        width = max(len(s) for s in seqs)
+        labels = torch.full((len(batch), width), pad, dtype=torch.long)
+        scored = torch.zeros((len(batch), width))
+        for i, seq in enumerate(seqs):
+            labels[i, :len(seq)] = torch.tensor(seq)
+            scored[i, len(prefix_ids):len(seq)] = 1.0
+        with torch.inference_mode():
+            logits = model(input_ids=src["input_ids"].to(device), attention_mask=src["attention_mask"].to(device),
+                           labels=labels.to(device)).logits
+            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, labels.to(device).unsqueeze(-1)).squeeze(-1)
+            logp = logp.cpu().double() * scored
+        values = (logp.sum(1) / scored.sum(1).clamp_min(1.0)).numpy()
+        for pair, value in zip(batch, values):
+            result[pair] = float(value)
+    return np.array([result[p] for p in zip(sources, targets)])
+
+
+class _Likelihood(ModelMetric):
+    family = "generation"
+    backbone_kinds: ClassVar[tuple[str, ...]] = ("seq2seq",)
+    libraries = ("torch", "transformers")
+    choices = {"variant": ("P", "R", "F")}
+
+    def _prefix(self) -> str | None:
+        return None
+
+    def directions(self, candidates: list[str], references: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(P, R) = (log p(cand | ref), log p(ref | cand)) per pair."""
+        tokenizer, model = models.load_seq2seq(self.options["backbone"], self.options["device"])
+        kw = {"prefix": self._prefix(), "max_length": self.options["max_length"],
+              "batch_size": self.options["batch_size"]}
+        variant = self.options["variant"]
+        p = conditional_log_likelihood(tokenizer, model, references, candidates, **kw) if variant != "R" else None
+        r = conditional_log_likelihood(tokenizer, model, candidates, references, **kw) if variant != "P" else None
+        return p, r
+
+    def _score(self, candidates, references):
+        p, r = self.directions(candidates, references)
+        variant = self.options["variant"]
+        if variant == "P":
+            return p
+        if variant == "R":
+            return r
+        return (p + r) / 2
+
+
+class BARTScore(_Likelihood):
+    name = "bartscore"
+    defaults = {"variant": "F", "backbone": "bart-base", "max_length": 1024, "device": "auto", "batch_size": 8}
+    revision = 1
+
+
+class PRISM(_Likelihood):
+    name = "prism"
+    defaults = {"variant": "F", "backbone": "prism", "target_prefix": "<en>", "max_length": 1024, "device": "auto",
+                "batch_size": 8}
+    revision = 1
+
+    def _prefix(self) -> str | None:
+        return self.options["target_prefix"] or None
+
+
+class FrugalScore(ModelMetric):
+    name = "frugalscore"
+    family = "regression"  # a small regressor distilled from a matching metric (not a likelihood)
+    defaults = {"backbone": "frugalscore-tiny", "max_length": 512, "device": "auto", "batch_size": 32}
+    backbone_kinds: ClassVar[tuple[str, ...]] = ("frugalscore", "regression")
+    libraries = ("torch", "transformers")
+    revision = 1
+
+    def _score(self, candidates, references):
+        tokenizer, model = models.load_sequence_regression(self.options["backbone"], self.options["device"])
+        return models.sequence_regression_scores(tokenizer, model, candidates, references,
+                                                 batch_size=self.options["batch_size"],
+                                                 max_length=self.options["max_length"])

@@ -1,0 +1,270 @@
+"""Token-matching metrics on a contextual encoder: BERTScore and MoverScore.
+
+Both embed every token of the candidate and of the reference with one layer of an
+encoder (any backbone of kind ``encoder``, optionally with a debiasing adapter) and
+match the two sets of vectors:
+
+**BERTScore** (Zhang et al., 2020) matches each token to its most similar token on the
+other side (cosine), idf-weighted if ``idf=True``; P averages over candidate tokens,
+R over reference tokens, F is their harmonic mean. The matching is bert-score's own
+``greedy_cos_idf``; tokenization is bert-score's ``sent_encode`` with the tokenizer
+bert-score would load (``use_fast=False``), so scores equal ``bert_score.score`` with
+``model_type=<backbone folder>, num_layers=layer`` (the tests check it). Two choices are
+explicit: the **layer** (bert-score's tuned table for the backbones it lists; for
+``all-MiniLM-L6-v2``, which it does not list, see :data:`DEFAULT_LAYERS`), and **no
+baseline rescaling** (bert-score's rescaling is an affine map per backbone and layer;
+Eq. 1 of Sun et al. min-max rescales every metric anyway, so it would not change a bias).
+With ``idf=True`` the idf weights come from the references of the call (as in
+bert-score), which makes the metric corpus-dependent.
+
+**MoverScore** (Zhao et al., 2019) is the earth mover's distance between the two
+bags of n-gram embeddings. As in the authors' ``moverscore_v2``: one layer (default the
+last), tokens that are punctuation or word pieces (``##``) removed, idf weights computed
+separately over the references and over the candidates of the call (``idf=False``: all
+weights 1), embeddings L2-normalized, Euclidean ground distance, score = 1 - EMD. As in
+their ``moverscore`` v1, ``n_gram=2`` pools each window of two kept tokens into one
+idf-weighted vector with the window's summed weight. The EMD is exact (``ot.emd2``,
+network simplex). Degenerate case, stated: when every weight on one side is zero
+(for example a one-sentence corpus, where every token's idf is log(2/2) = 0), that side
+gets uniform weights instead of the authors' division by ~0.
+
+Speed: each distinct sentence is encoded once per process (:class:`metricbias.models.Encoder`
+caches embeddings by token ids and layer), so the two candidates of a pair share their
+reference's embeddings, the P/R/F variants share everything, and BERTScore and MoverScore
+on the same backbone and layer share the encoder pass.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from .. import backbones, models
+from .base import MetricError
+from .neural import ModelMetric
+
+#: default BERTScore layer for backbones that bert-score's ``model2layers`` table does not list.
+#: all-MiniLM-L6-v2 (6 layers): layer 6, the layer the sentence-transformers model was trained
+#: on; of layers 1-6 it also correlates best with STS-B dev ratings (chapter 3 recomputes this).
+DEFAULT_LAYERS = {"all-MiniLM-L6-v2": 6}
+
+
+def _num_layers(path) -> int:
+    config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    for key in ("num_hidden_layers", "n_layers", "num_layers"):
+        if key in config:
+            return int(config[key])
+    raise models.ModelError(f"{path}/config.json names no layer count")
+
+
+def default_bertscore_layer(backbone: str, path) -> int:
+    """bert-score's tuned layer for the backbone's hub id, :data:`DEFAULT_LAYERS`, else the last layer."""
+    from bert_score.utils import model2layers
+
+    if backbone in DEFAULT_LAYERS:
+        return DEFAULT_LAYERS[backbone]
+    hub = backbones.BACKBONES[backbone].hub_id if backbone in backbones.BACKBONES else None
+    if hub in model2layers:
+        return int(model2layers[hub])
+    return _num_layers(path)
+
+
+@dataclass
+class MatchingMap:
+    """One candidate-reference pair as a matrix: rows = candidate units, columns = reference units."""
+
+    metric: str
+    candidate_tokens: list[str]
+    reference_tokens: list[str]
+    matrix: np.ndarray  # BERTScore: cosine similarity; MoverScore: transported mass
+    score: float
+    value: str  # what the matrix holds
+
+
+class _EncoderMetric(ModelMetric):
+    backbone_kinds: ClassVar[tuple[str, ...]] = ("encoder",)
+    libraries: ClassVar[tuple[str, ...]] = ("torch", "transformers", "bert-score")
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        if self.options["layer"] is None:
+            self.options["layer"] = self._default_layer()
+        layers = _num_layers(self.backbone_path)
+        if not isinstance(self.options["layer"], int) or not 0 <= self.options["layer"] <= layers:
+            raise MetricError(f"metric {self.name}: backbone {self.options['backbone']!r} has layers "
+                                    f"0..{layers}; layer={self.options['layer']!r} is not one")
+        self.corpus_dependent = bool(self.options["idf"])
+
+    def _default_layer(self) -> int:
+        return _num_layers(self.backbone_path)
+
+    @property
+    def encoder(self) -> models.Encoder:
+        if getattr(self, "_encoder", None) is None:  # loaded on first use, shared through models' cache
+            self._encoder = models.load_encoder(self.options["backbone"], self.options["device"],
+                                                self.options["adapter"])
+        return self._encoder
+
+    def _embed_texts(self, texts: list[str]) -> dict[str, tuple[list[int], object]]:
+        enc = self.encoder
+        unique = list(dict.fromkeys(texts))
+        ids = [enc.encode(t) for t in unique]
+        embs = enc.embed(ids, self.options["layer"], batch_size=self.options["batch_size"])
+        return {t: (i, e) for t, i, e in zip(unique, ids, embs)}
+
+
+class BERTScore(_EncoderMetric):
+    name = "bertscore"
+    family = "matching"
+    defaults = {"variant": "F", "backbone": "all-MiniLM-L6-v2", "layer": None, "idf": False, "adapter": None,
+                "device": "auto", "batch_size": 64}
+    choices = {"variant": ("P", "R", "F"), "idf": (False, True)}
+    revision = 1
+
+    def _default_layer(self) -> int:
+        return default_bertscore_layer(self.options["backbone"], self.backbone_path)
+
+    def _idf_dict(self, references: list[str]):
+        from collections import defaultdict
+
+        from bert_score.utils import get_idf_dict
+
+        tok = self.encoder.tokenizer
+        if self.options["idf"]:
+            return get_idf_dict(references, tok, nthreads=0)
+        idf = defaultdict(lambda: 1.0)
+        idf[tok.sep_token_id] = 0  # as bert_score.score: [SEP] and [CLS] carry no weight
+        idf[tok.cls_token_id] = 0
+        return idf
+
+    def prf(self, candidates: list[str], references: list[str]) -> np.ndarray:
+        """``(n, 3)`` array of P, R, F for validated pairs (no cache)."""
+        import torch
+        from bert_score.utils import greedy_cos_idf
+        from torch.nn.utils.rnn import pad_sequence
+
+        table = self._embed_texts(list(candidates) + list(references))
+        idf_dict = self._idf_dict(list(references))
+
+        def stats(texts):
+            embs = [table[t][1] for t in texts]
+            idfs = [torch.tensor([idf_dict[i] for i in table[t][0]], dtype=torch.float) for t in texts]
+            lens = torch.tensor([e.shape[0] for e in embs])
+            mask = torch.arange(int(lens.max()))[None, :] < lens[:, None]
+            return (pad_sequence(embs, batch_first=True, padding_value=2.0), mask,
+                    pad_sequence(idfs, batch_first=True))
+
+        out = []
+        step = self.options["batch_size"]
+        with torch.inference_mode():
+            for start in range(0, len(candidates), step):
+                p, r, f = greedy_cos_idf(*stats(references[start:start + step]), *stats(candidates[start:start + step]))
+                out.append(torch.stack((p, r, f), dim=-1).double().numpy())
+        return np.concatenate(out)
+
+    def _score(self, candidates, references):
+        column = "PRF".index(self.options["variant"])
+        return self.prf(candidates, references)[:, column]
+
+    def matching_map(self, candidate: str, reference: str) -> MatchingMap:
+        """Cosine similarity of every candidate token with every reference token ([CLS]/[SEP] left out)."""
+        cands, refs = self._validate([candidate], [reference])
+        table = self._embed_texts(cands + refs)
+        (c_ids, c_emb), (r_ids, r_emb) = table[cands[0]], table[refs[0]]
+        c = c_emb[1:-1] / c_emb[1:-1].norm(dim=-1, keepdim=True)
+        r = r_emb[1:-1] / r_emb[1:-1].norm(dim=-1, keepdim=True)
+        sim = (c @ r.T).double().numpy()
+        return MatchingMap(self.name, self.encoder.tokens(c_ids[1:-1]), self.encoder.tokens(r_ids[1:-1]), sim,
+                           float(self._score(cands, refs)[0]), "cosine similarity")
+
+
+class MoverScore(_EncoderMetric):
+    name = "moverscore"
+    family = "matching"
+    defaults = {"n_gram": 1, "backbone": "all-MiniLM-L6-v2", "layer": None, "idf": True, "remove_subwords": True,
+                "adapter": None, "device": "auto", "batch_size": 64}
+    choices = {"n_gram": (1, 2), "idf": (True, False), "remove_subwords": (True, False)}
+    libraries = ("torch", "transformers", "bert-score", "pot")
+    revision = 1
+
+    def _idf_dict(self, texts: list[str]):
+        from collections import defaultdict
+
+        from bert_score.utils import get_idf_dict
+
+        if self.options["idf"]:
+            # the same count as moverscore's get_idf_dict: log((N+1)/(df+1)) over token-id sets
+            return get_idf_dict(texts, self.encoder.tokenizer, nthreads=0)
+        return defaultdict(lambda: 1.0)
+
+    def _bag(self, ids, emb, idf_dict):
+        """n-gram vectors (unit length), their weights (summing to 1) and labels for one sentence."""
+        tokens = self.encoder.tokens(ids)
+        punct = set(string.punctuation)
+        keep = [k for k, w in enumerate(tokens)
+                if w not in punct and not (self.options["remove_subwords"] and w.startswith("##"))]
+        weights = np.array([float(idf_dict[ids[k]]) for k in keep])
+        vecs = emb.numpy().astype(np.float64)[keep]
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-30)
+        n = min(self.options["n_gram"], len(keep))
+        if n == 1:
+            grams, gram_w = vecs, weights
+            labels = [tokens[k] for k in keep]
+        else:
+            windows = np.arange(len(keep) - n + 1)[:, None] + np.arange(n)[None, :]
+            w = weights[windows]  # (grams, n)
+            total = w.sum(axis=1)
+            scale = np.where(total[:, None] > 0, w / np.where(total > 0, total, 1.0)[:, None], 1.0 / n)
+            grams = np.einsum("gn,gnd->gd", scale, vecs[windows])
+            grams /= np.maximum(np.linalg.norm(grams, axis=1, keepdims=True), 1e-30)
+            gram_w = total
+            labels = [" ".join(tokens[keep[j]] for j in row) for row in windows]
+        if gram_w.sum() <= 0:  # stated degenerate case: uniform weights
+            gram_w = np.ones_like(gram_w)
+        return grams, gram_w / gram_w.sum(), labels
+
+    def _transport(self, c_bag, r_bag):
+        import ot
+        from scipy.spatial.distance import cdist
+
+        (c_vec, c_w, _), (r_vec, r_w, _) = c_bag, r_bag
+        dist = cdist(r_vec, c_vec)
+        flow = ot.emd(r_w, c_w, dist)
+        return float(1.0 - np.sum(flow * dist)), flow
+
+    def _score(self, candidates, references):
+        table = self._embed_texts(list(candidates) + list(references))
+        ref_idf, cand_idf = self._idf_dict(list(references)), self._idf_dict(list(candidates))
+        r_bags = {t: self._bag(*table[t], ref_idf) for t in dict.fromkeys(references)}
+        c_bags = {t: self._bag(*table[t], cand_idf) for t in dict.fromkeys(candidates)}
+        memo: dict = {}
+        out = np.empty(len(candidates))
+        for i, pair in enumerate(zip(candidates, references)):
+            if pair not in memo:
+                memo[pair] = self._transport(c_bags[pair[0]], r_bags[pair[1]])[0]
+            out[i] = memo[pair]
+        return out
+
+    def matching_map(self, candidate: str, reference: str, corpus: tuple[list[str], list[str]] | None = None
+                     ) -> MatchingMap:
+        """Mass moved from each reference unit to each candidate unit, transposed to candidate x reference.
+
+        idf weights come from ``corpus`` = (candidates, references) when given, else every
+        weight is 1 (as the authors' ``plot_example``).
+        """
+        cands, refs = self._validate([candidate], [reference])
+        table = self._embed_texts(cands + refs)
+        from collections import defaultdict
+
+        if corpus is not None and self.options["idf"]:
+            cand_idf, ref_idf = self._idf_dict(list(corpus[0])), self._idf_dict(list(corpus[1]))
+        else:
+            cand_idf = ref_idf = defaultdict(lambda: 1.0)
+        c_bag, r_bag = self._bag(*table[cands[0]], cand_idf), self._bag(*table[refs[0]], ref_idf)
+        score, flow = self._transport(c_bag, r_bag)
+        return MatchingMap(self.name, c_bag[2], r_bag[2], flow.T, score, "transported mass")

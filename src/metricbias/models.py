@@ -1,0 +1,240 @@
+"""Model loading, once per process, for every neural metric.
+
+Every neural metric loads its weights through this module:
+
+* :func:`load_encoder` - a contextual encoder (BERT, RoBERTa, MiniLM, ...) wrapped in
+  :class:`Encoder`, which tokenizes as bert-score does and caches per-sentence
+  embeddings, so that BERTScore and MoverScore on the same backbone share them;
+* :func:`load_seq2seq` - a sequence-to-sequence checkpoint (BART, PRISM-style paraphrasers);
+* :func:`load_sequence_regression` - a sequence-regression checkpoint (BLEURT ports, FrugalScore).
+
+Each takes a backbone (registered name or local folder, see :mod:`metricbias.backbones`),
+a device and, for encoders, an optional ``adapter`` folder. Adapters are attached by
+:func:`attach_adapter`, the one place where a trained debiasing adapter meets a model;
+its fingerprint is recorded in metric signatures by :func:`adapter_fingerprint`.
+Nothing here reaches for the model hub: :func:`metricbias.backbones.offline_env` is set
+before any ``from_pretrained``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from . import backbones
+
+#: embeddings kept per encoder (sentences x layers); older ones are dropped first
+EMBEDDING_CACHE_SIZE = 200_000
+
+
+class ModelError(RuntimeError):
+    """A model folder cannot be loaded as the kind of model a metric needs."""
+
+
+def resolve_device(device: str | None = "auto") -> str:
+    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; anything else is passed to torch."""
+    if device in (None, "auto"):
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return str(device)
+
+
+def adapter_fingerprint(adapter) -> str:
+    """Short hash of an adapter folder's files (``-`` for no adapter)."""
+    if adapter is None:
+        return "-"
+    path = Path(adapter)
+    if not path.is_dir():
+        raise ModelError(f"adapter folder {path} does not exist")
+    return backbones.fingerprint_path(path)
+
+
+def attach_adapter(model, adapter):
+    """Load the adapter saved in folder ``adapter`` into ``model`` and activate it.
+
+    Uses the ``adapters`` library (``adapters.init`` + ``load_adapter``), the format in
+    which :mod:`metricbias.mitigation` saves debiasing adapters. Returns the model.
+    """
+    import adapters as adapters_lib
+
+    path = Path(adapter)
+    if not (path / "adapter_config.json").exists():
+        raise ModelError(f"adapter folder {path} has no adapter_config.json (save it with model.save_adapter)")
+    adapters_lib.init(model)
+    name = model.load_adapter(str(path))
+    model.set_active_adapters(name)
+    return model
+
+
+def _from_pretrained(loader, path: Path, what: str, backbone: str):
+    backbones.offline_env()
+    try:
+        return loader.from_pretrained(str(path))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"backbone {backbone!r} at {path} cannot be loaded as {what}: {exc}") from exc
+
+
+class Encoder:
+    """A contextual encoder with bert-score's tokenization and a per-sentence embedding cache.
+
+    ``encode`` turns a sentence into token ids exactly as ``bert_score.utils.sent_encode``
+    does (special tokens added, truncated to the model's maximum length);
+    ``embed`` returns one ``(tokens, hidden)`` float32 CPU tensor per id list for a given
+    layer (0 = embeddings output, ``num_layers`` = last layer), computing each distinct
+    sentence once in length-sorted batches.
+    """
+
+    def __init__(self, backbone: str, path: Path, tokenizer, model, device: str, adapter: Path | None):
+        self.backbone, self.path, self.tokenizer, self.model = backbone, path, tokenizer, model
+        self.device, self.adapter = device, adapter
+        self._cache: OrderedDict = OrderedDict()
+        self._ids: dict[str, list[int]] = {}
+        self.computed = 0  # sentences actually run through the model (for benchmarks and tests)
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    def encode(self, text: str) -> list[int]:
+        from bert_score.utils import sent_encode
+
+        if text not in self._ids:
+            self._ids[text] = list(sent_encode(self.tokenizer, text))
+        return self._ids[text]
+
+    def tokens(self, ids: Sequence[int]) -> list[str]:
+        return self.tokenizer.convert_ids_to_tokens(list(ids))
+
+    def check_layer(self, layer: int) -> int:
+        if not isinstance(layer, int) or not 0 <= layer <= self.num_layers:
+            raise ModelError(f"backbone {self.backbone!r} has layers 0..{self.num_layers}; layer={layer!r} is not one")
+        return layer
+
+    def embed(self, id_lists: Sequence[Sequence[int]], layer: int, batch_size: int = 64) -> list:
+        import torch
+
+        self.check_layer(layer)
+        keys = [(tuple(ids), layer) for ids in id_lists]
+        todo = [k for k in dict.fromkeys(keys) if k not in self._cache]
+        todo.sort(key=lambda k: len(k[0]), reverse=True)  # similar lengths share a batch: less padding
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            width = max(len(k[0]) for k in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for i, (seq, _) in enumerate(batch):
+                ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+                mask[i, :len(seq)] = 1
+            with torch.inference_mode():
+                out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                 output_hidden_states=True)
+            hidden = out.hidden_states[layer].float().cpu()
+            for i, key in enumerate(batch):
+                self._cache[key] = hidden[i, :len(key[0])].clone()
+            self.computed += len(batch)
+        out_list = []
+        for k in keys:
+            self._cache.move_to_end(k)
+            out_list.append(self._cache[k])
+        while len(self._cache) > EMBEDDING_CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return out_list
+
+    def clear(self) -> None:
+        self._cache.clear()
+        self._ids.clear()
+
+
+@lru_cache(maxsize=8)
+def _encoder(backbone: str, path: str, fingerprint: str, device: str, adapter: str | None,
+             adapter_fp: str) -> Encoder:  # fingerprints in the key: changed files are loaded again
+    from bert_score.utils import get_tokenizer
+    from transformers import AutoModel
+
+    backbones.offline_env()
+    try:
+        # bert-score's own tokenizer choice (slow tokenizer), so token ids match bert_score.score
+        tokenizer = get_tokenizer(path, use_fast=False)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"backbone {backbone!r} at {path}: no usable tokenizer ({exc})") from exc
+    model = _from_pretrained(AutoModel, Path(path), "an encoder", backbone)
+    if adapter is not None:
+        attach_adapter(model, adapter)
+    model.eval().to(device)
+    return Encoder(backbone, Path(path), tokenizer, model, device, Path(adapter) if adapter else None)
+
+
+def load_encoder(backbone: str, device: str = "auto", adapter=None) -> Encoder:
+    """The encoder ``backbone`` (name or folder) on ``device``, with ``adapter`` attached; cached per process."""
+    path = backbones.resolve(backbone)
+    return _encoder(backbone, str(path), backbones.fingerprint(str(path)), resolve_device(device),
+                    str(Path(adapter).resolve()) if adapter is not None else None, adapter_fingerprint(adapter))
+
+
+@lru_cache(maxsize=4)
+def _seq2seq(backbone: str, path: str, fingerprint: str, device: str):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = _from_pretrained(AutoTokenizer, Path(path), "a tokenizer", backbone)
+    model = _from_pretrained(AutoModelForSeq2SeqLM, Path(path), "a sequence-to-sequence model", backbone)
+    model.eval().to(device)
+    return tokenizer, model
+
+
+def load_seq2seq(backbone: str, device: str = "auto"):
+    """``(tokenizer, model)`` of a sequence-to-sequence checkpoint; cached per process."""
+    path = str(backbones.resolve(backbone))
+    return _seq2seq(backbone, path, backbones.fingerprint(path), resolve_device(device))
+
+
+@lru_cache(maxsize=4)
+def _sequence_regression(backbone: str, path: str, fingerprint: str, device: str, adapter: str | None,
+                         adapter_fp: str):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = _from_pretrained(AutoTokenizer, Path(path), "a tokenizer", backbone)
+    model = _from_pretrained(AutoModelForSequenceClassification, Path(path), "a sequence-regression model", backbone)
+    if model.config.num_labels != 1:
+        raise ModelError(f"backbone {backbone!r} at {path} has {model.config.num_labels} output labels; "
+                         "a regression metric needs a checkpoint with one (num_labels=1)")
+    if adapter is not None:
+        attach_adapter(model, adapter)
+    model.eval().to(device)
+    return tokenizer, model
+
+
+def load_sequence_regression(backbone: str, device: str = "auto", adapter=None):
+    """``(tokenizer, model)`` of a sequence-regression checkpoint (one output); cached per process."""
+    path = str(backbones.resolve(backbone))
+    return _sequence_regression(backbone, path, backbones.fingerprint(path), resolve_device(device),
+                                str(Path(adapter).resolve()) if adapter is not None else None,
+                                adapter_fingerprint(adapter))
+
+
+def sequence_regression_scores(tokenizer, model, first: Sequence[str], second: Sequence[str], *,
+                               batch_size: int = 32, max_length: int | None = None):
+    """``model(first [SEP] second)`` for each pair: the one output logit, as a float64 array."""
+    import numpy as np
+    import torch
+
+    max_length = max_length or min(int(getattr(tokenizer, "model_max_length", 512)), 512)
+    device = next(model.parameters()).device
+    out = []
+    for start in range(0, len(first), batch_size):
+        enc = tokenizer(list(first[start:start + batch_size]), list(second[start:start + batch_size]),
+                        padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        with torch.inference_mode():
+            logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
+        out.append(logits[:, 0].double().cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def clear() -> None:
+    """Forget every loaded model (tests use it to load a changed folder again)."""
+    _encoder.cache_clear()
+    _seq2seq.cache_clear()
+    _sequence_regression.cache_clear()

@@ -1,0 +1,148 @@
+"""Scoring pair datasets, metric suites, the `score` / `bias --scores live` / `metrics` commands."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias import backbones, cli, metrics, scoring
+from metricbias.bias.pairwise import BIAS_COLUMNS
+from metricbias.cache import ScoreCache
+from metricbias.datasets import published
+from metricbias.metrics.base import Metric
+
+PAIRS = pd.DataFrame({
+    "attribute": ["a", "a", "b"],
+    "pair_id": ["a-0", "a-1", "b-0"],
+    "candidate_1": ["x y", "x z", "p q"],
+    "candidate_2": ["x w", "x v", "p r"],
+    "reference": ["x y z", "x y z", "p q r"],
+})
+
+
+class Calls(Metric):
+    """Toy metric: number of pairs in the call (shows how calls are grouped)."""
+
+    name = "toy_calls"
+    family = "ngram"
+    corpus_dependent = True
+
+    def _score(self, candidates, references):
+        return np.full(len(candidates), float(len(candidates)))
+
+
+class Overlap(Metric):
+    name = "toy_overlap"
+    family = "ngram"
+
+    def _score(self, candidates, references):
+        return np.array([len(set(c.split()) & set(r.split())) for c, r in zip(candidates, references)], float)
+
+
+def test_score_pairs_columns_order_and_corpus_grouping(tmp_path):
+    out = scoring.score_pairs(PAIRS, Overlap(), cache=ScoreCache(tmp_path / "c.sqlite"))
+    assert list(out.columns) == ["attribute", "pair_id", "score_1", "score_2", "signature"]
+    assert out["pair_id"].tolist() == ["a-0", "a-1", "b-0"]
+    assert out["score_1"].tolist() == [2.0, 2.0, 2.0] and out["score_2"].tolist() == [1.0, 1.0, 2.0]
+    assert (out["signature"] == Overlap().signature).all()
+    grouped = scoring.score_pairs(PAIRS, Calls(), cache=None)  # corpus = one attribute's 2N rows
+    assert grouped["score_1"].tolist() == [4.0, 4.0, 2.0]
+
+
+def test_reference_2_is_used_for_candidate_2():
+    pairs = PAIRS.assign(reference_2=["x w", "x v", "p r"])
+    out = scoring.score_pairs(pairs, Overlap(), cache=None)
+    assert out["score_2"].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_sampling_and_bad_tables():
+    many = pd.concat([PAIRS.assign(pair_id=PAIRS["pair_id"] + f"-{i}") for i in range(5)], ignore_index=True)
+    sample = scoring.sample_pairs(many, 3, seed=1)
+    assert sample.groupby("attribute").size().to_dict() == {"a": 3, "b": 3}
+    assert sample.equals(scoring.sample_pairs(many, 3, seed=1))
+    with pytest.raises(ValueError, match="missing column"):
+        scoring.check_pairs(PAIRS.drop(columns="reference"))
+    with pytest.raises(ValueError, match="pair_id 'a-0' appears more than once"):
+        scoring.check_pairs(pd.concat([PAIRS, PAIRS]))
+    with pytest.raises(ValueError, match="unknown dataset 'mine'"):
+        scoring.load_pairs("mine")
+
+
+def test_entries_for_live_bias(tiny_bert):
+    entries = scoring.entries_for(["bleu", "bertscore", "moverscore"], ["all-MiniLM-L6-v2", str(tiny_bert)])
+    assert [e[0] for e in entries] == ["bleu", "bertscore@all-MiniLM-L6-v2", f"bertscore@{tiny_bert}",
+                                       "moverscore@all-MiniLM-L6-v2", f"moverscore@{tiny_bert}"]
+    assert scoring.entries_for(["bertscore"]) == [("bertscore", "bertscore", {})]
+    with pytest.raises(ValueError, match="metric bartscore takes seq2seq backbones; none of all-MiniLM-L6-v2"):
+        scoring.entries_for(["bartscore"], ["all-MiniLM-L6-v2"])
+
+
+def test_suites_name_registered_metrics_with_unique_labels():
+    for profile in ("offline", "smoke", "paper"):
+        entries = metrics.suite(profile)
+        labels = [e[0] for e in entries]
+        assert len(labels) == len(set(labels))
+        assert {e[1] for e in entries} <= set(metrics.REGISTRY)
+    offline = metrics.suite("offline")
+    assert {"BLEU", "WMD", "BERTScore-MiniLM", "MoverScore-MiniLM", "MoverScore-MiniLM-2gram",
+            "Regression-MiniLM"} <= {e[0] for e in offline}
+    assert not {"bartscore", "prism", "frugalscore"} & {e[1] for e in offline}  # no seq2seq backbone here
+    paper = {e[0] for e in metrics.suite("paper")}
+    released = {m for m in published.METRICS if not m.startswith(("ROUGE", "METEOR"))} - {"BLEU", "NIST", "chrF"}
+    assert released <= paper  # every released PLM column has its live configuration
+
+
+def test_backbone_registry_helpers(tiny_bert, tiny_bart, tiny_bert_regressor):
+    assert backbones.for_profile("offline", "encoder") == ["all-MiniLM-L6-v2"]
+    assert "roberta-large" in backbones.for_profile("paper", "encoder")
+    assert [backbones.kind_of(str(p)) for p in (tiny_bert, tiny_bart, tiny_bert_regressor)] == \
+        ["encoder", "seq2seq", "regression"]
+    assert backbones.kind_of("frugalscore-tiny") == "frugalscore"
+    with pytest.raises(backbones.BackboneError, match="unknown profile"):
+        backbones.for_profile("cloud", "encoder")
+
+
+def test_cli_score_and_live_bias(tiny_bert, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "scores.csv"
+    assert cli.main(["score", "--dataset", "published", "--attribute", "age", "--metric", "bertscore",
+                     "--backbone", str(tiny_bert), "--option", "variant=P", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["pair_id", "score_1", "score_2", "signature"]
+    assert len(table) == 71 and table["signature"].str.contains("variant:P").all()
+    bias = tmp_path / "bias.csv"
+    assert cli.main(["bias", "--dataset", "published", "--scores", "live", "--attributes", "age,religion",
+                     "--metrics", "bleu,bertscore", "--backbones", str(tiny_bert), "--n-resamples", "99",
+                     "--out", str(bias)]) == 0
+    result = pd.read_csv(bias)
+    assert list(result.columns) == BIAS_COLUMNS + ["signature"]
+    assert list(zip(result["attribute"], result["metric"])) == [
+        ("age", "bleu"), ("religion", "bleu"), ("age", f"bertscore@{tiny_bert}"), ("religion", f"bertscore@{tiny_bert}")]
+    assert (result["bias"] >= 0).all() and (result["bias_ci_low"] <= result["bias"]).all()
+    # the live BERTScore-P bias of age equals the one computed from the `score` output
+    from metricbias.bias.pairwise import absolute_bias
+
+    assert cli.main(["bias", "--scores", "live", "--metrics", "bertscore", "--backbones", str(tiny_bert),
+                     "--attributes", "age", "--n-resamples", "99", "--out", str(bias)]) == 0
+    assert cli.main(["score", "--attribute", "age", "--metric", "bertscore", "--backbone", str(tiny_bert),
+                     "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert pd.read_csv(bias)["bias"].iloc[0] == pytest.approx(absolute_bias(table["score_1"], table["score_2"]))
+
+
+def test_cli_errors_are_clear(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="--scores live needs --metrics"):
+        cli.main(["bias", "--scores", "live", "--out", str(tmp_path / "x.csv")])
+    with pytest.raises(SystemExit, match="--scores published needs --dataset published"):
+        cli.main(["bias", "--dataset", "built", "--scores", "published", "--out", str(tmp_path / "x.csv")])
+    assert cli.main(["score", "--attribute", "age", "--metric", "bertscore", "--backbone", "roberta-large",
+                     "--out", str(tmp_path / "x.csv")]) == 2
+    assert "not available on this machine" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_cli_metrics_lists_every_metric(capsys):
+    assert cli.main(["metrics"]) == 0
+    text = capsys.readouterr().out
+    for name in metrics.REGISTRY:
+        assert f"\n{name} " in "\n" + text
+    assert "all-MiniLM-L6-v2*" in text and "bart-base" in text
