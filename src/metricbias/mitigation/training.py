@@ -123,63 +123,101 @@ def kd_loss(student, teacher):
 # --- model: load, add / save / attach adapters ----------------------------------------------
 
 def load_target(metric: str, backbone: str, *, layer: int | None = None, idf_dict=None, device: str = "cpu"):
-    """The differentiable metric (:mod:`.differentiable`) on ``backbone``, in eval mode, with no adapter yet."""
-    from transformers import AutoModel, AutoTokenizer
+    """The differentiable metric (:mod:`.differentiable`) on ``backbone``, in eval mode, with no adapter yet.
 
-    from .. import backbones
+    Loaded fresh (not from :mod:`metricbias.models`' per-process cache: training changes the model).
+    ``bertscore``: the encoder truncated to ``layer`` (default: the project metric's layer), tokenised
+    as bert-score does. ``regression``: the regression metric's model, by its backbone name
+    (``stsb-all-MiniLM-L6-v2``, trained first if needed; ``all-MiniLM-L6-v2`` names the same) or folder.
+    """
+    from .. import backbones, models
     from .differentiable import BERTScoreF, RegressionScore, truncate_encoder
 
     backbones.offline_env()
     if metric == "bertscore":
+        from bert_score.utils import get_tokenizer
+        from transformers import AutoModel
+
+        from ..metrics.matching import default_bertscore_layer
+
         path = backbones.resolve(backbone)
         model = AutoModel.from_pretrained(str(path))
-        model = truncate_encoder(model, layer or model.config.num_hidden_layers)
-        return BERTScoreF(model.to(device).eval(), AutoTokenizer.from_pretrained(str(path)), idf_dict=idf_dict,
+        model = truncate_encoder(model, layer or default_bertscore_layer(backbone, path))
+        return BERTScoreF(model.to(device).eval(), get_tokenizer(str(path), use_fast=False), idf_dict=idf_dict,
                           device=device)
     if metric == "regression":
-        path = _regression_model_dir(backbone)
-        from transformers import AutoModelForSequenceClassification
+        from ..metrics import regression
 
-        model = AutoModelForSequenceClassification.from_pretrained(str(path))
-        return RegressionScore(model.to(device).eval(), AutoTokenizer.from_pretrained(str(path)), device=device)
+        folder = regression_model_dir(backbone)
+        if regression.is_artifact(folder):
+            from ..metrics.regression_model import load_folder
+
+            tokenizer, model, config = load_folder(folder)
+            return RegressionScore(model.to(device).eval(), tokenizer, max_length=int(config["max_length"]),
+                                   device=device)
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        model = AutoModelForSequenceClassification.from_pretrained(str(folder))
+        if model.config.num_labels != 1:
+            raise models.ModelError(f"{folder}: a regression metric needs one output label, found "
+                                    f"{model.config.num_labels}")
+        return RegressionScore(model.to(device).eval(), tokenizer,
+                               max_length=min(int(getattr(tokenizer, "model_max_length", 512)), 512), device=device)
     raise ValueError(f"unknown metric {metric!r}; adapters can be trained for {', '.join(METRICS)}")
 
 
-def _regression_model_dir(backbone: str) -> Path:
-    """The fine-tuned regression model for ``backbone``: a local model folder, or the one ``train-regression`` made."""
-    from .. import backbones
-
-    if backbones.is_local_model_dir(backbone):
-        return Path(backbone)
+def regression_backbone(backbone: str) -> str:
+    """The ``regression`` metric's backbone for ``backbone``: ``all-MiniLM-L6-v2`` -> ``stsb-all-MiniLM-L6-v2``."""
     from ..metrics import regression
 
-    return Path(regression.model_dir(backbone))
+    if regression.resolve_artifact(backbone) is None and f"stsb-{backbone}" in regression.RECIPES:
+        return f"stsb-{backbone}"
+    return backbone
 
 
-def add_adapter(model, *, reduction_factor: int = 16, seed: int = 0) -> int:
-    """Add a fresh seeded ``seq_bn`` adapter to every layer, freeze the rest; returns the trainable parameter count."""
+def regression_model_dir(backbone: str) -> Path:
+    """The folder of the regression metric's model for ``backbone`` (trained from its recipe if missing)."""
+    from .. import backbones
+    from ..metrics import regression
+
+    name = regression_backbone(backbone)
+    folder = regression.resolve_artifact(name)
+    if folder is not None:
+        return folder
+    if name in regression.RECIPES:
+        return regression.ensure_trained(name)
+    return backbones.resolve(name)
+
+
+def add_adapter(host, *, reduction_factor: int = 16, seed: int = 0, leave_out=()) -> int:
+    """Add a fresh seeded ``seq_bn`` adapter to every layer of ``host`` (except ``leave_out``), freeze the rest.
+
+    Returns the number of trainable parameters.
+    """
     import adapters
     import torch
     from adapters import SeqBnConfig
 
-    adapters.init(model)
+    adapters.init(host)
     torch.manual_seed(seed)
-    model.add_adapter(ADAPTER_NAME, config=SeqBnConfig(reduction_factor=reduction_factor), set_active=True)
-    model.train_adapter(ADAPTER_NAME)  # freezes the backbone, activates the adapter
-    model.eval()  # ...but keep dropout off: train on the metric's own deterministic scores
-    for name, param in model.named_parameters():  # a plain Hugging Face head stays trainable: freeze it too
+    host.add_adapter(ADAPTER_NAME, config=SeqBnConfig(reduction_factor=reduction_factor, leave_out=list(leave_out)),
+                     set_active=True)
+    host.train_adapter(ADAPTER_NAME)  # freezes the backbone, activates the adapter
+    host.eval()  # ...but keep dropout off: train on the metric's own deterministic scores
+    for name, param in host.named_parameters():  # a plain Hugging Face head stays trainable: freeze it too
         if f"adapters.{ADAPTER_NAME}." not in name:
             param.requires_grad_(False)
-    if not any(p.requires_grad for p in model.parameters()):
+    if not any(p.requires_grad for p in host.parameters()):
         raise RuntimeError("the adapter added no trainable parameters")
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return sum(p.numel() for p in host.parameters() if p.requires_grad)
 
 
-def save_adapter(model, folder, meta: dict) -> Path:
+def save_adapter(host, folder, meta: dict) -> Path:
     """Write the adapter (``adapters``' format) and ``metricbias_adapter.json`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    model.save_adapter(str(folder), ADAPTER_NAME)
+    host.save_adapter(str(folder), ADAPTER_NAME)
     with atomic_path(folder / META_FILE, suffix=".json") as tmp:
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
     return folder
@@ -195,34 +233,15 @@ def read_meta(folder) -> dict:
     return json.loads(meta_path.read_text())
 
 
-def attach_adapter(model, folder) -> dict:
-    """Load the adapter saved in ``folder`` into ``model`` and activate it (eval mode); returns its metadata."""
-    import adapters
-
-    meta = read_meta(folder)
-    adapters.init(model)
-    name = model.load_adapter(str(folder), set_active=True)
-    model.set_active_adapters(name)
-    model.eval()
-    return meta
-
-
-def adapter_fingerprint(folder) -> str:
-    """Short hash of an adapter's weight and config files (for metric signatures)."""
-    folder = Path(folder)
-    h = hashlib.sha256()
-    for f in sorted(folder.iterdir()):
-        if f.is_file() and f.name != META_FILE and not f.name.startswith("."):
-            h.update(f.name.encode() + b"\x00" + f.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def load_scorer(folder, *, device: str = "cpu"):
     """The differentiable metric with the adapter of ``folder`` attached (eval mode)."""
+    from .. import models
+
     meta = read_meta(folder)
-    target = load_target(meta["metric"], meta["backbone"], layer=meta.get("layer"),
+    target = load_target(meta["metric"], meta["metric_backbone"], layer=meta.get("layer"),
                          idf_dict=_idf_dict_from_meta(meta), device=device)
-    attach_adapter(target.model, folder)
+    models.attach_adapter(target.host, folder)
+    target.model.eval()
     return target
 
 
@@ -330,7 +349,9 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     from .. import backbones
 
     if config.device == "auto":
-        config = dataclasses.replace(config, device="cuda" if torch.cuda.is_available() else "cpu")
+        from .. import models
+
+        config = dataclasses.replace(config, device=models.resolve_device("auto"))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "train_config.json"
@@ -351,13 +372,16 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
                          f"distillation pairs ({len(train_data.kd)})")
     idf_dict = None
     if config.idf and config.metric == "bertscore":
-        from bert_score.utils import get_idf_dict
-        from transformers import AutoTokenizer
+        from bert_score.utils import get_idf_dict, get_tokenizer
 
-        tok = AutoTokenizer.from_pretrained(str(backbones.resolve(config.backbone)))
+        tok = get_tokenizer(str(backbones.resolve(config.backbone)), use_fast=False)
         refs = list(dict.fromkeys([*train_data.debias["r"], *train_data.kd["reference"]]))
         idf_dict = get_idf_dict(refs, tok, nthreads=0)
-    target = load_target(config.metric, config.backbone, layer=config.layer, idf_dict=idf_dict, device=config.device)
+    if config.metric == "bertscore":
+        metric_backbone, backbone_path = config.backbone, backbones.resolve(config.backbone)
+    else:
+        metric_backbone, backbone_path = regression_backbone(config.backbone), regression_model_dir(config.backbone)
+    target = load_target(config.metric, metric_backbone, layer=config.layer, idf_dict=idf_dict, device=config.device)
     torch.manual_seed(config.seed)
 
     # distillation targets: the frozen metric, before any adapter exists
@@ -375,8 +399,11 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
         teacher_key.write_text(key)
     train_teacher, val_teacher = teacher[: len(train_data.kd)], teacher[len(train_data.kd):]
 
-    n_trainable = add_adapter(target.model, reduction_factor=config.reduction_factor, seed=config.seed)
-    params = [p for p in target.model.parameters() if p.requires_grad]
+    n_layers = target.host.config.num_hidden_layers
+    used = len(target.host.base_model.encoder.layer)  # bertscore: truncated at the matched layer; layers above get none
+    n_trainable = add_adapter(target.host, reduction_factor=config.reduction_factor, seed=config.seed,
+                              leave_out=range(used, n_layers))
+    params = [p for p in target.host.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.lr)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * config.steps), config.steps)
 
@@ -385,7 +412,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     ckpt = _latest_checkpoint(out)
     if ckpt is not None:
         state = torch.load(ckpt / STATE_FILE, map_location=config.device, weights_only=False)
-        named = dict(target.model.named_parameters())
+        named = dict(target.host.named_parameters())
         with torch.no_grad():
             for name, value in state["adapter"].items():
                 named[name].copy_(value)
@@ -399,12 +426,10 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     k_debias = (config.batch_size + 1) // 2
     k_kd = config.batch_size // 2
     meta_base = {
-        "metric": config.metric, "backbone": config.backbone, "metric_backbone": config.backbone,
-        "backbone_fingerprint": backbones.fingerprint(config.backbone) if config.metric == "bertscore" else
-        backbones.fingerprint(str(_regression_model_dir(config.backbone))),
-        "layer": config.layer if config.metric == "bertscore" else None,
-        "num_layers_with_adapter": len(target.model.encoder.layer) if config.metric == "bertscore"
-        else target.model.config.num_hidden_layers,
+        "metric": config.metric, "backbone": config.backbone, "metric_backbone": metric_backbone,
+        "backbone_fingerprint": backbones.fingerprint_path(backbone_path),
+        "layer": used if config.metric == "bertscore" else None,
+        "num_layers_with_adapter": used,
         "idf": bool(config.idf),
         "adapter_config": "seq_bn", "reduction_factor": config.reduction_factor, "trainable_parameters": n_trainable,
         "train_config": dataclasses.asdict(config),
@@ -426,8 +451,8 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
 
     def checkpoint(step: int, seconds: float) -> None:
         folder = out / "checkpoints" / f"step-{step:06d}"
-        save_adapter(target.model, folder, meta_at(step, seconds))
-        named = {n: p.detach().cpu().clone() for n, p in target.model.named_parameters() if p.requires_grad}
+        save_adapter(target.host, folder, meta_at(step, seconds))
+        named = {n: p.detach().cpu().clone() for n, p in target.host.named_parameters() if p.requires_grad}
         with atomic_path(folder / STATE_FILE, suffix=".pt") as tmp:
             torch.save({"step": step, "elapsed_s": seconds, "adapter": named,
                         "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp)
@@ -469,7 +494,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
             checkpoint(done, now)
     total = elapsed + time.perf_counter() - tic
     meta = meta_at(config.steps, total)
-    save_adapter(target.model, out, meta)
+    save_adapter(target.host, out, meta)
     log = pd.DataFrame(log_rows)
     write_csv_atomic(log, out / "log.csv")
     return TrainResult(out, log, meta, target)
@@ -488,6 +513,5 @@ def checkpoints(out) -> list[tuple[int, Path]]:
             if (p / "adapter_config.json").exists()]
 
 
-__all__ = ["ADAPTER_NAME", "METRICS", "PAPER_HPARAMS", "TrainConfig", "TrainResult", "adapter_fingerprint",
-           "add_adapter", "attach_adapter", "checkpoints", "debias_loss", "default_steps", "kd_loss", "load_scorer",
-           "load_target", "paper_epochs", "read_meta", "save_adapter", "stream_indices", "teacher_scores", "train"]
+__all__ = ["ADAPTER_NAME", "METRICS", "PAPER_HPARAMS", "TrainConfig", "TrainResult", "add_adapter", "checkpoints", "debias_loss", "default_steps", "kd_loss", "load_scorer",
+           "load_target", "paper_epochs", "read_meta", "regression_backbone", "regression_model_dir", "save_adapter", "stream_indices", "teacher_scores", "train"]
