@@ -160,10 +160,11 @@ def _cmd_adapters(args) -> int:
 
     if args.adapters_command == "train":
         data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else ())
-        steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), args.batch_size)
-        lr = args.lr or training.PAPER_HPARAMS[args.metric]["lr"]
+        batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
+        steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
+        lr = args.lr or training.DEFAULTS[args.metric]["lr"]
         config = training.TrainConfig(metric=args.metric, backbone=args.backbone, steps=steps, lr=lr,
-                                      batch_size=args.batch_size, seed=args.seed, layer=args.layer,
+                                      batch_size=batch_size, seed=args.seed, layer=args.layer,
                                       checkpoint_every=args.checkpoint_every, device=args.device)
         print(data.counts.to_string(index=False))
         result = training.train(config, data, args.out, resume=not args.fresh)
@@ -244,9 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--metric", required=True, choices=["bertscore", "regression"])
     t.add_argument("--backbone", default="all-MiniLM-L6-v2",
                    help="bertscore: the encoder; regression: the trained regression model (name or folder)")
-    t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: Table 7's epochs on our data)")
-    t.add_argument("--lr", type=float, default=0.0, help="learning rate (default: Table 7's)")
-    t.add_argument("--batch-size", type=int, default=32, help="examples per step, half triples, half pairs")
+    t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: Table 7's 6 epochs on our data)")
+    t.add_argument("--lr", type=float, default=0.0, help="learning rate (default: training.DEFAULTS)")
+    t.add_argument("--batch-size", type=int, default=0,
+                   help="examples per step, half triples and half pairs (default: Table 7's, 32 / 16)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--layer", type=int, default=None, help="bertscore: the layer matched (default: the metric's)")
     t.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (default: steps/10)")

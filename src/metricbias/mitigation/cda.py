@@ -58,6 +58,13 @@ class CDAData:
     kd: pd.DataFrame
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def sample(self, n: int, seed: int = 0) -> "CDAData":
+        """At most ``n`` examples of each kind, chosen at random (small training runs); 0 keeps all."""
+        if not n:
+            return self
+        pick = lambda f: f.sample(n=min(n, len(f)), random_state=seed).reset_index(drop=True)  # noqa: E731
+        return CDAData(pick(self.debias), pick(self.kd), self.counts)
+
     def split(self, fraction: float, seed: int) -> tuple["CDAData", "CDAData"]:
         """(train, validation): a held-out share of both kinds, grouped by source pair so no pair is in both."""
         if not 0 <= fraction < 1:
@@ -65,11 +72,13 @@ class CDAData:
         rng = np.random.default_rng(seed)
         keys = sorted(set(self.debias["pair_id"]) | set(self.kd["pair_id"]))
         held = set(rng.permutation(np.array(keys, dtype=object))[: int(round(fraction * len(keys)))])
-        def part(frame, keep):
+
+        def part(frame, validation: bool):
             mask = frame["pair_id"].isin(held)
-            return frame[mask if not keep else ~mask].reset_index(drop=True)
-        return (CDAData(part(self.debias, True), part(self.kd, True), self.counts),
-                CDAData(part(self.debias, False), part(self.kd, False), self.counts))
+            return frame[mask if validation else ~mask].reset_index(drop=True)
+
+        return (CDAData(part(self.debias, False), part(self.kd, False), self.counts),
+                CDAData(part(self.debias, True), part(self.kd, True), self.counts))
 
 
 # --- readers ---------------------------------------------------------------------------------

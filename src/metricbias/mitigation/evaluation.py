@@ -233,6 +233,49 @@ def curve(run_dir, *, bias_sets=BIAS_SETS, attributes=("gender",), measures=("st
     return out
 
 
+def table5(results: dict) -> pd.DataFrame:
+    """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
+
+    ``results`` maps a metric label (``"BERTScore"``) to ``(backbone, compare table)``.
+    Each adapter row's cells read ``value (relative change)``.
+    """
+    rows = []
+    for label, (backbone, table) in results.items():
+        keyed = {}
+        for r in table.to_dict("records"):
+            if r["kind"] == "bias" and r["name"] == GENDER.get(r["dataset"]):
+                keyed[f"gender bias ({r['dataset']})"] = r
+            elif r["kind"] == "quality":
+                keyed[r["dataset"]] = r
+        for variant in ("original", "+ adapter"):
+            row = {"metric": label, "backbone": backbone, "variant": variant}
+            for col, r in keyed.items():
+                if variant == "original":
+                    row[col] = f"{r['before']:.4g}" if r["kind"] == "quality" else f"{r['before']:.2f}"
+                else:
+                    v = f"{r['after']:.4g}" if r["kind"] == "quality" else f"{r['after']:.2f}"
+                    row[col] = f"{v} ({r['relative_change']:+.1%})"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def published_tables() -> pd.DataFrame:
+    """Table 5 of Sun et al. and the replication's table in one frame (``source`` says whose), relative changes added."""
+    from .. import paper
+
+    sun = paper.table("sun2022_table4_5_mitigation")
+    sun = sun[sun["table"] == 5].drop(columns="table").assign(source="Sun et al. (2022), Table 5")
+    rep = paper.table("zarkadoula2023_replication_mitigation").assign(
+        source="Zarkadoula & Potamopoulou (2023)", realsumm_spearman=np.nan)
+    both = pd.concat([sun, rep], ignore_index=True)
+    base = both[both["variant"] == "original"].set_index(["source", "metric", "backbone"])
+    for col in ("gender_bias", "wmt20_pearson_avg", "realsumm_spearman"):
+        orig = [base.loc[(s, m, b), col] for s, m, b in zip(both["source"], both["metric"], both["backbone"])]
+        both[f"{col}_change"] = (both[col] - orig) / np.abs(orig)
+    return both[["source", "metric", "backbone", "variant", "gender_bias", "gender_bias_change", "wmt20_pearson_avg",
+                 "wmt20_pearson_avg_change", "realsumm_spearman", "realsumm_spearman_change"]]
+
+
 def held_out_texts() -> set[str]:
     """Every text of the evaluation sets (bias pairs and quality sets): CDA training leaves them out."""
     pairs = bias_pairs()
@@ -258,4 +301,5 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
 
 
 __all__ = ["BIAS_SETS", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_pairs", "compare", "curve",
-           "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "quality", "target"]
+           "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "published_tables", "quality", "table5",
+           "target"]

@@ -55,6 +55,18 @@ PAPER_HPARAMS = {"bertscore": {"lr": 1e-4, "batch_size": 32, "steps": 150_000},
 PAPER_EXAMPLES = 800_000
 
 
+#: our defaults: Table 7's batch size; the learning rate chosen on the CDA validation split (chapter 6);
+#: steps from :func:`default_steps` (Table 7's 6 epochs on our data)
+DEFAULTS = {"bertscore": {"lr": 1e-3, "batch_size": 32}, "regression": {"lr": 1e-3, "batch_size": 16}}
+
+
+def adapters_dir() -> Path:
+    """Where the book keeps trained adapters (ignored by git): ``<cache>/adapters/<name>``."""
+    from ..paths import cache_dir
+
+    return cache_dir() / "adapters"
+
+
 def paper_epochs(metric: str) -> float:
     """Passes over the training set that Table 7's steps x batch size make on ~800k examples (6 for both)."""
     hp = PAPER_HPARAMS[metric]
@@ -500,6 +512,56 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     return TrainResult(out, log, meta, target)
 
 
+def adapter_name(metric: str, backbone: str) -> str:
+    """The folder name of the book's adapter for a metric and backbone: ``bertscore-all-MiniLM-L6-v2``."""
+    return f"{metric}-{Path(backbone).name}"
+
+
+def default_config(metric: str, backbone: str, n_examples: int, *, steps: int | None = None, seed: int = 0,
+                   device: str = "auto", **overrides) -> TrainConfig:
+    """Our default configuration (:data:`DEFAULTS`; steps from :func:`default_steps`) for ``n_examples``."""
+    if metric not in DEFAULTS:
+        raise ValueError(f"adapters can be trained for {', '.join(METRICS)}; got metric {metric!r}")
+    d = {**DEFAULTS[metric], **overrides}
+    steps = steps or default_steps(metric, n_examples, d["batch_size"])
+    return TrainConfig(metric=metric, backbone=backbone, steps=steps, lr=d["lr"], batch_size=d["batch_size"],
+                       seed=seed, device=device, **{k: v for k, v in overrides.items() if k not in ("lr", "batch_size")})
+
+
+def ensure_adapter(metric: str, backbone: str, data: CDAData | None = None, *, fallback_steps: int = 200,
+                   fallback_examples: int = 2000, seed: int = 0, device: str = "auto",
+                   progress: bool = False) -> tuple[Path, str]:
+    """A trained adapter for ``metric`` on ``backbone``: ``(folder, how)``.
+
+    The full run (``metricbias adapters train`` with the default configuration,
+    ``--out`` :func:`adapters_dir` / :func:`adapter_name`) is used when it is
+    there; otherwise a small configuration is trained here (``fallback_steps``
+    steps on at most ``fallback_examples`` examples of each kind) into
+    ``<name>-small-<steps>`` beside it, and ``how`` says which.
+    """
+    full = adapters_dir() / adapter_name(metric, backbone)
+    try:
+        meta = read_meta(full)
+        return full, (f"the full run found in {full}: {meta['steps_done']} steps of batch "
+                      f"{meta['train_config']['batch_size']} at learning rate {meta['train_config']['lr']:g} on "
+                      f"{meta['train_config']['device']}, {meta['seconds_per_step']:.2f} s per step")
+    except FileNotFoundError:
+        pass
+    if data is None:
+        from . import cda
+        from .evaluation import held_out_texts
+
+        data = cda.build(exclude=held_out_texts())
+    small = data.sample(fallback_examples, seed)
+    config = default_config(metric, backbone, len(small.debias) + len(small.kd), steps=fallback_steps, seed=seed,
+                            device=device)
+    folder = full.with_name(f"{full.name}-small-{fallback_steps}")
+    result = train(config, small, folder, progress=progress)
+    return folder, (f"a small configuration trained now (no full run in {full}): {fallback_steps} steps of "
+                    f"batch {config.batch_size} at learning rate {config.lr:g} on {len(small.debias)} triples and "
+                    f"{len(small.kd)} pairs, {result.meta['seconds_per_step']:.2f} s per step on {config.device}")
+
+
 def _versions() -> dict:
     from ..metrics.base import library_version
 
@@ -513,5 +575,5 @@ def checkpoints(out) -> list[tuple[int, Path]]:
             if (p / "adapter_config.json").exists()]
 
 
-__all__ = ["ADAPTER_NAME", "METRICS", "PAPER_HPARAMS", "TrainConfig", "TrainResult", "add_adapter", "checkpoints", "debias_loss", "default_steps", "kd_loss", "load_scorer",
+__all__ = ["ADAPTER_NAME", "DEFAULTS", "METRICS", "PAPER_HPARAMS", "adapter_name", "adapters_dir", "default_config", "ensure_adapter", "TrainConfig", "TrainResult", "add_adapter", "checkpoints", "debias_loss", "default_steps", "kd_loss", "load_scorer",
            "load_target", "paper_epochs", "read_meta", "regression_backbone", "regression_model_dir", "save_adapter", "stream_indices", "teacher_scores", "train"]
