@@ -176,3 +176,52 @@ def test_bleurt_style_checkpoint_adapter(tiny_bert_regressor, tmp_path):
 def test_not_an_adapter_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a trained adapter folder"):
         training.read_meta(tmp_path)
+
+
+def _compare_table():
+    from metricbias.mitigation import evaluation
+
+    rows = [("bias", "published", "gender", 10.0, 3.0), ("bias", "built", "gender", 8.0, 4.0),
+            ("bias", "published", "race", 5.0, 5.6), ("bias", "built", "age", 4.0, 4.2),
+            ("quality", "stsb-dev", evaluation.QUALITY["stsb-dev"], 0.800, 0.796),
+            ("quality", "realsumm", evaluation.QUALITY["realsumm"], 0.500, 0.490)]
+    t = pd.DataFrame(rows, columns=["kind", "dataset", "name", "before", "after"])
+    t["statistic"] = ["bias (Eq. 2)"] * 4 + ["pearson", "spearman"]
+    t["change"] = t["after"] - t["before"]
+    t["relative_change"] = t["change"] / t["before"].abs()
+    return t
+
+
+def test_target_criteria_on_a_hand_made_table():
+    from metricbias.mitigation import evaluation
+
+    c = evaluation.target(_compare_table()).set_index("criterion")
+    assert c.loc["gender bias cut on the published gender set", "value"] == pytest.approx(0.7)
+    assert c.loc["gender bias cut on the published gender set", "met"]
+    assert c.loc["gender bias cut on the built gender set", "value"] == pytest.approx(0.5)
+    assert not c.loc["gender bias cut on the built gender set", "met"]  # 50% < 60%
+    assert c.loc["quality change on stsb-dev (pearson)", "met"]  # -0.5%
+    assert not c.loc["quality change on realsumm (spearman)", "met"]  # -2%
+    assert not c.loc["bias change on published race", "met"]  # +12%
+    assert c.loc["bias change on built age", "met"]  # +5%
+    assert len(c) == 6
+
+
+def test_table5_cells():
+    from metricbias.mitigation import evaluation
+
+    t5 = evaluation.table5({"BERTScore": ("tiny", _compare_table())})
+    adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
+    assert adapter["gender bias (published)"] == "3.00 (-70.0%)"
+    assert adapter["stsb-dev"] == "0.796 (-0.5%)"
+    assert t5[t5["variant"] == "original"].iloc[0]["gender bias (built)"] == "8.00"
+
+
+def test_published_tables_relative_changes():
+    from metricbias.mitigation import evaluation
+
+    t = evaluation.published_tables()
+    row = t[(t["source"].str.startswith("Sun")) & (t["backbone"] == "BERT-base") & (t["metric"] == "BERTScore")
+            & (t["variant"] != "original")].iloc[0]
+    assert row["gender_bias_change"] == pytest.approx(4.21 / 8.73 - 1)  # the paper prints -52%
+    assert round(row["gender_bias_change"], 2) == -0.52
