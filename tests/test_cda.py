@@ -135,3 +135,24 @@ def test_malformed_pair_file_names_file_and_line(tmp_project):
     (tmp_project / "data" / "raw" / "glue" / "MRPC" / "train.txt").write_bytes(body)
     with pytest.raises(ValueError, match=r"train\.txt, line 2: 2 tab-separated fields"):
         cda.read_mrpc("train")
+
+
+@pytest.mark.parametrize("text, neutral", [
+    ("She lent her car to him.", "The person lent the person's car to the person."),  # possessive vs object her
+    ("The woman gave her the book.", "The person gave the person the book."),
+    ("An actress and an actor.", "A performer and a performer."),  # a/an follows the new word
+    ("Mr. Smith met a waitress and her husband.", "Smith met a person and the person's spouse."),  # titles dropped
+    ("He's a man's man.", "The person is a person's person."),  # contraction and possessive 's
+    ("My ex-fiance left.", "My ex-person left."),  # inside a hyphenated word
+    ("A cat sleeps.", "A cat sleeps."),
+])
+def test_neutral_references_from_the_gender_lexicon(text, neutral):
+    pytest.importorskip("metricbias.datasets.swap")
+    assert cda.neutralize_gender(text) == neutral
+
+
+def test_default_swapper_makes_the_counterfactual():
+    pytest.importorskip("metricbias.datasets.swap")
+    swap = cda._default_swap()
+    assert cda.counterfactual_triples("The man fed her dog.", "", swap, cda.neutralize_gender) == [
+        ("self", "The man fed her dog.", "The woman fed his dog.", "The person fed the person's dog.")]

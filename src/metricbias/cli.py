@@ -173,7 +173,8 @@ def _cmd_adapters(args) -> int:
               f"{meta['seconds_total']:.0f} s ({meta['seconds_per_step']} s/step); adapter, log.csv and checkpoints "
               f"in {result.out}")
         return 0
-    table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size, seed=args.seed,
+    table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size,
+                                quality_sample_size=args.quality_sample_size, seed=args.seed,
                                 device=args.device, cache=None if args.no_cache else True)
     print(evaluation.target(table).to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
@@ -260,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_adapters)
     e = asub.add_parser("evaluate", help="bias and metric quality before and after an adapter")
     e.add_argument("--adapter", required=True, type=Path, help="folder written by `adapters train` (or a checkpoint)")
-    e.add_argument("--sample-size", type=int, default=0, help="pairs per attribute and items per quality set (0: all)")
+    e.add_argument("--sample-size", type=int, default=0, help="pairs per attribute (0: all)")
+    e.add_argument("--quality-sample-size", type=int, default=0, help="items per quality set (0: all)")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--device", default="auto")
     e.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")

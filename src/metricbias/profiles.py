@@ -20,8 +20,9 @@ PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
         # a few steps on a few examples; the smoke recipe of the regression model (12 steps)
-        "06_debiasing_adapters": {"regression_backbone": "stsb-all-MiniLM-L6-v2-smoke", "fallback_steps": 3,
-                                  "fallback_examples": 16, "curve_sample_size": 24},
+        "06_debiasing_adapters": {"regression_backbone": "stsb-all-MiniLM-L6-v2-smoke", "fallback_steps": 2,
+                                  "fallback_examples": 16, "cda_limit": 200, "quality_sample_size": 3,
+                                  "curve_sample_size": 12},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},

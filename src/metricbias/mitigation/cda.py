@@ -58,6 +58,16 @@ class CDAData:
     kd: pd.DataFrame
     counts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def fingerprint(self) -> str:
+        """Short hash of every triple and pair, in order: tells whether two builds gave the same data."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for frame, cols in ((self.debias, ["c1", "c2", "r"]), (self.kd, ["candidate", "reference"])):
+            for row in frame[cols].itertuples(index=False):
+                h.update("\x00".join(row).encode() + b"\x01")
+        return h.hexdigest()[:16]
+
     def sample(self, n: int, seed: int = 0) -> "CDAData":
         """At most ``n`` examples of each kind, chosen at random (small training runs); 0 keeps all."""
         if not n:
@@ -215,15 +225,15 @@ def neutralize_gender(text: str) -> str:
         return text
     lex, entries = lexicons.load("gender"), swap_lexicon()
     tokens = tokenize(text)
-    starts, pos = {}, 0
-    for i, tok in enumerate(tokens):
+    spans, pos = [], 0  # (start, end) of each token in ``text``
+    for tok in tokens:
         pos += len(tok.ws)
-        starts[pos] = i
+        spans.append((pos, pos + len(tok.text)))
         pos += len(tok.text)
     for offset, old, new in reversed(result.replacements):  # from the end: earlier indices stay valid
-        i = starts.get(offset)
-        if i is None or tokens[i].text.lower() != old.lower():
-            raise RuntimeError(f"neutralize_gender: cannot align the swapped word {old!r} at {offset} in {text!r}")
+        i = next((k for k, (a, b) in enumerate(spans) if a <= offset < b), None)
+        if i is None:
+            raise RuntimeError(f"neutralize_gender: cannot find the swapped word {old!r} at {offset} in {text!r}")
         whole = old.lower().replace("\u2019", "'")
         base, _, suffix = whole.partition("'")
         if lex.lookup(whole):  # contractions the lexicon lists whole: "he's" -> "the person is"
@@ -233,6 +243,11 @@ def neutralize_gender(text: str) -> str:
             neutral = _neutral_term(base, new.lower().partition("'")[0], lex, entry.kind if entry else None)
             if suffix and neutral and not neutral.endswith("'s"):
                 neutral += "'" + suffix
+        a, b = spans[i]
+        if (a, b) != (offset, offset + len(old)):  # part of a hyphenated token ("ex-fiance"): replace inside it
+            k = offset - a
+            tokens[i] = type(tokens[i])(tokens[i].text[:k] + neutral + tokens[i].text[k + len(old):], tokens[i].ws)
+            continue
         end = i + 1
         if not neutral and end < len(tokens) and tokens[end].text == ".":  # "Mr. Smith": the period goes too
             end += 1
@@ -250,13 +265,15 @@ def build(
     *,
     sources_: Iterable[str] = SOURCES,
     exclude: Iterable[str] = (),
+    limit: int = 0,
     pair_tables: dict[str, pd.DataFrame] | None = None,
 ) -> CDAData:
     """Debiasing triples and distillation pairs from ``sources_``, with counts per source.
 
     ``exclude``: texts that must not occur in training (evaluation sets); a
     pair sharing a sentence (after :func:`normalize_text`) with them or with a
-    dev split is dropped. ``pair_tables`` replaces the readers (tests).
+    dev split is dropped. ``limit`` > 0 reads only the first ``limit`` pairs of
+    each source (quick runs). ``pair_tables`` replaces the readers (tests).
     """
     swap = swap or _default_swap()
     neutralize = neutralize or _default_neutralize()
@@ -269,13 +286,16 @@ def build(
         for src in ("stsb", "mrpc"):
             dev = read_sentence_pairs(src, "dev")
             held_out.update(normalize_text(x) for x in pd.concat([dev["sentence_1"], dev["sentence_2"]]))
+    held_out.discard("")  # a text of punctuation alone would otherwise match every missing partner
     triples, kd, counts = [], [], []
     for src in names:
         if pair_tables is not None:
             table = pair_tables[src]
         else:
             table = stereoset_gender_pairs() if src == "stereoset" else read_sentence_pairs(src, "train")
-        keep = [not ({normalize_text(a), normalize_text(b)} & held_out) for a, b in
+        if limit:
+            table = table.head(limit)
+        keep = [not ({normalize_text(a), normalize_text(b)} & held_out) for a, b in  # "" (no partner) never matches
                 zip(table["sentence_1"], table["sentence_2"])]
         kept = table[keep]
         n_triples_before = len(triples)

@@ -82,9 +82,9 @@ def bias_pairs(datasets=BIAS_SETS, attributes=None) -> pd.DataFrame:
 def _sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int) -> pd.DataFrame:
     if not sample_size:
         return pairs
-    return (pairs.groupby(["dataset", "attribute"], sort=False, group_keys=False)
-            .apply(lambda g: g.sample(n=min(sample_size, len(g)), random_state=seed))
-            .reset_index(drop=True))
+    shuffled = pairs.sample(frac=1.0, random_state=seed)
+    kept = shuffled[shuffled.groupby(["dataset", "attribute"], sort=False).cumcount() < sample_size]
+    return kept.sort_index().reset_index(drop=True)
 
 
 def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
@@ -155,16 +155,19 @@ def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
 
 # --- before / after ---------------------------------------------------------------------------
 
-def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_size: int = 0, seed: int = 0,
-            cache=None, device: str = "auto") -> pd.DataFrame:
+def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_size: int = 0,
+            quality_sample_size: int | None = None, seed: int = 0, cache=None, device: str = "auto") -> pd.DataFrame:
     """Bias and quality of the original metric and of the metric with ``adapter``, side by side.
 
-    ``relative_change`` is ``(after - before) / |before|``.
+    ``sample_size``: pairs per attribute (0: all); ``quality_sample_size``: items
+    per quality set (default: ``sample_size``). ``relative_change`` is
+    ``(after - before) / |before|``.
     """
+    quality_sample_size = sample_size if quality_sample_size is None else quality_sample_size
     meta = training.read_meta(adapter)
     before_m, after_m = metric_for(None, meta=meta, device=device), metric_for(adapter, meta=meta, device=device)
     pairs = _sample_pairs(bias_pairs(bias_sets), sample_size, seed)
-    sets = load_quality_sets(measures, sample_size, seed) if measures else {}
+    sets = load_quality_sets(measures, quality_sample_size, seed) if measures else {}
     rows = []
     for kind, fn in (("bias", lambda m: bias(m, pairs, cache=cache)), ("quality", lambda m: quality(m, sets, cache=cache))):
         if kind == "quality" and not sets:

@@ -445,7 +445,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
         "idf": bool(config.idf),
         "adapter_config": "seq_bn", "reduction_factor": config.reduction_factor, "trainable_parameters": n_trainable,
         "train_config": dataclasses.asdict(config),
-        "data_counts": data.counts.to_dict("records"),
+        "data_counts": data.counts.to_dict("records"), "data_fingerprint": data.fingerprint(),
         "train_examples": {"debias": len(train_data.debias), "kd": len(train_data.kd)},
         "validation_examples": {"debias": len(val_data.debias), "kd": len(val_data.kd)},
         "versions": _versions(),
