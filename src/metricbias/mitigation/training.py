@@ -22,6 +22,7 @@ Output folder (``--out DIR``)::
 
     DIR/adapter_config.json, pytorch_adapter.bin   the trained adapter (adapters' own format)
     DIR/metricbias_adapter.json                    metric, backbone, layer, idf, training config, counts, timings
+                                                   (wall clock; seconds_per_step includes validation)
     DIR/log.csv                                    step, split (train/validation), loss, debias_loss, kd_loss, lr, elapsed_s
     DIR/checkpoints/step-NNNNNN/                   adapter + metadata + trainer_state.pt (optimizer, scheduler)
     DIR/train_config.json, teacher_kd.npy          what a resumed run checks and reuses
@@ -458,7 +459,8 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
         last = [r for r in log_rows if r["split"] == "train"][-1:] or [{}]
         val = [r for r in log_rows if r["split"] == "validation"][-1:] or [{}]
         return {**meta_base, "steps_done": step, "seconds_total": round(seconds, 3),
-                "seconds_per_step": round(seconds / max(1, step - 0), 4) if step else None,
+                # wall clock per step, the periodic validation and checkpoints included
+                "seconds_per_step": round(seconds / step, 4) if step else None,
                 "last_train": last[0], "last_validation": val[0]}
 
     def checkpoint(step: int, seconds: float) -> None:
