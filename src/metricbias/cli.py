@@ -178,6 +178,23 @@ def _cmd_adapters(args) -> int:
                                 device=args.device, cache=None if args.no_cache else True)
     print(evaluation.target(table).to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
+def _cmd_metaeval(args) -> int:
+    from . import metrics
+    from .cache import ScoreCache
+    from .datasets import meta_eval
+    from .metaeval import analysis
+    from .paths import write_csv_atomic
+
+    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if not names:
+        raise ValueError("--metrics names no metric")
+    built = [metrics.get(n) for n in names]  # unknown names fail here, before any scoring
+    dataset = meta_eval.load(args.dataset).sample(args.sample, seed=args.seed)
+    table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
+                         cache=None if args.no_cache else ScoreCache.default())
+    out = write_csv_atomic(table, args.out)
+    print(f"wrote {len(table)} correlations ({len(built)} metric(s) on {dataset.name}, {len(dataset)} rows, "
+          f"swap={args.swap}) to {out}")
     return 0
 
 
@@ -233,6 +250,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--force", action="store_true", help="train again even if the artifact exists")
     p.set_defaults(func=_cmd_train_regression)
+
+    p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
+    p.add_argument("--dataset", required=True,
+                   help="flickr8k, realsumm, wmt19-kk-en, or a .jsonl file in the generic format (see chapter 7)")
+    p.add_argument("--metrics", required=True, help="comma-separated metric names (`metricbias.metrics` registry)")
+    p.add_argument("--swap", default="none", choices=["none", "gender"], help="gender-swap hypotheses and references")
+    p.add_argument("--judges", default="mean", choices=["mean", "stacked"],
+                   help="Flickr8k: correlate with the experts' mean (default) or stack each expert as an observation")
+    p.add_argument("--sample", type=int, default=0, help="keep this many random items (0: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    p.add_argument("--out", required=True, type=Path, help="output CSV")
+    p.set_defaults(func=_cmd_metaeval)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")

@@ -23,9 +23,13 @@ PROFILES: dict[str, dict[str, dict]] = {
         "06_debiasing_adapters": {"regression_backbone": "stsb-all-MiniLM-L6-v2-smoke", "fallback_steps": 2,
                                   "fallback_examples": 16, "cda_limit": 200, "quality_sample_size": 3,
                                   "curve_sample_size": 12},
+        # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
+        "07_gender_swap": {"sample_size": 12, "darr_pairs": 12, "skip_on_summaries": "meteor,ter,bertscore",
+                           "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+        "07_gender_swap": {"darr_pairs": 0, "skip_on_summaries": ""},
     },
 }
 

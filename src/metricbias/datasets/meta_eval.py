@@ -1,0 +1,320 @@
+"""Meta-evaluation data: hypotheses with human judgements, to correlate metrics with.
+
+Two shapes cover the sets the book uses:
+
+* :class:`JudgedSet` — one row per hypothesis: ``item_id`` (the image or source
+  document), ``system_id``, ``hypothesis``, ``references`` (a tuple of one or
+  more strings) and one ``human:<aspect>`` column per judged aspect.
+  Flickr8k expert (example level), REALSumm (system level) and any user file in
+  the generic JSONL format are judged sets.
+* :class:`PairSet` — WMT DARR relative rankings: one row per (better, worse)
+  pair of translations of the same source with their reference.
+
+The generic JSONL format, one line per hypothesis::
+
+    {"item_id": "doc1", "system_id": "sysA", "hypothesis": "...",
+     "references": ["...", "..."], "human": {"overall": 3.5}}
+
+``item_id`` and ``system_id`` are strings or integers, ``references`` is a
+non-empty list of non-empty strings, ``human`` maps every aspect (the same
+aspects on every line) to a finite number. A malformed line is an error that
+names the file and the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import sources
+from .published import DatasetError
+
+HUMAN_PREFIX = "human:"
+NAMED = ("flickr8k", "realsumm", "wmt19-kk-en")
+
+
+@dataclass(frozen=True)
+class JudgedSet:
+    """Hypotheses with references and human scores (see the module docstring for the columns)."""
+
+    name: str
+    frame: pd.DataFrame
+    #: the correlation levels this set is meant for: "example", "system" or both
+    levels: tuple[str, ...]
+    #: aspect -> columns holding the individual judges' scores (Flickr8k: three experts)
+    judges: dict[str, list[str]] = field(default_factory=dict)
+    #: every distinct text the gender swap changed, where it first occurs (set by :meth:`swapped`)
+    swap_report: pd.DataFrame | None = None
+
+    @property
+    def aspects(self) -> list[str]:
+        return [c[len(HUMAN_PREFIX):] for c in self.frame.columns if c.startswith(HUMAN_PREFIX)]
+
+    def human(self, aspect: str) -> np.ndarray:
+        col = HUMAN_PREFIX + aspect
+        if col not in self.frame:
+            raise DatasetError(f"{self.name}: no human aspect {aspect!r}; aspects: {', '.join(self.aspects)}")
+        return self.frame[col].to_numpy(dtype=float)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def sample(self, n_items: int, seed: int = 0) -> "JudgedSet":
+        """Keep ``n_items`` randomly chosen items (every system of each kept item); 0 keeps all."""
+        items = self.frame["item_id"].drop_duplicates()
+        if not n_items or n_items >= len(items):
+            return self
+        keep = set(items.sample(n=n_items, random_state=seed))
+        return replace(self, frame=self.frame[self.frame["item_id"].isin(keep)].reset_index(drop=True))
+
+    def subset(self, mask) -> "JudgedSet":
+        return replace(self, frame=self.frame[np.asarray(mask, dtype=bool)].reset_index(drop=True))
+
+    def swapped(self) -> "JudgedSet":
+        """The gender-swapped set: every hypothesis and reference swapped, human scores kept."""
+        from .swap import lexicon, swap_gender
+
+        lex = lexicon()
+        rows = []
+        done: dict[str, str] = {}  # each distinct text is swapped and reported once
+
+        def swap(text: str, where: str) -> str:
+            if text not in done:
+                res = swap_gender(text, lex)
+                done[text] = res.text
+                if res.changed:
+                    rows.append({"where": where, "original": text, "swapped": res.text,
+                                 "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
+            return done[text]
+
+        frame = self.frame.copy()
+        frame["hypothesis"] = [swap(h, f"hypothesis {i}") for i, h in enumerate(frame["hypothesis"])]
+        frame["references"] = [tuple(swap(r, f"reference {j} of hypothesis {i}") for j, r in enumerate(rs))
+                               for i, rs in enumerate(frame["references"])]
+        report = pd.DataFrame(rows, columns=["where", "original", "swapped", "replacements"])
+        return replace(self, name=f"{self.name} (gender-swapped)", frame=frame, swap_report=report)
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Relative-ranking pairs: ``item_id``, ``reference``, ``better``, ``worse``, ``better_system``, ``worse_system``."""
+
+    name: str
+    frame: pd.DataFrame
+    levels: tuple[str, ...] = ("pairs",)
+    swap_report: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def sample(self, n_items: int, seed: int = 0) -> "PairSet":
+        if not n_items or n_items >= len(self.frame):
+            return self
+        return replace(self, frame=self.frame.sample(n=n_items, random_state=seed).reset_index(drop=True))
+
+    def swapped(self) -> "PairSet":
+        from .swap import lexicon, swap_gender
+
+        lex = lexicon()
+        frame = self.frame.copy()
+        rows = []
+        done: dict[str, str] = {}  # a reference shared by many pairs is swapped and reported once
+        for col in ("reference", "better", "worse"):
+            out = []
+            for i, text in enumerate(frame[col]):
+                if text not in done:
+                    res = swap_gender(text, lex)
+                    done[text] = res.text
+                    if res.changed:
+                        rows.append({"where": f"{col} {i}", "original": text, "swapped": res.text,
+                                     "replacements": "; ".join(f"{o}→{n}" for _, o, n in res.replacements)})
+                out.append(done[text])
+            frame[col] = out
+        report = pd.DataFrame(rows, columns=["where", "original", "swapped", "replacements"])
+        return replace(self, name=f"{self.name} (gender-swapped)", frame=frame, swap_report=report)
+
+
+# --- Flickr8k expert judgements ---------------------------------------------------------
+
+FLICKR8K_FILES = ("flickr8k_expert/candidates.json", "flickr8k_expert/refs.json", "flickr8k_expert/judgements")
+
+
+def load_flickr8k() -> JudgedSet:
+    """Flickr8k expert judgements (Hodosh et al. 2013, as packaged by Elliott & Keller 2014).
+
+    5822 (image, retrieved caption) examples; ``human:overall`` is the mean of
+    the three experts' 1-4 scores (``judge_1..3`` keep them); the references
+    are the image's five captions. ``system_id`` is the retrieved caption's id.
+    """
+    cand_path, refs_path, judge_path = (sources.path(f) for f in FLICKR8K_FILES)
+    candidates = json.loads(cand_path.read_text(encoding="utf-8"))
+    refs = json.loads(refs_path.read_text(encoding="utf-8"))
+    judgements = pd.read_csv(judge_path, dtype={"id": int, "j1": float, "j2": float, "j3": float})
+    if len(candidates) != len(judgements):
+        raise DatasetError(f"{cand_path}: {len(candidates)} candidates but {judge_path} has {len(judgements)} judgements")
+    # refs.json repeats each image's captions once per judged candidate of that image (sorted by caption):
+    # an image's references are its distinct captions, each kept as often as it occurs per candidate.
+    per_image: dict[str, list[str]] = {}
+    for row in refs:
+        per_image.setdefault(row["image_id"], []).append(row["caption"])
+    n_cands = judgements.groupby("imageid").size()
+    references: dict[str, tuple[str, ...]] = {}
+    for image, caps in per_image.items():
+        n = int(n_cands.get(image, 0))
+        if n == 0 or len(caps) % n:
+            raise DatasetError(f"{refs_path}: image {image} has {len(caps)} reference rows, not a multiple of its "
+                               f"{n} judged candidates")
+        counts = pd.Series(caps).value_counts(sort=False)
+        references[image] = tuple(c for c, k in counts.items() for _ in range(k // n))
+    rows = []
+    for i, (cand, judge) in enumerate(zip(candidates, judgements.itertuples(index=False))):
+        if cand["image_id"] != judge.imageid:
+            raise DatasetError(f"{cand_path}, entry {i}: image {cand['image_id']} but judgement row {i + 2} of "
+                               f"{judge_path} is for {judge.imageid}")
+        if judge.imageid not in references:
+            raise DatasetError(f"{refs_path}: no references for image {judge.imageid} (judgement row {i + 2})")
+        scores = (judge.j1, judge.j2, judge.j3)
+        rows.append({"item_id": judge.imageid, "system_id": judge.textid, "hypothesis": cand["caption"],
+                     "references": references[judge.imageid], "human:overall": float(np.mean(scores)),
+                     "judge_1": scores[0], "judge_2": scores[1], "judge_3": scores[2]})
+    frame = pd.DataFrame(rows)
+    return JudgedSet("flickr8k", frame, levels=("example",), judges={"overall": ["judge_1", "judge_2", "judge_3"]})
+
+
+# --- REALSumm ----------------------------------------------------------------------------
+
+REALSUMM_FILE = "realsumm/data.pkl"
+
+
+def load_realsumm() -> JudgedSet:
+    """REALSumm (Bhandari et al. 2020): 100 CNN/DM documents x systems, LitePyramid recall, one reference."""
+    data = sources.load_pickle(REALSUMM_FILE)
+    where = sources.path(REALSUMM_FILE)
+    if not isinstance(data, dict):
+        raise DatasetError(f"{where}: expected a dict of documents, found {type(data).__name__}")
+    rows = []
+    for doc_id, doc in data.items():
+        try:
+            ref = doc["ref_summ"]
+            systems = doc["sys_summs"]
+        except (KeyError, TypeError) as exc:
+            raise DatasetError(f"{where}, document {doc_id!r}: missing {exc}") from exc
+        for system, entry in systems.items():
+            scores = entry["scores"]
+            if isinstance(scores, str):  # the BARTScore packaging stores the dict's repr
+                scores = ast.literal_eval(scores)
+            if "litepyramid_recall" not in scores:
+                raise DatasetError(f"{where}, document {doc_id!r}, system {system!r}: no litepyramid_recall score")
+            rows.append({"item_id": str(doc_id), "system_id": str(system).removesuffix(".txt"),
+                         "hypothesis": entry["sys_summ"], "references": (ref,),
+                         "human:litepyramid_recall": float(scores["litepyramid_recall"])})
+    return JudgedSet("realsumm", pd.DataFrame(rows), levels=("system",))
+
+
+# --- WMT19 DARR --------------------------------------------------------------------------
+
+def load_wmt19_darr(pair: str = "kk-en") -> PairSet:
+    """WMT19 DARR relative rankings for one language pair (BARTScore's packaging): better/worse translations."""
+    name = f"wmt19_darr/{pair}.pkl"
+    data = sources.load_pickle(name)
+    where = sources.path(name)
+    rows = []
+    for key, entry in data.items():
+        try:
+            rows.append({"item_id": str(key), "reference": entry["ref"], "better": entry["better"]["sys"],
+                         "worse": entry["worse"]["sys"], "better_system": entry["better"]["sys_name"],
+                         "worse_system": entry["worse"]["sys_name"]})
+        except (KeyError, TypeError) as exc:
+            raise DatasetError(f"{where}, entry {key!r}: missing {exc}") from exc
+    return PairSet(f"wmt19-{pair}", pd.DataFrame(rows))
+
+
+# --- generic JSONL -----------------------------------------------------------------------
+
+def _id(value, what: str, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise DatasetError(f"{where}: {what} must be a non-empty string or an integer, found {value!r}")
+    return str(value)
+
+
+def load_jsonl(path: str | Path) -> JudgedSet:
+    """A human-judged set in the generic JSONL format (module docstring); errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file")
+    rows = []
+    aspects: list[str] | None = None
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+            if not isinstance(obj, dict):
+                raise DatasetError(f"{where}: expected a JSON object, found {type(obj).__name__}")
+            missing = [k for k in ("item_id", "system_id", "hypothesis", "references", "human") if k not in obj]
+            if missing:
+                raise DatasetError(f"{where}: missing key(s) {missing}")
+            hyp, refs, human = obj["hypothesis"], obj["references"], obj["human"]
+            if not isinstance(hyp, str) or not hyp.strip():
+                raise DatasetError(f"{where}: hypothesis must be a non-empty string")
+            if (not isinstance(refs, list) or not refs
+                    or not all(isinstance(r, str) and r.strip() for r in refs)):
+                raise DatasetError(f"{where}: references must be a non-empty list of non-empty strings")
+            if not isinstance(human, dict) or not human:
+                raise DatasetError(f"{where}: human must be an object mapping aspect -> score")
+            for aspect, score in human.items():
+                if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                    raise DatasetError(f"{where}: human score for {aspect!r} must be a finite number, found {score!r}")
+            if aspects is None:
+                aspects = list(human)
+            elif set(human) != set(aspects):
+                raise DatasetError(f"{where}: aspects {sorted(human)} differ from the first line's {sorted(aspects)}")
+            row = {"item_id": _id(obj["item_id"], "item_id", where), "system_id": _id(obj["system_id"], "system_id", where),
+                   "hypothesis": hyp, "references": tuple(refs)}
+            row.update({HUMAN_PREFIX + a: float(human[a]) for a in aspects})
+            rows.append(row)
+    if not rows:
+        raise DatasetError(f"{path}: no judged hypotheses (the file is empty)")
+    frame = pd.DataFrame(rows)
+    dup = frame.duplicated(["item_id", "system_id"])
+    if dup.any():
+        first = frame[dup].iloc[0]
+        raise DatasetError(f"{path}: (item_id, system_id) = ({first['item_id']}, {first['system_id']}) occurs twice")
+    levels = ("example", "system") if frame["system_id"].nunique() >= 3 else ("example",)
+    return JudgedSet(path.stem, frame, levels=levels)
+
+
+def write_jsonl(dataset: JudgedSet, path: str | Path) -> Path:
+    """Write a judged set in the generic JSONL format (atomically)."""
+    from ..paths import atomic_path
+
+    aspects = dataset.aspects
+    with atomic_path(path, suffix=".jsonl") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for rec in dataset.frame.to_dict("records"):
+            line = {"item_id": rec["item_id"], "system_id": rec["system_id"], "hypothesis": rec["hypothesis"],
+                    "references": list(rec["references"]), "human": {a: rec[HUMAN_PREFIX + a] for a in aspects}}
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return Path(path)
+
+
+def load(name: str) -> JudgedSet | PairSet:
+    """``flickr8k``, ``realsumm``, ``wmt19-kk-en`` or the path of a generic ``.jsonl`` file."""
+    if name == "flickr8k":
+        return load_flickr8k()
+    if name == "realsumm":
+        return load_realsumm()
+    if name.startswith("wmt19-"):
+        return load_wmt19_darr(name[len("wmt19-"):])
+    if name.endswith(".jsonl") or Path(name).is_file():
+        return load_jsonl(name)
+    raise DatasetError(f"unknown meta-evaluation dataset {name!r}: use one of {', '.join(NAMED)} or a .jsonl file")

@@ -1,0 +1,197 @@
+"""Gender-swapped meta-evaluation (Gao & Wan 2022, section 5).
+
+* :func:`selection` — which examples are gender-neutral in their references and
+  male-only in their hypothesis (the preference set), and which are male-only in
+  their hypothesis (the "single-gender" subset of Table 6);
+* :func:`preference` — Table 5: mean score of the male hypotheses and of their
+  swapped (female) versions, and the shares of pairs where male > female,
+  male < female, male = female;
+* :func:`correlations` — every correlation of one set (example level Spearman and
+  Kendall, system level Spearman, DARR tau) for one metric, long format;
+* :func:`performance` — Tables 6, 7 and 9: the same correlations before and after
+  swapping, side by side;
+* :func:`top_k` — Figure 1: system-level Spearman on the top-k systems, before
+  and after swapping;
+* :func:`run` — what ``metricbias metaeval`` writes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..datasets.meta_eval import JudgedSet, PairSet
+from ..datasets.swap import gender_of, lexicon
+from . import correlation as corr
+from .scoring import hypothesis_scores, pair_scores
+
+#: columns of :func:`correlations` and of ``metricbias metaeval --out``
+COLUMNS = ["dataset", "swap", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic",
+           "value", "p_value", "n", "signature"]
+SUBSETS = ("all", "single_gender")
+JUDGES = ("mean", "stacked")
+#: two scores within this distance count as equal in the preference analysis (float noise, not preference)
+EQUAL_ATOL = 1e-9
+
+
+def labelled(m) -> tuple[str, object]:
+    """``(label, Metric)`` from a registry name, a :class:`Metric`, a ``(label, Metric)`` pair or a
+    ``(label, name, options)`` suite entry (``metrics.suite``); the label names the metric in every table."""
+    from .. import metrics
+
+    if isinstance(m, str):
+        return m, metrics.get(m)
+    if isinstance(m, tuple) and len(m) == 3:
+        return m[0], metrics.get(m[1], **m[2])
+    if isinstance(m, tuple) and len(m) == 2:
+        return m
+    return m.name, m
+
+
+def selection(dataset: JudgedSet) -> pd.DataFrame:
+    """Per hypothesis: ``hypothesis_gender``, ``references_neutral``, ``preference`` and ``single_gender`` masks."""
+    lex = lexicon()
+    hyp = dataset.frame["hypothesis"].map(lambda t: gender_of(t, lex))
+    neutral_cache: dict[str, bool] = {}
+
+    def neutral(refs) -> bool:
+        for r in refs:
+            if r not in neutral_cache:
+                neutral_cache[r] = gender_of(r, lex) == "none"
+            if not neutral_cache[r]:
+                return False
+        return True
+
+    refs_neutral = dataset.frame["references"].map(neutral)
+    return pd.DataFrame({"hypothesis_gender": hyp, "references_neutral": refs_neutral,
+                         "preference": refs_neutral & (hyp == "male"), "single_gender": hyp == "male"})
+
+
+def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFrame:
+    """Gao & Wan Table 5 on ``dataset``: one row per (metric, aggregation).
+
+    ``metrics`` are registry names, :class:`Metric` objects, ``(label, Metric)`` pairs or
+    ``metrics.suite`` entries (see :func:`labelled`); ``metric`` is the label, ``name`` the registry name.
+    """
+    sel = selection(dataset)
+    male = dataset.subset(sel["preference"])
+    if len(male) == 0:
+        raise ValueError(f"{dataset.name}: no example has gender-neutral references and a male-only hypothesis")
+    female = male.swapped()
+    rows = []
+    for m in metrics:
+        label, metric = labelled(m)
+        s_male = hypothesis_scores(metric, male, cache)
+        s_female = hypothesis_scores(metric, female, cache)
+        for agg in s_male:
+            a, b = s_male[agg], s_female[agg]
+            equal = np.isclose(a, b, rtol=0.0, atol=EQUAL_ATOL)
+            rows.append({"metric": label, "name": metric.name, "aggregation": agg, "n": len(a),
+                         "mean_male": float(a.mean()), "mean_female": float(b.mean()),
+                         "share_male_higher": float(np.mean((a > b) & ~equal)),
+                         "share_female_higher": float(np.mean((a < b) & ~equal)),
+                         "share_equal": float(np.mean(equal)), "signature": metric.signature})
+    return pd.DataFrame(rows)
+
+
+def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: dict | None = None,
+                 judges: str = "mean") -> pd.DataFrame:
+    """Every correlation of ``metric`` on ``dataset`` (a :class:`JudgedSet` or :class:`PairSet`), long format.
+
+    ``subsets`` maps a subset name to a boolean mask over the rows (default:
+    ``all`` only); subsets apply to example-level correlations. ``judges``
+    (``mean`` or ``stacked``) chooses how aspects with individual judges'
+    scores are correlated (``stacked``: Elliott & Keller's protocol).
+    """
+    if judges not in JUDGES:
+        raise ValueError(f"judges={judges!r} is not one of {list(JUDGES)}")
+    label, metric = labelled(metric)
+    base = {"dataset": dataset.name.removesuffix(" (gender-swapped)"), "swap": swap, "metric": label,
+            "name": metric.name, "signature": metric.signature}
+    rows = []
+    if isinstance(dataset, PairSet):
+        better, worse = pair_scores(metric, dataset, cache)
+        if getattr(metric, "direction", "higher") == "lower":  # TER, WMD distance: the better text scores lower
+            better, worse = -better, -worse
+        t = corr.darr_tau(better, worse, f"{label} on {dataset.name}")
+        rows.append({**base, "aggregation": "single", "level": "pairs", "aspect": "relative_ranking", "subset": "all",
+                     "judges": "-", "statistic": t["statistic"], "value": t["value"], "p_value": t["p_value"],
+                     "n": t["n"]})
+        return pd.DataFrame(rows, columns=COLUMNS)
+    scores = hypothesis_scores(metric, dataset, cache)
+    subsets = {"all": np.ones(len(dataset), dtype=bool)} if subsets is None else subsets
+    frame = dataset.frame
+    for agg, s in scores.items():
+        for aspect in dataset.aspects:
+            human = dataset.human(aspect)
+            what = f"{label} ({agg}) vs human {aspect} on {dataset.name}"
+            if "example" in dataset.levels:
+                judge_cols = dataset.judges.get(aspect) if judges == "stacked" else None
+                for name, mask in subsets.items():
+                    mask = np.asarray(mask, dtype=bool)
+                    j = frame.loc[mask, judge_cols].to_numpy(dtype=float) if judge_cols else None
+                    for c in corr.example_level(s[mask], human[mask], judges=j, what=f"{what}, {name}"):
+                        rows.append({**base, "aggregation": agg, "level": "example", "aspect": aspect, "subset": name,
+                                     "judges": judges if judge_cols else "mean", "statistic": c.statistic,
+                                     "value": c.value, "p_value": c.p_value, "n": c.n})
+            if "system" in dataset.levels:
+                c = corr.system_level(frame["system_id"], s, human, what)
+                rows.append({**base, "aggregation": agg, "level": "system", "aspect": aspect, "subset": "all",
+                             "judges": "mean", "statistic": c.statistic, "value": c.value, "p_value": c.p_value,
+                             "n": c.n})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _subsets(dataset) -> dict | None:
+    if isinstance(dataset, PairSet) or "example" not in dataset.levels:
+        return None
+    single = selection(dataset)["single_gender"].to_numpy()
+    out = {"all": np.ones(len(dataset), dtype=bool)}
+    if single.sum() >= 3:
+        out["single_gender"] = single
+    return out
+
+
+def run(dataset, metrics: Iterable, *, swap: str = "none", cache=None, judges: str = "mean") -> pd.DataFrame:
+    """Correlations of every metric on ``dataset`` (original, or gender-swapped with ``swap="gender"``).
+
+    The single-gender subset is chosen on the original hypotheses (male-only),
+    so that the swapped run correlates the same examples.
+    """
+    if swap not in ("none", "gender"):
+        raise ValueError(f"swap={swap!r} is not one of ['none', 'gender']")
+    subsets = _subsets(dataset)
+    data = dataset.swapped() if swap == "gender" else dataset
+    frames = [correlations(data, m, cache=cache, swap=swap, subsets=subsets, judges=judges) for m in metrics]
+    return pd.concat(frames, ignore_index=True)
+
+
+def performance(dataset, metrics: Iterable, *, cache=None, judges: str = "mean") -> pd.DataFrame:
+    """Correlations before (``origin``) and after (``swap``) gender swapping, with ``delta`` = swap - origin."""
+    metrics = [labelled(m) for m in metrics]
+    before = run(dataset, metrics, swap="none", cache=cache, judges=judges)
+    after = run(dataset, metrics, swap="gender", cache=cache, judges=judges)
+    keys = ["dataset", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
+    merged = before.drop(columns="swap").merge(after.drop(columns=["swap", "signature"]), on=keys,
+                                               suffixes=("_origin", "_swap"))
+    merged = merged.rename(columns={"value_origin": "origin", "value_swap": "swap"})
+    merged["delta"] = merged["swap"] - merged["origin"]
+    return merged[keys + ["origin", "swap", "delta", "p_value_origin", "p_value_swap", "n_origin", "signature"]]
+
+
+def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, cache=None, ks=None) -> pd.DataFrame:
+    """Figure 1: per metric and k, the Spearman on the top-k systems (by human score), original and swapped."""
+    aspect = aspect or dataset.aspects[0]
+    swapped = dataset.swapped()
+    human = dataset.human(aspect)
+    rows = []
+    for m in metrics:
+        label, metric = labelled(m)
+        for cond, data in (("origin", dataset), ("swap", swapped)):
+            for agg, s in hypothesis_scores(metric, data, cache).items():
+                curve = corr.top_k_curve(data.frame["system_id"], s, human, ks)
+                rows.append(curve.assign(metric=label, name=metric.name, aggregation=agg, condition=cond))
+    return pd.concat(rows, ignore_index=True)[["metric", "name", "aggregation", "condition", "k", "spearman",
+                                               "p_value"]]

@@ -1,0 +1,167 @@
+"""Preference and performance analyses and the `metricbias metaeval` command, on a toy metric."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from metricbias import cli, metrics
+from metricbias.cache import ScoreCache
+from metricbias.datasets.meta_eval import JudgedSet, PairSet, load_jsonl
+from metricbias.metaeval import analysis
+from metricbias.metaeval.scoring import hypothesis_scores, pair_scores
+from metricbias.metrics.base import Metric
+
+
+class Overlap(Metric):
+    """Jaccard overlap of lower-cased word sets, plus a small bonus for the word 'man' (a deliberately biased toy)."""
+
+    name = "toy_overlap"
+    family = "ngram"
+    defaults = {"bonus": 0.0}
+
+    def _score(self, candidates, references):
+        out = []
+        for c, r in zip(candidates, references):
+            a, b = set(c.lower().rstrip(".").split()), set(r.lower().rstrip(".").split())
+            out.append(len(a & b) / len(a | b) + self.options["bonus"] * ("man" in a))
+        return np.array(out)
+
+
+def judged(rows, levels=("example",)):
+    frame = pd.DataFrame(rows)
+    frame["references"] = frame["references"].map(tuple)
+    return JudgedSet("toy", frame, levels=levels)
+
+
+CAPTIONS = judged([
+    {"item_id": 1, "system_id": "a", "hypothesis": "a man rides a horse", "references": ["a person on a horse", "a rider"], "human:overall": 4},
+    {"item_id": 1, "system_id": "b", "hypothesis": "a man sits", "references": ["a person on a horse", "a rider"], "human:overall": 2},
+    {"item_id": 2, "system_id": "c", "hypothesis": "a woman and a dog", "references": ["a dog runs", "a dog"], "human:overall": 3},
+    {"item_id": 3, "system_id": "d", "hypothesis": "a dog", "references": ["a man and his dog", "a dog"], "human:overall": 1},
+    {"item_id": 4, "system_id": "e", "hypothesis": "his dog runs", "references": ["a man and a dog"], "human:overall": 2},
+])
+
+
+def test_scores_per_reference_and_aggregation():
+    s = hypothesis_scores(Overlap(), CAPTIONS)
+    # "a man rides a horse" vs "a person on a horse" = {a, horse}/{a,man,rides,horse,person,on} = 2/6; vs "a rider" 1/5
+    assert s["max"][0] == pytest.approx(2 / 6)
+    assert s["mean"][0] == pytest.approx((2 / 6 + 1 / 5) / 2)
+    assert s["mean"][4] == s["max"][4] == pytest.approx(1 / 6)  # one reference: {dog} / {his, dog, runs, a, man, and}
+
+
+def test_metrics_can_be_labelled():
+    table = analysis.run(CAPTIONS, [("Overlap+", Overlap(bonus=0.1)), Overlap()])
+    assert set(table["metric"]) == {"Overlap+", "toy_overlap"} and set(table["name"]) == {"toy_overlap"}
+
+
+def test_selection():
+    sel = analysis.selection(CAPTIONS)
+    assert sel["hypothesis_gender"].tolist() == ["male", "male", "female", "none", "male"]
+    assert sel["references_neutral"].tolist() == [True, True, True, False, False]
+    assert sel["preference"].tolist() == [True, True, False, False, False]
+    assert sel["single_gender"].tolist() == [True, True, False, False, True]
+
+
+def test_preference_table():
+    unbiased = analysis.preference(CAPTIONS, [Overlap()])
+    assert set(unbiased["aggregation"]) == {"max", "mean"}
+    row = unbiased.set_index("aggregation").loc["max"]
+    # references are neutral and the toy metric is symmetric in man/woman: every pair ties
+    assert row["n"] == 2 and row["share_equal"] == 1.0 and row["mean_male"] == pytest.approx(row["mean_female"])
+    biased = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)]).set_index("aggregation").loc["max"]
+    assert biased["share_male_higher"] == 1.0 and biased["share_equal"] == 0.0
+    assert biased["mean_male"] - biased["mean_female"] == pytest.approx(0.1)
+
+
+def test_performance_before_and_after_swap():
+    perf = analysis.performance(CAPTIONS, [Overlap(bonus=0.5)])
+    assert set(perf["subset"]) == {"all", "single_gender"}
+    assert set(perf["statistic"]) == {"spearman", "kendall"}
+    row = perf[(perf["aggregation"] == "max") & (perf["subset"] == "all") & (perf["statistic"] == "spearman")].iloc[0]
+    s = hypothesis_scores(Overlap(bonus=0.5), CAPTIONS)["max"]
+    s_swap = hypothesis_scores(Overlap(bonus=0.5), CAPTIONS.swapped())["max"]
+    human = CAPTIONS.human("overall")
+    assert row["origin"] == pytest.approx(stats.spearmanr(s, human).statistic)
+    assert row["swap"] == pytest.approx(stats.spearmanr(s_swap, human).statistic)
+    assert row["delta"] == pytest.approx(row["swap"] - row["origin"])
+    assert row["n_origin"] == 5
+
+
+def test_system_level_and_top_k():
+    rows = []
+    for item in range(4):
+        for k, system in enumerate("abcd"):
+            rows.append({"item_id": item, "system_id": system, "hypothesis": " ".join(["a", "man", *(f"w{j}" for j in range(k)), "dog"]),
+                         "references": ["a man and his dog"], "human:coverage": float(k + item)})
+    ds = judged(rows, levels=("system",))
+    table = analysis.run(ds, [Overlap()])
+    assert table["level"].tolist() == ["system"] and table["aggregation"].tolist() == ["single"]
+    assert table["value"].item() == pytest.approx(-1.0)  # more filler words: lower overlap, higher human score
+    curve = analysis.top_k(ds, [Overlap()])
+    assert curve["k"].tolist() == [3, 4, 3, 4] and curve["condition"].tolist() == ["origin", "origin", "swap", "swap"]
+
+
+def test_pairs_darr():
+    frame = pd.DataFrame({"item_id": ["1", "2", "3"], "reference": ["a cat sat", "a dog ran", "he went home"],
+                          "better": ["a cat sat", "a dog", "he went"], "worse": ["a dog sat", "a cat", "he went home"],
+                          "better_system": list("xyz"), "worse_system": list("uvw")})
+    ds = PairSet("toy-pairs", frame)
+    b, w = pair_scores(Overlap(), ds)
+    assert b.tolist() == pytest.approx([1.0, 2 / 3, 2 / 3]) and w.tolist() == pytest.approx([0.5, 1 / 4, 1.0])
+    table = analysis.run(ds, [Overlap()], swap="gender")
+    assert table["statistic"].item() == "darr_tau" and table["value"].item() == pytest.approx(1 / 3)
+    assert table["swap"].item() == "gender"
+
+    class Distance(Overlap):  # lower is better: the same ranking must give the same tau
+        name = "toy_distance"
+        direction = "lower"
+
+        def _score(self, candidates, references):
+            return 1.0 - super()._score(candidates, references)
+
+    assert analysis.run(ds, [Distance()])["value"].item() == pytest.approx(1 / 3)
+
+
+def test_scores_go_through_the_cache(tmp_path):
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    first = hypothesis_scores(Overlap(), CAPTIONS, cache)
+    assert (cache.misses, cache.hits) == (9, 0)  # 9 (hypothesis, reference) pairs
+    again = hypothesis_scores(Overlap(), CAPTIONS, cache)
+    assert (cache.misses, cache.hits) == (9, 9)
+    assert np.array_equal(first["max"], again["max"])
+
+
+def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    lines = []
+    for item in range(4):
+        for k, system in enumerate("abc"):
+            lines.append({"item_id": f"doc{item}", "system_id": system, "hypothesis": f"a man {'x ' * k}rides",
+                          "references": ["a man rides", "he rides a horse"], "human": {"overall": 3 - k + 0.1 * item}})
+    path = tmp_path / "judged.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    monkeypatch.setattr(metrics, "get", lambda name, **options: Overlap(**options) if name == "toy_overlap"
+                        else (_ for _ in ()).throw(metrics.MetricError(f"unknown metric {name!r}")))
+    out = tmp_path / "out.csv"
+    assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--swap", "gender",
+                     "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == analysis.COLUMNS
+    assert set(table["level"]) == {"example", "system"} and set(table["aggregation"]) == {"max", "mean"}
+    assert set(table["subset"]) == {"all", "single_gender"} and (table["swap"] == "gender").all()
+    assert f"to {out}" in capsys.readouterr().out
+    expected = analysis.run(load_jsonl(path), [Overlap()], swap="gender")
+    assert np.allclose(table["value"], expected["value"])
+    # errors: unknown metric, malformed dataset line; nothing is written
+    bad = tmp_path / "bad.csv"
+    assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "nope", "--out", str(bad)]) == 2
+    path.write_text(path.read_text() + "{oops\n")
+    assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--out", str(bad)]) == 2
+    assert "judged.jsonl, line 13: not valid JSON" in capsys.readouterr().err
+    assert not bad.exists()
