@@ -2,62 +2,24 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import pytest
 
 from metricbias.mitigation import cda
 
-# A hand-written stand-in swapper for the plumbing tests: the project's swapper is tested in its own module.
-_SWAP = {"he": "she", "she": "he", "his": "her", "him": "her", "man": "woman", "woman": "man", "men": "women",
-         "women": "men", "father": "mother", "mother": "father"}
-_NEUTRAL = {"he": "the person", "she": "the person", "him": "the person", "his": "the person's",
-            "man": "person", "woman": "person", "men": "people", "women": "people",
-            "father": "parent", "mother": "parent"}
-
-
-def _her(words, i, possessive, objective):
-    nxt = words[i + 1] if i + 1 < len(words) else ""
-    return possessive if re.match(r"[a-z]", nxt) else objective
-
-
-def toy_swap(text: str) -> str:
-    words = re.findall(r"\w+|[^\w\s]", text)
-    out = []
-    for i, w in enumerate(words):
-        low = w.lower()
-        rep = _her(words, i, "his", "him") if low == "her" else _SWAP.get(low, w)
-        out.append(rep.capitalize() if w[0].isupper() else rep)
-    return re.sub(r" ([.,!?])", r"\1", " ".join(out))
-
-
-def toy_neutral(text: str) -> str:
-    words = re.findall(r"\w+|[^\w\s]", text)
-    out = []
-    for i, w in enumerate(words):
-        low = w.lower()
-        rep = _her(words, i, "the person's", "the person") if low == "her" else _NEUTRAL.get(low, w)
-        out.append(rep[0].upper() + rep[1:] if w[0].isupper() else rep)
-    return re.sub(r" ([.,!?])", r"\1", " ".join(out))
-
-
-def test_toy_swapper_resolves_her_by_what_follows():
-    # the plumbing below relies on these: possessive her -> his, objective her -> him
-    assert toy_swap("She lent her car to him.") == "He lent his car to her."
-    assert toy_swap("The man saw her.") == "The woman saw him."
-    assert toy_neutral("She lent her car to him.") == "The person lent the person's car to the person."
+SWAP = cda._default_swap()  # the project's gender swapper (metricbias.datasets.swap)
+NEUTRAL = cda.neutralize_gender
 
 
 def test_triples_of_a_gendered_sentence():
-    triples = cda.counterfactual_triples("A man is playing a flute.", "A woman plays the flute.", toy_swap, toy_neutral)
+    triples = cda.counterfactual_triples("A man is playing a flute.", "A woman plays the flute.", SWAP, NEUTRAL)
     assert triples == [
         ("self", "A man is playing a flute.", "A woman is playing a flute.", "A person is playing a flute."),
         ("pair", "A man is playing a flute.", "A woman is playing a flute.", "A person plays the flute."),
     ]
-    assert cda.counterfactual_triples("A cat sleeps.", "A dog barks.", toy_swap, toy_neutral) == []
+    assert cda.counterfactual_triples("A cat sleeps.", "A dog barks.", SWAP, NEUTRAL) == []
     # a sentence without a partner (StereoSet intrasentence) gives only the self triple
-    assert [t[0] for t in cda.counterfactual_triples("Her father cooks.", "", toy_swap, toy_neutral)] == ["self"]
+    assert [t[0] for t in cda.counterfactual_triples("Her father cooks.", "", SWAP, NEUTRAL)] == ["self"]
 
 
 def _tables():
@@ -69,7 +31,7 @@ def _tables():
 
 
 def test_build_counts_and_held_out_texts():
-    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "stereoset"), pair_tables=_tables(),
+    data = cda.build(SWAP, NEUTRAL, sources_=("stsb", "stereoset"), pair_tables=_tables(),
                      exclude=["the dev sentence"])
     counts = data.counts.set_index("source")
     assert counts.loc["stsb", "pairs_read"] == 3
@@ -87,7 +49,7 @@ def test_build_counts_and_held_out_texts():
 
 
 def test_validation_split_keeps_source_pairs_together():
-    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "stereoset"), pair_tables=_tables())
+    data = cda.build(SWAP, NEUTRAL, sources_=("stsb", "stereoset"), pair_tables=_tables())
     train, val = data.split(0.5, seed=0)
     assert not set(train.debias["pair_id"]) & set(val.debias["pair_id"])
     assert len(train.debias) + len(val.debias) == len(data.debias)
@@ -98,7 +60,7 @@ def test_validation_split_keeps_source_pairs_together():
 
 def test_no_gendered_sentence_is_an_error():
     with pytest.raises(ValueError, match="no gendered sentence"):
-        cda.build(lambda s: s, toy_neutral, sources_=("stsb",), pair_tables=_tables())
+        cda.build(lambda s: s, NEUTRAL, sources_=("stsb",), pair_tables=_tables())
 
 
 def test_real_pair_files_and_dev_pairs_kept_out():
@@ -108,7 +70,7 @@ def test_real_pair_files_and_dev_pairs_kept_out():
     assert len(train) == 4249 and len(dev) == 1500 and len(mrpc) == 2576
     assert train.iloc[0]["sentence_1"] == "A plane is taking off."
     assert set(cda.read_mrpc("train")["label"]) == {0, 1}
-    data = cda.build(toy_swap, toy_neutral, sources_=("stsb", "mrpc"))
+    data = cda.build(SWAP, NEUTRAL, sources_=("stsb", "mrpc"))
     dev_texts = {cda.normalize_text(s) for src in ("stsb", "mrpc") for frame in [cda.read_sentence_pairs(src, "dev")]
                  for s in [*frame["sentence_1"], *frame["sentence_2"]]}
     used = {cda.normalize_text(s) for s in [*data.kd["candidate"], *data.kd["reference"], *data.debias["c1"]]}
@@ -147,12 +109,10 @@ def test_malformed_pair_file_names_file_and_line(tmp_project):
     ("A cat sleeps.", "A cat sleeps."),
 ])
 def test_neutral_references_from_the_gender_lexicon(text, neutral):
-    pytest.importorskip("metricbias.datasets.swap")
     assert cda.neutralize_gender(text) == neutral
 
 
 def test_default_swapper_makes_the_counterfactual():
-    pytest.importorskip("metricbias.datasets.swap")
     swap = cda._default_swap()
     assert cda.counterfactual_triples("The man fed her dog.", "", swap, cda.neutralize_gender) == [
         ("self", "The man fed her dog.", "The woman fed his dog.", "The person fed the person's dog.")]
