@@ -225,3 +225,28 @@ def test_published_tables_relative_changes():
             & (t["variant"] != "original")].iloc[0]
     assert row["gender_bias_change"] == pytest.approx(4.21 / 8.73 - 1)  # the paper prints -52%
     assert round(row["gender_bias_change"], 2) == -0.52
+
+
+def test_cli_train_then_evaluate(tiny_bert, tmp_path, capsys):
+    from metricbias import cli
+
+    out = tmp_path / "adapter"
+    assert cli.main(["adapters", "train", "--metric", "bertscore", "--backbone", str(tiny_bert), "--steps", "2",
+                     "--batch-size", "4", "--lr", "1e-3", "--cda-limit", "60", "--device", "cpu", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "total (deduplicated)" in printed and "trained" in printed
+    meta = training.read_meta(out)
+    assert meta["steps_done"] == 2 and meta["train_config"]["lr"] == 1e-3 and meta["layer"] == 2
+    assert {r["source"] for r in meta["data_counts"]} == {"stsb", "mrpc", "stereoset", "total (deduplicated)"}
+    csv = tmp_path / "eval.csv"
+    assert cli.main(["adapters", "evaluate", "--adapter", str(out), "--sample-size", "6", "--quality-sample-size",
+                     "3", "--device", "cpu", "--no-cache", "--out", str(csv)]) == 0
+    table = pd.read_csv(csv)
+    from metricbias.mitigation import evaluation
+
+    assert list(table.columns) == evaluation.COMPARE_COLUMNS
+    assert set(table.loc[table["kind"] == "quality", "dataset"]) == set(evaluation.QUALITY)
+    gender = table[(table["kind"] == "bias") & (table["name"] == "gender")]
+    assert set(gender["dataset"]) == {"published", "built"} and (gender["n"] == 6).all()
+    assert "stereoset_gender" not in set(table["name"])  # training data, not evaluated
+    assert "gender bias cut on the published gender set" in capsys.readouterr().out

@@ -159,7 +159,7 @@ def _cmd_adapters(args) -> int:
     from .mitigation import cda, evaluation, training
 
     if args.adapters_command == "train":
-        data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else ())
+        data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
         batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
         steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
         lr = args.lr or training.DEFAULTS[args.metric]["lr"]
@@ -285,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (default: steps/10)")
     t.add_argument("--device", default="auto", help="auto, cpu or cuda")
     t.add_argument("--fresh", action="store_true", help="refuse to resume from checkpoints in --out")
+    t.add_argument("--cda-limit", type=int, default=0, help="read only the first N pairs of each source (quick runs)")
     t.add_argument("--no-exclude", action="store_true",
                    help="keep training pairs that share a sentence with the evaluation sets")
     t.add_argument("--out", required=True, type=Path, help="output folder (adapter, log.csv, checkpoints/)")
