@@ -181,6 +181,29 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_adapters(args) -> int:
+    from .mitigation import cda, evaluation, training
+
+    if args.adapters_command == "train":
+        data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
+        batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
+        steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
+        lr = args.lr or training.DEFAULTS[args.metric]["lr"]
+        config = training.TrainConfig(metric=args.metric, backbone=args.backbone, steps=steps, lr=lr,
+                                      batch_size=batch_size, seed=args.seed, layer=args.layer,
+                                      checkpoint_every=args.checkpoint_every, device=args.device)
+        print(data.counts.to_string(index=False))
+        result = training.train(config, data, args.out, resume=not args.fresh)
+        meta = result.meta
+        print(f"trained {meta['trainable_parameters']} adapter parameters for {meta['steps_done']} steps in "
+              f"{meta['seconds_total']:.0f} s ({meta['seconds_per_step']} s/step); adapter, log.csv and checkpoints "
+              f"in {result.out}")
+        return 0
+    table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size,
+                                quality_sample_size=args.quality_sample_size, seed=args.seed,
+                                device=args.device, cache=None if args.no_cache else True)
+    print(evaluation.target(table).to_string(index=False))
+    print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
 def _cmd_metaeval(args) -> int:
     from . import metrics
     from .cache import ScoreCache
@@ -292,6 +315,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", action="append", help="run only this chapter (number or stem); repeatable")
     p.add_argument("--build", action="store_true", help="then build the book with jupyter-book")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("adapters", help="debiasing adapters: train (CDA + distillation) and evaluate (bias, quality)")
+    asub = p.add_subparsers(dest="adapters_command", required=True)
+    t = asub.add_parser("train", help="train a debiasing adapter for a metric's backbone (Sun et al. 2022, 3.2)")
+    t.add_argument("--metric", required=True, choices=["bertscore", "regression"])
+    t.add_argument("--backbone", default="all-MiniLM-L6-v2",
+                   help="bertscore: the encoder; regression: the trained regression model (name or folder)")
+    t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: Table 7's 6 epochs on our data)")
+    t.add_argument("--lr", type=float, default=0.0, help="learning rate (default: training.DEFAULTS)")
+    t.add_argument("--batch-size", type=int, default=0,
+                   help="examples per step, half triples and half pairs (default: Table 7's, 32 / 16)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--layer", type=int, default=None, help="bertscore: the layer matched (default: the metric's)")
+    t.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (default: steps/10)")
+    t.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    t.add_argument("--fresh", action="store_true", help="refuse to resume from checkpoints in --out")
+    t.add_argument("--cda-limit", type=int, default=0, help="read only the first N pairs of each source (quick runs)")
+    t.add_argument("--no-exclude", action="store_true",
+                   help="keep training pairs that share a sentence with the evaluation sets")
+    t.add_argument("--out", required=True, type=Path, help="output folder (adapter, log.csv, checkpoints/)")
+    t.set_defaults(func=_cmd_adapters)
+    e = asub.add_parser("evaluate", help="bias and metric quality before and after an adapter")
+    e.add_argument("--adapter", required=True, type=Path, help="folder written by `adapters train` (or a checkpoint)")
+    e.add_argument("--sample-size", type=int, default=0, help="pairs per attribute (0: all)")
+    e.add_argument("--quality-sample-size", type=int, default=0, help="items per quality set (0: all)")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--device", default="auto")
+    e.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    e.add_argument("--out", required=True, type=Path, help="output CSV")
+    e.set_defaults(func=_cmd_adapters)
     return parser
 
 

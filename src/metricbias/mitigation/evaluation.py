@@ -1,0 +1,308 @@
+"""Bias and metric quality before and after a debiasing adapter (Sun et al. 2022, Table 5).
+
+Everything is scored through the project's metrics (``metricbias.metrics``:
+``bertscore`` or ``regression`` with and without ``adapter=<folder>``), so the
+scores are the ones every other chapter computes, cached by signature.
+
+* **bias** (Eq. 2, :mod:`metricbias.bias.pairwise`): every attribute of the
+  released datasets and of the built ones. The built ``stereoset_gender`` set
+  is left out: StereoSet's gender examples are part of the adapter's training
+  data (as in the paper);
+* **quality**: WMT19 kk-en relative rankings (DARR Kendall-like tau), REALSumm
+  (system-level Spearman with LitePyramid recall), Flickr8k expert judgements
+  (Kendall tau, best score over the five references) and STS-B dev (Pearson).
+
+:func:`compare` puts before and after side by side; :func:`target` checks the
+done-when criteria of the issue; :func:`curve` follows the checkpoints of a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import training
+
+#: built attributes not used to evaluate adapters, and why
+EXCLUDED_BUILT = {"stereoset_gender": "StereoSet gender examples are in the adapter's training data"}
+#: quality measure -> (dataset, what is reported)
+QUALITY = {
+    "wmt19-kk-en": "DARR Kendall-like tau",
+    "realsumm": "system-level Spearman with LitePyramid recall",
+    "flickr8k": "Kendall tau with the experts' mean (max over references)",
+    "stsb-dev": "Pearson with the ratings",
+}
+BIAS_SETS = ("published", "built")
+GENDER = {"published": "gender", "built": "gender"}
+COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
+                   "signature_before", "signature_after"]
+
+
+def metric_for(adapter=None, *, meta: dict | None = None, device: str = "auto"):
+    """The project metric an adapter was trained for, with ``adapter`` attached (None: the original metric)."""
+    from .. import metrics
+
+    meta = meta or training.read_meta(adapter)
+    if meta["metric"] == "bertscore":
+        return metrics.get("bertscore", backbone=meta["metric_backbone"], layer=meta["layer"], idf=meta["idf"],
+                           adapter=str(adapter) if adapter else None, device=device)
+    return metrics.get("regression", backbone=meta["metric_backbone"], adapter=str(adapter) if adapter else None,
+                       device=device)
+
+
+# --- bias -------------------------------------------------------------------------------------
+
+def bias_pairs(datasets=BIAS_SETS, attributes=None) -> pd.DataFrame:
+    """The pairs measured: ``dataset, attribute, pair_id, candidate_1, candidate_2, reference_1, reference_2``."""
+    frames = []
+    if "published" in datasets:
+        from ..datasets import published
+
+        p = published.pairs(attributes if attributes is None else
+                            [a for a in attributes if a in published.ATTRIBUTES])
+        frames.append(pd.DataFrame({"dataset": "published", "attribute": p["attribute"], "pair_id": p["pair_id"],
+                                    "candidate_1": p["candidate_1"], "candidate_2": p["candidate_2"],
+                                    "reference_1": p["reference"], "reference_2": p["reference_2"]}))
+    if "built" in datasets:
+        from ..datasets import built
+
+        names = [a for a in built.attributes() if a not in EXCLUDED_BUILT and (attributes is None or a in attributes)]
+        b = built.load(names)
+        frames.append(pd.DataFrame({"dataset": "built", "attribute": b["attribute"], "pair_id": b["pair_id"],
+                                    "candidate_1": b["candidate_1"], "candidate_2": b["candidate_2"],
+                                    "reference_1": b["reference"], "reference_2": b["reference"]}))
+    unknown = set(datasets) - set(BIAS_SETS)
+    if unknown or not frames:
+        raise ValueError(f"bias datasets must be among {list(BIAS_SETS)}; got {list(datasets)}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int) -> pd.DataFrame:
+    if not sample_size:
+        return pairs
+    shuffled = pairs.sample(frac=1.0, random_state=seed)
+    kept = shuffled[shuffled.groupby(["dataset", "attribute"], sort=False).cumcount() < sample_size]
+    return kept.sort_index().reset_index(drop=True)
+
+
+def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
+    """Eq. 2 bias and stereotypical difference of ``metric`` per (dataset, attribute) of ``pairs``."""
+    from ..bias.pairwise import absolute_bias, stereotypical_difference
+
+    n = len(pairs)
+    scores = metric.score(list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
+                          list(pairs["reference_1"]) + list(pairs["reference_2"]), cache=cache)
+    s1, s2 = scores[:n], scores[n:]
+    rows = []
+    for (dataset, attribute), idx in pairs.groupby(["dataset", "attribute"], sort=False).indices.items():
+        labels = {"metric": metric.name, "attribute": f"{dataset} {attribute}"}
+        rows.append({"dataset": dataset, "attribute": attribute, "n_pairs": len(idx),
+                     "bias": absolute_bias(s1[idx], s2[idx], **labels),
+                     "stereotypical_difference": stereotypical_difference(s1[idx], s2[idx], **labels)})
+    return pd.DataFrame(rows)
+
+
+# --- quality ----------------------------------------------------------------------------------
+
+def load_quality_sets(measures=tuple(QUALITY), sample_size: int = 0, seed: int = 0) -> dict:
+    """Measure name -> data set (a meta-evaluation set, or the STS-B dev frame), sampled if asked."""
+    from ..datasets import meta_eval
+
+    out = {}
+    for m in measures:
+        if m not in QUALITY:
+            raise ValueError(f"unknown quality measure {m!r}; known: {', '.join(QUALITY)}")
+        if m == "stsb-dev":
+            from ..datasets import stsb
+
+            dev = stsb.load("dev")
+            out[m] = dev.sample(n=min(sample_size, len(dev)), random_state=seed) if sample_size else dev
+        else:
+            data = meta_eval.load(m)
+            out[m] = data.sample(sample_size, seed) if sample_size else data
+    return out
+
+
+def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
+    """One row per measure: ``dataset, statistic, value, n`` of ``metric``."""
+    from scipy import stats
+
+    from ..metaeval.analysis import correlations
+
+    rows = []
+    for name, data in sets.items():
+        if name == "stsb-dev":
+            s = metric.score(list(data["sentence2"]), list(data["sentence1"]), cache=cache)
+            rows.append({"dataset": name, "statistic": "pearson",
+                         "value": float(stats.pearsonr(s, data["score"].to_numpy()).statistic), "n": len(data)})
+            continue
+        corr = correlations(data, (metric.name, metric), cache=cache)
+        if name == "wmt19-kk-en":
+            row = corr[corr["statistic"] == "darr_tau"]
+        elif name == "realsumm":
+            row = corr[(corr["level"] == "system") & (corr["statistic"] == "spearman")]
+        else:  # flickr8k
+            row = corr[(corr["level"] == "example") & (corr["statistic"] == "kendall")
+                       & (corr["aggregation"] == "max") & (corr["subset"] == "all")]
+        if len(row) != 1:
+            raise RuntimeError(f"expected one {QUALITY[name]} row for {name}, found {len(row)}")
+        r = row.iloc[0]
+        rows.append({"dataset": name, "statistic": r["statistic"], "value": float(r["value"]), "n": int(r["n"])})
+    return pd.DataFrame(rows)
+
+
+# --- before / after ---------------------------------------------------------------------------
+
+def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_size: int = 0,
+            quality_sample_size: int | None = None, seed: int = 0, cache=None, device: str = "auto") -> pd.DataFrame:
+    """Bias and quality of the original metric and of the metric with ``adapter``, side by side.
+
+    ``sample_size``: pairs per attribute (0: all); ``quality_sample_size``: items
+    per quality set (default: ``sample_size``). ``relative_change`` is
+    ``(after - before) / |before|``.
+    """
+    quality_sample_size = sample_size if quality_sample_size is None else quality_sample_size
+    meta = training.read_meta(adapter)
+    before_m, after_m = metric_for(None, meta=meta, device=device), metric_for(adapter, meta=meta, device=device)
+    pairs = _sample_pairs(bias_pairs(bias_sets), sample_size, seed)
+    sets = load_quality_sets(measures, quality_sample_size, seed) if measures else {}
+    rows = []
+    for kind, fn in (("bias", lambda m: bias(m, pairs, cache=cache)), ("quality", lambda m: quality(m, sets, cache=cache))):
+        if kind == "quality" and not sets:
+            continue
+        b, a = fn(before_m), fn(after_m)
+        keys = ["dataset", "attribute"] if kind == "bias" else ["dataset", "statistic"]
+        merged = b.merge(a, on=keys, suffixes=("_before", "_after"))
+        for r in merged.to_dict("records"):
+            value = "bias" if kind == "bias" else "value"
+            rows.append({"kind": kind, "dataset": r["dataset"],
+                         "name": r["attribute"] if kind == "bias" else QUALITY[r["dataset"]],
+                         "statistic": "bias (Eq. 2)" if kind == "bias" else r["statistic"],
+                         "n": r["n_pairs_before"] if kind == "bias" else r["n_before"],
+                         "before": r[f"{value}_before"], "after": r[f"{value}_after"]})
+    out = pd.DataFrame(rows)
+    out["change"] = out["after"] - out["before"]
+    out["relative_change"] = out["change"] / out["before"].abs()
+    out["signature_before"], out["signature_after"] = before_m.signature, after_m.signature
+    return out[COMPARE_COLUMNS]
+
+
+def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: float = 0.01,
+           other_rise: float = 0.10) -> pd.DataFrame:
+    """The issue's done-when criteria on a :func:`compare` table: one row per criterion, with ``met``."""
+    rows = []
+    bias_rows = table[table["kind"] == "bias"]
+    for dataset, attr in GENDER.items():
+        r = bias_rows[(bias_rows["dataset"] == dataset) & (bias_rows["name"] == attr)]
+        if len(r):
+            cut = -float(r["relative_change"].iloc[0])
+            rows.append({"criterion": f"gender bias cut on the {dataset} gender set", "value": cut,
+                         "threshold": f">= {gender_cut:.0%}", "met": cut >= gender_cut})
+    for r in table[table["kind"] == "quality"].to_dict("records"):
+        rel = float(r["relative_change"])
+        rows.append({"criterion": f"quality change on {r['dataset']} ({r['statistic']})", "value": rel,
+                     "threshold": f"|change| <= {quality_tolerance:.0%}", "met": abs(rel) <= quality_tolerance})
+    others = bias_rows[~bias_rows.apply(lambda r: GENDER.get(r["dataset"]) == r["name"], axis=1)]
+    for r in others.to_dict("records"):
+        rel = float(r["relative_change"])
+        rows.append({"criterion": f"bias change on {r['dataset']} {r['name']}", "value": rel,
+                     "threshold": f"<= +{other_rise:.0%}", "met": rel <= other_rise})
+    return pd.DataFrame(rows)
+
+
+def curve(run_dir, *, bias_sets=BIAS_SETS, attributes=("gender",), measures=("stsb-dev",), sample_size: int = 0,
+          seed: int = 0, cache=None, device: str = "auto") -> pd.DataFrame:
+    """Gender bias and quality at every checkpoint of a training run (step 0: the original metric)."""
+    run_dir = Path(run_dir)
+    meta = training.read_meta(run_dir)
+    pairs = _sample_pairs(bias_pairs(bias_sets, attributes), sample_size, seed)
+    sets = load_quality_sets(measures, sample_size, seed) if measures else {}
+    points = [(0, None)] + training.checkpoints(run_dir)
+    rows = []
+    for step, folder in points:
+        m = metric_for(folder, meta=meta, device=device)
+        for r in bias(m, pairs, cache=cache).to_dict("records"):
+            rows.append({"step": step, "kind": "bias", "dataset": r["dataset"], "name": r["attribute"],
+                         "value": r["bias"]})
+        for r in (quality(m, sets, cache=cache).to_dict("records") if sets else []):
+            rows.append({"step": step, "kind": "quality", "dataset": r["dataset"], "name": r["statistic"],
+                         "value": r["value"]})
+    out = pd.DataFrame(rows)
+    base = out[out["step"] == 0].set_index(["kind", "dataset", "name"])["value"]
+    out["relative_change"] = [(v - base[(k, d, n)]) / abs(base[(k, d, n)]) for k, d, n, v in
+                              zip(out["kind"], out["dataset"], out["name"], out["value"])]
+    return out
+
+
+def table5(results: dict) -> pd.DataFrame:
+    """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
+
+    ``results`` maps a metric label (``"BERTScore"``) to ``(backbone, compare table)``.
+    Each adapter row's cells read ``value (relative change)``.
+    """
+    rows = []
+    for label, (backbone, table) in results.items():
+        keyed = {}
+        for r in table.to_dict("records"):
+            if r["kind"] == "bias" and r["name"] == GENDER.get(r["dataset"]):
+                keyed[f"gender bias ({r['dataset']})"] = r
+            elif r["kind"] == "quality":
+                keyed[r["dataset"]] = r
+        for variant in ("original", "+ adapter"):
+            row = {"metric": label, "backbone": backbone, "variant": variant}
+            for col, r in keyed.items():
+                if variant == "original":
+                    row[col] = f"{r['before']:.4g}" if r["kind"] == "quality" else f"{r['before']:.2f}"
+                else:
+                    v = f"{r['after']:.4g}" if r["kind"] == "quality" else f"{r['after']:.2f}"
+                    row[col] = f"{v} ({r['relative_change']:+.1%})"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def published_tables() -> pd.DataFrame:
+    """Table 5 of Sun et al. and the replication's table in one frame (``source`` says whose), relative changes added."""
+    from .. import paper
+
+    sun = paper.table("sun2022_table4_5_mitigation")
+    sun = sun[sun["table"] == 5].drop(columns="table").assign(source="Sun et al. (2022), Table 5")
+    rep = paper.table("zarkadoula2023_replication_mitigation").assign(
+        source="Zarkadoula & Potamopoulou (2023)", realsumm_spearman=np.nan)
+    both = pd.concat([sun, rep], ignore_index=True)
+    base = both[both["variant"] == "original"].set_index(["source", "metric", "backbone"])
+    for col in ("gender_bias", "wmt20_pearson_avg", "realsumm_spearman"):
+        orig = [base.loc[(s, m, b), col] for s, m, b in zip(both["source"], both["metric"], both["backbone"])]
+        both[f"{col}_change"] = (both[col] - orig) / np.abs(orig)
+    return both[["source", "metric", "backbone", "variant", "gender_bias", "gender_bias_change", "wmt20_pearson_avg",
+                 "wmt20_pearson_avg_change", "realsumm_spearman", "realsumm_spearman_change"]]
+
+
+def held_out_texts() -> set[str]:
+    """Every text of the evaluation sets (bias pairs and quality sets): CDA training leaves them out."""
+    pairs = bias_pairs()
+    texts = set(pairs["candidate_1"]) | set(pairs["candidate_2"]) | set(pairs["reference_1"]) | set(pairs["reference_2"])
+    for name, data in load_quality_sets().items():
+        frame = data if name == "stsb-dev" else data.frame
+        for col in ("sentence1", "sentence2", "hypothesis", "reference", "better", "worse"):
+            if col in frame:
+                texts.update(frame[col])
+        if "references" in frame:
+            texts.update(r for refs in frame["references"] for r in refs)
+    return texts
+
+
+def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
+    """:func:`compare`, written atomically to ``out`` (CSV) when given."""
+    from ..paths import write_csv_atomic
+
+    table = compare(adapter, **kwargs)
+    if out is not None:
+        write_csv_atomic(table, out)
+    return table
+
+
+__all__ = ["BIAS_SETS", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_pairs", "compare", "curve",
+           "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "published_tables", "quality", "table5",
+           "target"]
