@@ -24,7 +24,7 @@ PAIRS = pd.DataFrame({
 @pytest.fixture
 def trained(tiny_bert, tmp_path, monkeypatch):
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
-    config = regression.TrainConfig(backbone=str(tiny_bert), max_steps=4, batch_size=3, learning_rate=1e-3,
+    config = regression.TrainConfig(backbone=str(tiny_bert), epochs=2, max_steps=4, batch_size=3, learning_rate=1e-3,
                                     frozen_layers=1)
     saved = regression.train("tiny-sts", config, device="cpu", progress=False, train_data=PAIRS, dev_data=PAIRS)
     return saved
@@ -47,7 +47,7 @@ def test_training_saves_a_model_that_reloads_by_name(trained, tmp_path):
 
 def test_training_is_deterministic_given_the_seed(trained, tiny_bert):
     again = regression.train("tiny-sts-again", regression.TrainConfig(
-        backbone=str(tiny_bert), max_steps=4, batch_size=3, learning_rate=1e-3, frozen_layers=1),
+        backbone=str(tiny_bert), epochs=2, max_steps=4, batch_size=3, learning_rate=1e-3, frozen_layers=1),
         device="cpu", progress=False, train_data=PAIRS, dev_data=PAIRS)
     assert again["final_loss"] == trained["final_loss"]
     assert again["dev_pearson"] == trained["dev_pearson"]
