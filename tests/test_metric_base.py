@@ -22,7 +22,7 @@ class Overlap(Metric):
             if self.options["lowercase"]:
                 c, r = c.lower(), r.lower()
             toks = c.split()
-            out.append(sum(t in r.split() for t in toks) / len(toks))
+            out.append(sum(t in r.split() for t in toks) / len(toks) if toks else 0.0)
         return np.array(out)
 
 
@@ -50,7 +50,7 @@ def test_scores_and_deduplication():
 def test_signature_records_options_versions_and_revision_not_runtime():
     a, b = Overlap(), Overlap(lowercase=False)
     assert a.signature != b.signature
-    assert a.signature.startswith("metric:toy_overlap|lowercase:True|version:")
+    assert a.signature.startswith("metric:toy_overlap|lowercase:True|direction:higher|version:")
     assert "metricbias-" in a.signature and "rev-1" in a.signature
     assert "device" not in a.signature
 
@@ -62,6 +62,10 @@ def test_bad_options_and_inputs_are_clear_errors():
         Overlap(lowercase="yes")
     with pytest.raises(MetricError, match="candidate 1 is empty"):
         Overlap().score(["a", "  "], ["a", "b"])
+    allowing = type("AllowsEmpty", (Overlap,), {"empty_text": "allow"})()
+    assert allowing.score(["", "a"], ["a", "a"]).tolist() == [0.0, 1.0]  # an empty candidate has a defined score
+    with pytest.raises(MetricError, match="reference 0 is empty; this metric is undefined on empty references"):
+        allowing.score(["a"], [" "])
     with pytest.raises(MetricError, match="2 candidates but 1 references"):
         Overlap().score(["a", "b"], ["a"])
 

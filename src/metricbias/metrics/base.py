@@ -50,8 +50,11 @@ class Metric(ABC):
     needs_backbone: ClassVar[bool] = False
     #: the backbone kinds (``metricbias.backbones.KINDS``) the ``backbone`` option accepts
     backbone_kinds: ClassVar[tuple[str, ...]] = ()
-    #: how empty (or whitespace-only) candidates are treated: "error" or "allow"
+    #: how empty (or whitespace-only) texts are treated: "error" refuses them; "allow" scores empty
+    #: candidates (a defined value) but still refuses empty references, without which no metric is defined
     empty_text: ClassVar[str] = "error"
+    #: "higher" when a higher score means a better candidate, "lower" otherwise (recorded in the signature)
+    direction: ClassVar[str] = "higher"
     #: options that do not change scores (device, batch size): kept out of the signature
     runtime_options: ClassVar[tuple[str, ...]] = ("device", "batch_size")
 
@@ -75,6 +78,7 @@ class Metric(ABC):
             if key not in self.runtime_options:
                 fields[key] = "-" if value is None else str(value)
         fields.update(self.fingerprints())
+        fields["direction"] = self.direction
         versions = [f"{lib}-{library_version(lib)}" for lib in self.libraries]
         fields["version"] = ",".join([*versions, f"metricbias-{__version__}", f"rev-{self.revision}"])
         return fields
@@ -133,8 +137,9 @@ class Metric(ABC):
             for i, t in enumerate(texts):
                 if not isinstance(t, str):
                     raise MetricError(f"metric {self.name}: {what} {i} is {type(t).__name__}, not str")
-                if self.empty_text == "error" and not t.strip():
-                    raise MetricError(f"metric {self.name}: {what} {i} is empty; this metric is undefined on empty text")
+                if not t.strip() and (self.empty_text == "error" or what == "reference"):
+                    raise MetricError(f"metric {self.name}: {what} {i} is empty; this metric is undefined on empty "
+                                      + ("text" if self.empty_text == "error" else "references"))
         return cands, refs
 
     @abstractmethod

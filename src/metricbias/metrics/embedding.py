@@ -78,7 +78,6 @@ class StaticEmbeddingMetric(Metric):
     needs_backbone = True
     backbone_kinds: ClassVar[tuple[str, ...]] = ("static",)
     empty_text = "allow"
-    direction: ClassVar[str] = "higher"
     defaults = {"backbone": DEFAULT_BACKBONE, "case": "fallback", "stopwords": "none"}
     choices = {"case": ("fallback", "lower", "exact"), "stopwords": ("none", "gensim")}
     libraries = ("gensim", "numpy")
@@ -98,16 +97,10 @@ class StaticEmbeddingMetric(Metric):
                               f"file of static word vectors (use {DEFAULT_BACKBONE!r} or a word2vec .bin file)")
         self._fingerprint = backbones.fingerprint(self.options["backbone"])
 
-    def _validate(self, candidates, references):
-        cands, refs = super()._validate(candidates, references)
-        for i, r in enumerate(refs):
-            if not r.strip():
-                raise MetricError(f"metric {self.name}: reference {i} is empty; this metric is undefined without a reference")
-        return cands, refs
-
     def signature_fields(self) -> dict[str, str]:
         fields = super().signature_fields()
         version = fields.pop("version")
+        del fields["direction"]  # kept after the tokenization fields
         fields["backbone_sha"] = self._fingerprint
         fields["tokens"] = r"\w+"
         fields["oov"] = "drop"

@@ -60,22 +60,6 @@ class NgramMetric(Metric):
 
     family = "ngram"
     empty_text = "allow"
-    #: "higher" when a higher score means a better candidate, "lower" otherwise (recorded in the signature)
-    direction: ClassVar[str] = "higher"
-
-    def signature_fields(self) -> dict[str, str]:
-        fields = super().signature_fields()
-        version = fields.pop("version")
-        fields["direction"] = self.direction
-        fields["version"] = version
-        return fields
-
-    def _validate(self, candidates, references):
-        cands, refs = super()._validate(candidates, references)
-        for i, r in enumerate(refs):
-            if not r.strip():
-                raise MetricError(f"metric {self.name}: reference {i} is empty; this metric is undefined without a reference")
-        return cands, refs
 
     def _positive_int(self, key: str, upper: int | None = None) -> int:
         value = self.options[key]
