@@ -101,7 +101,7 @@ def test_cli_writes_exactly_the_documented_columns(tmp_path, monkeypatch):
     assert list(table.columns) == association.COLUMNS
     assert table[["test", "level", "metric", "n_targets", "n_attributes"]].values.tolist() == [
         ["C6-N", "word", "toy_first_letter", 16, 16], ["DB:C", "word", "toy_first_letter", 16, 20]]
-    assert table["signature"].str.startswith("metric:toy_first_letter|version:").all()
+    assert table["signature"].str.startswith("metric:toy_first_letter|direction:higher|version:").all()
     assert table["p_value"].between(0, 1).all() and np.isfinite(table["effect_size"]).all()
     # the same numbers as the library (the CLI is one code path with it)
     lib = association.run(seat.tests("C6-N,DB:C", "word"), FirstLetter(), cache=None)
