@@ -207,6 +207,33 @@ def test_target_criteria_on_a_hand_made_table():
     assert len(c) == 6
 
 
+class _PrefersHe:
+    """Toy metric: a base score from the pair's number, plus ``gap`` when the candidate says *he*."""
+
+    name = "toy_prefers_he"
+
+    def __init__(self, gap):
+        self.gap = gap
+
+    def score(self, candidates, references, cache=None):
+        return np.array([int(c.split()[-1]) / 10 + (self.gap if c.split()[0] == "he" else 0.0) for c in candidates])
+
+
+def test_bias_change_tests_on_a_toy_metric():
+    from metricbias.mitigation import evaluation
+
+    n = 20
+    pairs = pd.DataFrame({"dataset": "published", "attribute": "gender", "pair_id": [str(i) for i in range(n)],
+                          "candidate_1": [f"he is a nurse {i}" for i in range(n)],
+                          "candidate_2": [f"she is a nurse {i}" for i in range(n)],
+                          "reference_1": [f"the person is a nurse {i}" for i in range(n)]})
+    pairs["reference_2"] = pairs["reference_1"]
+    same = evaluation.bias_change_tests(_PrefersHe(0.5), _PrefersHe(0.5), pairs, n_resamples=199)
+    assert same["p_value"].tolist() == [1.0]  # identical per-pair terms
+    fair = evaluation.bias_change_tests(_PrefersHe(0.5), _PrefersHe(0.0), pairs, n_resamples=999)
+    assert fair["p_value"].iloc[0] < 0.01  # every pair's term drops from 0.5/2.4 to 0
+
+
 def test_table5_cells():
     from metricbias.mitigation import evaluation
 
@@ -245,6 +272,8 @@ def test_cli_train_then_evaluate(tiny_bert, tmp_path, capsys):
     from metricbias.mitigation import evaluation
 
     assert list(table.columns) == evaluation.COMPARE_COLUMNS
+    assert table.loc[table["kind"] == "quality", "p_value"].isna().all()
+    assert table.loc[table["kind"] == "bias", "p_value"].dropna().between(0, 1).all()
     assert set(table.loc[table["kind"] == "quality", "dataset"]) == set(evaluation.QUALITY)
     gender = table[(table["kind"] == "bias") & (table["name"] == "gender")]
     assert set(gender["dataset"]) == {"published", "built"} and (gender["n"] == 6).all()

@@ -37,7 +37,7 @@ QUALITY = {
 BIAS_SETS = ("published", "built")
 GENDER = {"published": "gender", "built": "gender"}
 COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
-                   "signature_before", "signature_after"]
+                   "p_value", "signature_before", "signature_after"]
 
 
 def metric_for(adapter=None, *, meta: dict | None = None, device: str = "auto"):
@@ -87,20 +87,46 @@ def _sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int) -> pd.DataFr
     return kept.sort_index().reset_index(drop=True)
 
 
-def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
-    """Eq. 2 bias and stereotypical difference of ``metric`` per (dataset, attribute) of ``pairs``."""
-    from ..bias.pairwise import absolute_bias, stereotypical_difference
-
+def _pair_scores(metric, pairs: pd.DataFrame, cache=None):
+    """Per (dataset, attribute): the scores of the pairs' two candidates and the labels that name the set."""
     n = len(pairs)
     scores = metric.score(list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
                           list(pairs["reference_1"]) + list(pairs["reference_2"]), cache=cache)
     s1, s2 = scores[:n], scores[n:]
-    rows = []
     for (dataset, attribute), idx in pairs.groupby(["dataset", "attribute"], sort=False).indices.items():
-        labels = {"metric": metric.name, "attribute": f"{dataset} {attribute}"}
-        rows.append({"dataset": dataset, "attribute": attribute, "n_pairs": len(idx),
-                     "bias": absolute_bias(s1[idx], s2[idx], **labels),
-                     "stereotypical_difference": stereotypical_difference(s1[idx], s2[idx], **labels)})
+        yield dataset, attribute, s1[idx], s2[idx], {"metric": metric.name, "attribute": f"{dataset} {attribute}"}
+
+
+def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
+    """Eq. 2 bias and stereotypical difference of ``metric`` per (dataset, attribute) of ``pairs``."""
+    from ..bias.pairwise import absolute_bias, stereotypical_difference
+
+    return pd.DataFrame([{"dataset": dataset, "attribute": attribute, "n_pairs": len(s1),
+                          "bias": absolute_bias(s1, s2, **labels),
+                          "stereotypical_difference": stereotypical_difference(s1, s2, **labels)}
+                         for dataset, attribute, s1, s2, labels in _pair_scores(metric, pairs, cache)])
+
+
+def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = 9999,
+                      seed: int = 0) -> pd.DataFrame:
+    """Is the adapter's Eq. 2 bias different from the original's on the same pairs?
+
+    Per (dataset, attribute): the paired permutation test of
+    :func:`metricbias.bias.significance.paired_permutation_test` on the per-pair
+    terms |Ŝ_1 − Ŝ_2| of the two metrics, each rescaled with its own Eq. 1.
+    """
+    from ..bias.significance import pair_terms, paired_permutation_test
+
+    rows = []
+    scored_after = {(d, a): (s1, s2, labels) for d, a, s1, s2, labels in _pair_scores(after, pairs, cache)}
+    for dataset, attribute, s1, s2, labels in _pair_scores(before, pairs, cache):
+        a1, a2, a_labels = scored_after[(dataset, attribute)]
+        x, y = pair_terms(a1, a2, **a_labels), pair_terms(s1, s2, **labels)
+        try:
+            p = paired_permutation_test(x, y, n_resamples=n_resamples, seed=seed)["p_value"]
+        except ValueError:  # a constant metric on this set: no test
+            p = np.nan
+        rows.append({"dataset": dataset, "attribute": attribute, "p_value": p})
     return pd.DataFrame(rows)
 
 
@@ -161,7 +187,8 @@ def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_siz
 
     ``sample_size``: pairs per attribute (0: all); ``quality_sample_size``: items
     per quality set (default: ``sample_size``). ``relative_change`` is
-    ``(after - before) / |before|``.
+    ``(after - before) / |before|``; ``p_value`` (bias rows) is the paired
+    permutation test of :func:`bias_change_tests`.
     """
     quality_sample_size = sample_size if quality_sample_size is None else quality_sample_size
     meta = training.read_meta(adapter)
@@ -185,6 +212,10 @@ def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_siz
     out = pd.DataFrame(rows)
     out["change"] = out["after"] - out["before"]
     out["relative_change"] = out["change"] / out["before"].abs()
+    tests = bias_change_tests(before_m, after_m, pairs, cache=cache, seed=seed)
+    p = {(d, a): v for d, a, v in zip(tests["dataset"], tests["attribute"], tests["p_value"])}
+    out["p_value"] = [p.get((d, n), np.nan) if k == "bias" else np.nan
+                      for k, d, n in zip(out["kind"], out["dataset"], out["name"])]
     out["signature_before"], out["signature_after"] = before_m.signature, after_m.signature
     return out[COMPARE_COLUMNS]
 
@@ -199,16 +230,19 @@ def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: 
         if len(r):
             cut = -float(r["relative_change"].iloc[0])
             rows.append({"criterion": f"gender bias cut on the {dataset} gender set", "value": cut,
-                         "threshold": f">= {gender_cut:.0%}", "met": cut >= gender_cut})
+                         "threshold": f">= {gender_cut:.0%}", "met": cut >= gender_cut,
+                         "p_value": r["p_value"].iloc[0] if "p_value" in r else np.nan})
     for r in table[table["kind"] == "quality"].to_dict("records"):
         rel = float(r["relative_change"])
         rows.append({"criterion": f"quality change on {r['dataset']} ({r['statistic']})", "value": rel,
-                     "threshold": f"|change| <= {quality_tolerance:.0%}", "met": abs(rel) <= quality_tolerance})
+                     "threshold": f"|change| <= {quality_tolerance:.0%}", "met": abs(rel) <= quality_tolerance,
+                     "p_value": np.nan})
     others = bias_rows[~bias_rows.apply(lambda r: GENDER.get(r["dataset"]) == r["name"], axis=1)]
     for r in others.to_dict("records"):
         rel = float(r["relative_change"])
         rows.append({"criterion": f"bias change on {r['dataset']} {r['name']}", "value": rel,
-                     "threshold": f"<= +{other_rise:.0%}", "met": rel <= other_rise})
+                     "threshold": f"<= +{other_rise:.0%}", "met": rel <= other_rise,
+                     "p_value": r.get("p_value", np.nan)})
     return pd.DataFrame(rows)
 
 
@@ -303,6 +337,7 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
     return table
 
 
-__all__ = ["BIAS_SETS", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_pairs", "compare", "curve",
+__all__ = ["BIAS_SETS", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests", "bias_pairs",
+           "compare", "curve",
            "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "published_tables", "quality", "table5",
            "target"]

@@ -1,0 +1,72 @@
+"""Every association test x every offline metric (chapter 5's workload), cold score cache.
+
+Runs ``association.run`` on all of Gao & Wan's tests that the mirror holds, with the offline
+profile's sampling of the sentence-level sets (``--sample-size``, default 16 as in the book), through
+every configuration of ``metrics.suite("offline")``, in a fresh process with a new, empty score cache
+(the trained regression model is copied in; training it is measured separately). Reports the wall
+time per metric and in all (imports and model loads included).
+
+    .venv/bin/python benchmarks/bench_weat.py [--sample-size 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import machine, save
+
+CHILD = r"""
+import json, sys, time, warnings
+start = time.perf_counter()
+from metricbias import metrics
+from metricbias.bias import association
+from metricbias.datasets import seat
+from metricbias.metrics import suites
+tests = seat.tests("all", "all", sample_size=int(sys.argv[1]), seed=0)
+entries = suites.prepare(metrics.suite("offline"), progress=False)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    results = association.run(tests, association.build_metrics(entries), cache=True, seed=0)
+seconds = results.groupby("metric", sort=False)["scoring_seconds"].first().to_dict()
+print(json.dumps({"total": time.perf_counter() - start, "metrics": seconds, "tests": len(tests),
+                  "pairs_per_metric": association.pairs_needed(tests), "cells": len(results)}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sample-size", type=int, default=16)
+    args = parser.parse_args()
+
+    from metricbias.metrics import regression
+
+    model = regression.ensure_trained("stsb-all-MiniLM-L6-v2")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(model, Path(tmp) / "regression" / model.name)
+        started = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(args.sample_size)],
+                              env={**os.environ, "METRICBIAS_CACHE": tmp}, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-3000:])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_seconds"] = wall
+    result = {"sample_size": args.sample_size, "cold": out, "machine": machine()}
+    print(f"{out['tests']} tests x {len(out['metrics'])} offline configurations ({out['cells']} cells), "
+          f"{out['pairs_per_metric']:,} ordered pairs per metric, sentence sets drawn to {args.sample_size} texts")
+    print(f"  cold cache: {wall:.1f} s (process wall time, imports and model loads included)")
+    slow = sorted(out["metrics"].items(), key=lambda kv: -kv[1])
+    print("  per metric: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
+    print(f"  machine: {result['machine']}; saved {save(f'weat-sample{args.sample_size}', result)}")
+
+
+if __name__ == "__main__":
+    main()
