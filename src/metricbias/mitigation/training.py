@@ -535,18 +535,23 @@ def ensure_adapter(metric: str, backbone: str, data: CDAData | None = None, *, f
                    progress: bool = False) -> tuple[Path, str]:
     """A trained adapter for ``metric`` on ``backbone``: ``(folder, how)``.
 
-    The full run (``metricbias adapters train`` with the default configuration,
-    ``--out`` :func:`adapters_dir` / :func:`adapter_name`) is used when it is
-    there; otherwise a small configuration is trained here (``fallback_steps``
+    An adapter trained into ``--out`` :func:`adapters_dir` / :func:`adapter_name`
+    (``metricbias adapters train``; the default configuration is the full run) is
+    used when it is there, and ``how`` says how it was trained; otherwise a small configuration is trained here (``fallback_steps``
     steps on at most ``fallback_examples`` examples of each kind) into
     ``<name>-small-<steps>`` beside it, and ``how`` says which.
     """
     full = adapters_dir() / adapter_name(metric, backbone)
     try:
         meta = read_meta(full)
-        return full, (f"the full run found in {full}: {meta['steps_done']} steps of batch "
-                      f"{meta['train_config']['batch_size']} at learning rate {meta['train_config']['lr']:g} on "
-                      f"{meta['train_config']['device']}, {meta['seconds_per_step']:.2f} s per step")
+        tc = meta["train_config"]
+        how = (f"the trained adapter found in {full}: {meta['steps_done']} steps of batch {tc['batch_size']} at "
+               f"learning rate {tc['lr']:g} on {tc['device']}, {meta['seconds_per_step']:.2f} s per step")
+        if data is not None:
+            default = default_steps(metric, len(data.debias) + len(data.kd), tc["batch_size"])
+            if meta["steps_done"] < default:
+                how += f" (fewer than the default configuration's {default} steps)"
+        return full, how
     except FileNotFoundError:
         pass
     if data is None:
@@ -559,7 +564,7 @@ def ensure_adapter(metric: str, backbone: str, data: CDAData | None = None, *, f
                             device=device)
     folder = full.with_name(f"{full.name}-small-{fallback_steps}")
     result = train(config, small, folder, progress=progress)
-    return folder, (f"a small configuration trained now (no full run in {full}): {fallback_steps} steps of "
+    return folder, (f"a small configuration trained now (no trained adapter in {full}): {fallback_steps} steps of "
                     f"batch {config.batch_size} at learning rate {config.lr:g} on {len(small.debias)} triples and "
                     f"{len(small.kd)} pairs, {result.meta['seconds_per_step']:.2f} s per step on {config.device}")
 
