@@ -2,7 +2,7 @@
 
 Same backbone (all-MiniLM-L6-v2, last layer), same recipe (idf per dataset for
 candidates and for references, punctuation and word pieces dropped, unit vectors,
-Euclidean cost, exact EMD with POT, score = 1 - EMD). The straightforward version
+Euclidean cost, exact EMD with POT, score = 1 / (1 + EMD)). The straightforward version
 does what the authors' code does, one pair at a time: encode the reference and the
 candidate, zero the dropped tokens, build the joint (n+m) x (n+m) distance matrix and
 solve the EMD on it. It gets the already-loaded model for free. Ours is timed twice:
@@ -54,7 +54,7 @@ def per_pair(encoder, layer: int, candidates, references) -> np.ndarray:
         dist = torch.cdist(raw, raw).numpy()
         c1, c2 = np.zeros(len(raw)), np.zeros(len(raw))
         c1[:len(hr)], c2[len(hr):] = wr.numpy(), wc.numpy()
-        out.append(1.0 - ot.emd2(c1 / c1.sum(), c2 / c2.sum(), dist))
+        out.append(1.0 / (1.0 + ot.emd2(c1 / c1.sum(), c2 / c2.sum(), dist)))
     return np.array(out)
 
 

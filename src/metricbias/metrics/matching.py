@@ -21,7 +21,9 @@ bert-score), which makes the metric corpus-dependent.
 bags of n-gram embeddings. As in the authors' ``moverscore_v2``: one layer (default the
 last), tokens that are punctuation or word pieces (``##``) removed, idf weights computed
 separately over the references and over the candidates of the call (``idf=False``: all
-weights 1), embeddings L2-normalized, Euclidean ground distance, score = 1 - EMD. As in
+weights 1), embeddings L2-normalized, Euclidean ground distance, score = 1 / (1 + EMD)
+(``moverscore_v2`` and the scorer Sun et al. used; the v1 code's 1 - EMD goes negative
+for distant texts, since distances between unit vectors reach 2). As in
 their ``moverscore`` v1, ``n_gram=2`` pools each window of two kept tokens into one
 idf-weighted vector with the window's summed weight. The EMD is exact (``ot.emd2``,
 network simplex). Degenerate case, stated: when every weight on one side is zero
@@ -211,7 +213,7 @@ class MoverScore(_EncoderMetric):
                 "adapter": None, "device": "auto", "batch_size": 64}
     choices = {"n_gram": (1, 2), "idf": (True, False), "remove_subwords": (True, False)}
     libraries = ("torch", "transformers", "bert-score", "pot")
-    revision = 1
+    revision = 2  # 2: score = 1 / (1 + EMD) as moverscore_v2 (1: 1 - EMD)
 
     def _idf_dict(self, texts: list[str]):
         from collections import defaultdict
@@ -256,7 +258,7 @@ class MoverScore(_EncoderMetric):
         (c_vec, c_w, _), (r_vec, r_w, _) = c_bag, r_bag
         dist = cdist(r_vec, c_vec)
         flow = ot.emd(r_w, c_w, dist)
-        return float(1.0 - np.sum(flow * dist)), flow
+        return float(1.0 / (1.0 + np.sum(flow * dist))), flow
 
     def _score(self, candidates, references):
         table = self._embed_texts(list(candidates) + list(references))
