@@ -254,6 +254,15 @@ def _check_arity(d: Comparison, measure: str, n_groups: int) -> None:
 # --------------------------------------------------------------------------- PCM
 
 
+def _setup(data, phi, d, version, measure: str):
+    """What every measure starts with: the comparison, φ, the version, a label for messages, the scored data."""
+    d = comparison(d)
+    phi_fn, rescale = _phi(phi)
+    counterfactual = _version(version)
+    label = f"{'counterfactual' if counterfactual else 'group'} {measure}"
+    return d, phi_fn, counterfactual, label, _scored(_check(data, counterfactual, label), rescale, label)
+
+
 def pcm(data: pd.DataFrame, phi="mean", d="abs", *, version: str = "counterfactual", groups=None,
         normalizer: float | None = None, per_source: bool = False):
     """Pairwise Comparison Metric (Czarnowska et al., section 3.1).
@@ -266,11 +275,7 @@ def pcm(data: pd.DataFrame, phi="mean", d="abs", *, version: str = "counterfactu
     antisymmetric d. ``per_source=True`` returns the counterfactual terms of each
     source (a Series whose mean is the PCM) for bootstrap intervals.
     """
-    d = comparison(d)
-    phi_fn, rescale = _phi(phi)
-    counterfactual = _version(version)
-    label = f"{'counterfactual' if counterfactual else 'group'} PCM"
-    data = _scored(_check(data, counterfactual, label), rescale, label)
+    d, phi_fn, counterfactual, label, data = _setup(data, phi, d, version, "PCM")
     groups = _groups(data, groups)
     _check_arity(d, "PCM", len(groups))
     n = comb(len(groups), 2) if normalizer is None else normalizer
@@ -322,11 +327,7 @@ def vbcm(data: pd.DataFrame, phi="mean", d="abs", *, background="all", version: 
     d(φ(background), φ(group)), the paper's order. Returns a Series indexed by group
     (``per_source=True``: a frame, sources × groups).
     """
-    d = comparison(d)
-    phi_fn, rescale = _phi(phi)
-    counterfactual = _version(version)
-    label = f"{'counterfactual' if counterfactual else 'group'} BCM"
-    data = _scored(_check(data, counterfactual, label), rescale, label)
+    d, phi_fn, counterfactual, label, data = _setup(data, phi, d, version, "BCM")
     named = background not in ("all", "rest")
     groups = _groups(data, groups, exclude=(background,) if named else ())
     if named and background in groups:
@@ -382,11 +383,7 @@ def mcm(data: pd.DataFrame, phi="mean", d="std", *, version: str = "counterfactu
     Counterfactual, Eq. (6): (1/|S'|) Σ_j d(φ(S'^t1_j), …, φ(S'^t|T|_j)).
     d is multivariate (``std``, ``range``), or bivariate when |T| = 2.
     """
-    d = comparison(d)
-    phi_fn, rescale = _phi(phi)
-    counterfactual = _version(version)
-    label = f"{'counterfactual' if counterfactual else 'group'} MCM"
-    data = _scored(_check(data, counterfactual, label), rescale, label)
+    d, phi_fn, counterfactual, label, data = _setup(data, phi, d, version, "MCM")
     groups = _groups(data, groups)
     _check_arity(d, "MCM", len(groups))
     if counterfactual:
