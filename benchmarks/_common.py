@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,3 +69,26 @@ class Timer:
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.start
         self.cpu_seconds = time.process_time() - self.cpu
+
+
+@contextlib.contextmanager
+def fresh_cache_env():
+    """Environment for child processes with a new, empty score cache holding only the trained regression model
+    (training it is ``metricbias train-regression``, measured separately)."""
+    from metricbias.metrics import regression
+
+    model = regression.ensure_trained("stsb-all-MiniLM-L6-v2")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(model, Path(tmp) / "regression" / model.name)
+        yield {**os.environ, "METRICBIAS_CACHE": tmp}
+
+
+def run_child(code: str, args: list[str], env: dict) -> dict:
+    """Run ``code`` in a fresh Python process; its last stdout line is JSON. Adds the process wall time."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-3000:])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_seconds"] = time.perf_counter() - start
+    return out

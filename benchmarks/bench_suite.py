@@ -13,16 +13,8 @@ The trained regression model is copied into the new cache beforehand (training i
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
 
-from _common import machine, save
+from _common import fresh_cache_env, machine, run_child, save
 
 CHILD = r"""
 import json, sys, time
@@ -44,31 +36,17 @@ print(json.dumps({"total": time.perf_counter() - start, "metrics": timings, "pai
 """
 
 
-def run_child(datasets: str, env: dict) -> dict:
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, datasets], env=env, capture_output=True, text=True)
-    if proc.returncode:
-        raise SystemExit(proc.stderr[-3000:])
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["process_seconds"] = time.perf_counter() - start
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--datasets", default=None, help="default: published, plus built when available")
     args = parser.parse_args()
 
     from metricbias import scoring
-    from metricbias.metrics import regression
 
     datasets = args.datasets or ",".join(d for d in scoring.DATASETS if scoring.dataset_available(d))
-    model = regression.ensure_trained("stsb-all-MiniLM-L6-v2")
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(model, Path(tmp) / "regression" / model.name)
-        env = {**os.environ, "METRICBIAS_CACHE": tmp}
-        cold = run_child(datasets, env)
-        warm = run_child(datasets, env)
+    with fresh_cache_env() as env:
+        cold = run_child(CHILD, [datasets], env)
+        warm = run_child(CHILD, [datasets], env)
     result = {"datasets": datasets, "cold": cold, "warm": warm, "machine": machine()}
     print(f"{cold['configurations']} offline configurations x datasets {cold['pairs']}")
     print(f"  cold cache: {cold['process_seconds']:.1f} s (process wall time)")

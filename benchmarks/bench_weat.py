@@ -12,16 +12,8 @@ time per metric and in all (imports and model loads included).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
 
-from _common import machine, save
+from _common import fresh_cache_env, machine, run_child, save
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -46,19 +38,9 @@ def main() -> None:
     parser.add_argument("--sample-size", type=int, default=16)
     args = parser.parse_args()
 
-    from metricbias.metrics import regression
-
-    model = regression.ensure_trained("stsb-all-MiniLM-L6-v2")
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(model, Path(tmp) / "regression" / model.name)
-        started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(args.sample_size)],
-                              env={**os.environ, "METRICBIAS_CACHE": tmp}, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-    if proc.returncode:
-        raise SystemExit(proc.stderr[-3000:])
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["process_seconds"] = wall
+    with fresh_cache_env() as env:
+        out = run_child(CHILD, [str(args.sample_size)], env)
+    wall = out["process_seconds"]
     result = {"sample_size": args.sample_size, "cold": out, "machine": machine()}
     print(f"{out['tests']} tests x {len(out['metrics'])} offline configurations ({out['cells']} cells), "
           f"{out['pairs_per_metric']:,} ordered pairs per metric, sentence sets drawn to {args.sample_size} texts")

@@ -189,6 +189,7 @@ def _compare_table():
     t["statistic"] = ["bias (Eq. 2)"] * 4 + ["pearson", "spearman"]
     t["change"] = t["after"] - t["before"]
     t["relative_change"] = t["change"] / t["before"].abs()
+    t["n"] = 10
     return t
 
 
@@ -205,6 +206,8 @@ def test_target_criteria_on_a_hand_made_table():
     assert not c.loc["bias change on published race", "met"]  # +12%
     assert c.loc["bias change on built age", "met"]  # +5%
     assert len(c) == 6
+    assert c.loc["bias change on published race", ["dataset", "name", "before", "after"]].tolist() == [
+        "published", "race", 5.0, 5.6]  # each criterion keeps the row it judges
 
 
 class _PrefersHe:

@@ -202,7 +202,7 @@ def _cmd_adapters(args) -> int:
     table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size,
                                 quality_sample_size=args.quality_sample_size, seed=args.seed,
                                 device=args.device, cache=None if args.no_cache else True)
-    print(evaluation.target(table).to_string(index=False))
+    print(evaluation.target(table)[["criterion", "value", "threshold", "met", "p_value"]].to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
 def _cmd_metaeval(args) -> int:
     from . import metrics

@@ -87,24 +87,43 @@ def _sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int) -> pd.DataFr
     return kept.sort_index().reset_index(drop=True)
 
 
-def _pair_scores(metric, pairs: pd.DataFrame, cache=None):
-    """Per (dataset, attribute): the scores of the pairs' two candidates and the labels that name the set."""
+def _pair_scores(metric, pairs: pd.DataFrame, cache=None) -> dict:
+    """(dataset, attribute) -> (scores of candidate 1, scores of candidate 2, labels naming the set): one scoring call."""
     n = len(pairs)
     scores = metric.score(list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
                           list(pairs["reference_1"]) + list(pairs["reference_2"]), cache=cache)
     s1, s2 = scores[:n], scores[n:]
-    for (dataset, attribute), idx in pairs.groupby(["dataset", "attribute"], sort=False).indices.items():
-        yield dataset, attribute, s1[idx], s2[idx], {"metric": metric.name, "attribute": f"{dataset} {attribute}"}
+    return {(dataset, attribute): (s1[idx], s2[idx], {"metric": metric.name, "attribute": f"{dataset} {attribute}"})
+            for (dataset, attribute), idx in pairs.groupby(["dataset", "attribute"], sort=False).indices.items()}
 
 
-def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
-    """Eq. 2 bias and stereotypical difference of ``metric`` per (dataset, attribute) of ``pairs``."""
+def _bias_rows(scored: dict) -> pd.DataFrame:
     from ..bias.pairwise import absolute_bias, stereotypical_difference
 
     return pd.DataFrame([{"dataset": dataset, "attribute": attribute, "n_pairs": len(s1),
                           "bias": absolute_bias(s1, s2, **labels),
                           "stereotypical_difference": stereotypical_difference(s1, s2, **labels)}
-                         for dataset, attribute, s1, s2, labels in _pair_scores(metric, pairs, cache)])
+                         for (dataset, attribute), (s1, s2, labels) in scored.items()])
+
+
+def _change_tests(before: dict, after: dict, n_resamples: int, seed: int) -> pd.DataFrame:
+    from ..bias.significance import pair_terms, paired_permutation_test
+
+    rows = []
+    for key, (s1, s2, labels) in before.items():
+        a1, a2, a_labels = after[key]
+        try:
+            p = paired_permutation_test(pair_terms(a1, a2, **a_labels), pair_terms(s1, s2, **labels),
+                                        n_resamples=n_resamples, seed=seed)["p_value"]
+        except ValueError:  # a constant metric on this set: no test
+            p = np.nan
+        rows.append({"dataset": key[0], "attribute": key[1], "p_value": p})
+    return pd.DataFrame(rows)
+
+
+def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
+    """Eq. 2 bias and stereotypical difference of ``metric`` per (dataset, attribute) of ``pairs``."""
+    return _bias_rows(_pair_scores(metric, pairs, cache))
 
 
 def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = 9999,
@@ -115,19 +134,7 @@ def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resam
     :func:`metricbias.bias.significance.paired_permutation_test` on the per-pair
     terms |Ŝ_1 − Ŝ_2| of the two metrics, each rescaled with its own Eq. 1.
     """
-    from ..bias.significance import pair_terms, paired_permutation_test
-
-    rows = []
-    scored_after = {(d, a): (s1, s2, labels) for d, a, s1, s2, labels in _pair_scores(after, pairs, cache)}
-    for dataset, attribute, s1, s2, labels in _pair_scores(before, pairs, cache):
-        a1, a2, a_labels = scored_after[(dataset, attribute)]
-        x, y = pair_terms(a1, a2, **a_labels), pair_terms(s1, s2, **labels)
-        try:
-            p = paired_permutation_test(x, y, n_resamples=n_resamples, seed=seed)["p_value"]
-        except ValueError:  # a constant metric on this set: no test
-            p = np.nan
-        rows.append({"dataset": dataset, "attribute": attribute, "p_value": p})
-    return pd.DataFrame(rows)
+    return _change_tests(_pair_scores(before, pairs, cache), _pair_scores(after, pairs, cache), n_resamples, seed)
 
 
 # --- quality ----------------------------------------------------------------------------------
@@ -195,55 +202,54 @@ def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_siz
     before_m, after_m = metric_for(None, meta=meta, device=device), metric_for(adapter, meta=meta, device=device)
     pairs = _sample_pairs(bias_pairs(bias_sets), sample_size, seed)
     sets = load_quality_sets(measures, quality_sample_size, seed) if measures else {}
+    # each metric scores the pairs once: the biases and the test of their change come from the same scores
+    scored_before, scored_after = _pair_scores(before_m, pairs, cache), _pair_scores(after_m, pairs, cache)
+    tests = _change_tests(scored_before, scored_after, n_resamples=9999, seed=seed)
+    p_values = {(d, a): v for d, a, v in zip(tests["dataset"], tests["attribute"], tests["p_value"])}
     rows = []
-    for kind, fn in (("bias", lambda m: bias(m, pairs, cache=cache)), ("quality", lambda m: quality(m, sets, cache=cache))):
-        if kind == "quality" and not sets:
-            continue
-        b, a = fn(before_m), fn(after_m)
-        keys = ["dataset", "attribute"] if kind == "bias" else ["dataset", "statistic"]
-        merged = b.merge(a, on=keys, suffixes=("_before", "_after"))
+    merged = _bias_rows(scored_before).merge(_bias_rows(scored_after), on=["dataset", "attribute"],
+                                             suffixes=("_before", "_after"))
+    for r in merged.to_dict("records"):
+        rows.append({"kind": "bias", "dataset": r["dataset"], "name": r["attribute"], "statistic": "bias (Eq. 2)",
+                     "n": r["n_pairs_before"], "before": r["bias_before"], "after": r["bias_after"],
+                     "p_value": p_values[(r["dataset"], r["attribute"])]})
+    if sets:
+        merged = quality(before_m, sets, cache=cache).merge(quality(after_m, sets, cache=cache),
+                                                             on=["dataset", "statistic"], suffixes=("_before", "_after"))
         for r in merged.to_dict("records"):
-            value = "bias" if kind == "bias" else "value"
-            rows.append({"kind": kind, "dataset": r["dataset"],
-                         "name": r["attribute"] if kind == "bias" else QUALITY[r["dataset"]],
-                         "statistic": "bias (Eq. 2)" if kind == "bias" else r["statistic"],
-                         "n": r["n_pairs_before"] if kind == "bias" else r["n_before"],
-                         "before": r[f"{value}_before"], "after": r[f"{value}_after"]})
+            rows.append({"kind": "quality", "dataset": r["dataset"], "name": QUALITY[r["dataset"]],
+                         "statistic": r["statistic"], "n": r["n_before"], "before": r["value_before"],
+                         "after": r["value_after"], "p_value": np.nan})
     out = pd.DataFrame(rows)
     out["change"] = out["after"] - out["before"]
     out["relative_change"] = out["change"] / out["before"].abs()
-    tests = bias_change_tests(before_m, after_m, pairs, cache=cache, seed=seed)
-    p = {(d, a): v for d, a, v in zip(tests["dataset"], tests["attribute"], tests["p_value"])}
-    out["p_value"] = [p.get((d, n), np.nan) if k == "bias" else np.nan
-                      for k, d, n in zip(out["kind"], out["dataset"], out["name"])]
     out["signature_before"], out["signature_after"] = before_m.signature, after_m.signature
     return out[COMPARE_COLUMNS]
 
 
 def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: float = 0.01,
            other_rise: float = 0.10) -> pd.DataFrame:
-    """The issue's done-when criteria on a :func:`compare` table: one row per criterion, with ``met``."""
+    """The issue's done-when criteria on a :func:`compare` table: one row per criterion, with ``met``.
+
+    Each criterion keeps the :func:`compare` row it judges (``dataset, name, n, before, after, p_value``).
+    """
     rows = []
-    bias_rows = table[table["kind"] == "bias"]
-    for dataset, attr in GENDER.items():
-        r = bias_rows[(bias_rows["dataset"] == dataset) & (bias_rows["name"] == attr)]
-        if len(r):
-            cut = -float(r["relative_change"].iloc[0])
-            rows.append({"criterion": f"gender bias cut on the {dataset} gender set", "value": cut,
-                         "threshold": f">= {gender_cut:.0%}", "met": cut >= gender_cut,
-                         "p_value": r["p_value"].iloc[0] if "p_value" in r else np.nan})
-    for r in table[table["kind"] == "quality"].to_dict("records"):
+    for r in table.to_dict("records"):
         rel = float(r["relative_change"])
-        rows.append({"criterion": f"quality change on {r['dataset']} ({r['statistic']})", "value": rel,
-                     "threshold": f"|change| <= {quality_tolerance:.0%}", "met": abs(rel) <= quality_tolerance,
-                     "p_value": np.nan})
-    others = bias_rows[~bias_rows.apply(lambda r: GENDER.get(r["dataset"]) == r["name"], axis=1)]
-    for r in others.to_dict("records"):
-        rel = float(r["relative_change"])
-        rows.append({"criterion": f"bias change on {r['dataset']} {r['name']}", "value": rel,
-                     "threshold": f"<= +{other_rise:.0%}", "met": rel <= other_rise,
-                     "p_value": r.get("p_value", np.nan)})
-    return pd.DataFrame(rows)
+        if r["kind"] == "quality":
+            crit = (f"quality change on {r['dataset']} ({r['statistic']})", rel, f"|change| <= {quality_tolerance:.0%}",
+                    abs(rel) <= quality_tolerance)
+        elif GENDER.get(r["dataset"]) == r["name"]:
+            crit = (f"gender bias cut on the {r['dataset']} gender set", -rel, f">= {gender_cut:.0%}", -rel >= gender_cut)
+        else:
+            crit = (f"bias change on {r['dataset']} {r['name']}", rel, f"<= +{other_rise:.0%}", rel <= other_rise)
+        rows.append(dict(zip(("criterion", "value", "threshold", "met"), crit), kind=r["kind"], dataset=r["dataset"],
+                         name=r["name"], n=r["n"], before=r["before"], after=r["after"],
+                         p_value=r.get("p_value", np.nan)))
+    order = {"gender": 0, "quality": 1, "bias": 2}  # gender criteria first, then quality, then the other attributes
+    out = pd.DataFrame(rows)
+    return out.sort_values("criterion", key=lambda c: c.str.split().str[0].map(order), kind="stable",
+                           ignore_index=True)
 
 
 def curve(run_dir, *, bias_sets=BIAS_SETS, attributes=("gender",), measures=("stsb-dev",), sample_size: int = 0,

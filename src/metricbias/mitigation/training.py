@@ -537,9 +537,10 @@ def ensure_adapter(metric: str, backbone: str, data: CDAData | None = None, *, f
 
     An adapter trained into ``--out`` :func:`adapters_dir` / :func:`adapter_name`
     (``metricbias adapters train``; the default configuration is the full run) is
-    used when it is there, and ``how`` says how it was trained; otherwise a small configuration is trained here (``fallback_steps``
-    steps on at most ``fallback_examples`` examples of each kind) into
-    ``<name>-small-<steps>`` beside it, and ``how`` says which.
+    used when it is there, and ``how`` says how it was trained; otherwise a small
+    configuration is trained here (``fallback_steps`` steps on at most
+    ``fallback_examples`` examples of each kind) into ``<name>-small-<steps>``
+    beside it, and ``how`` says so.
     """
     full = adapters_dir() / adapter_name(metric, backbone)
     try:
