@@ -29,6 +29,7 @@ def _split(text):
 
 
 def _cmd_bias(args) -> int:
+    _check_out(args)
     from .bias.pairwise import bias_table
     from .datasets import published
     from .paths import write_csv_atomic
@@ -57,6 +58,7 @@ def _cmd_bias(args) -> int:
 
 
 def _cmd_weat(args) -> int:
+    _check_out(args)
     from . import metrics
     from .bias import association
     from .datasets import seat
@@ -66,13 +68,14 @@ def _cmd_weat(args) -> int:
     options = {"backbone": args.backbone} if args.backbone else {}
     metric = metrics.get(args.metric, **options)
     table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
-                            seed=args.seed, progress=True)
+                            seed=args.seed, progress=True, oov=args.oov)
     out = write_csv_atomic(table[association.COLUMNS], args.out)
     print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
     return 0
 
 
 def _cmd_build_datasets(args) -> int:
+    _check_out(args, folder=True)
     import time
 
     from .datasets import built
@@ -87,6 +90,7 @@ def _cmd_build_datasets(args) -> int:
 
 
 def _cmd_build_counterfactuals(args) -> int:
+    _check_out(args, folder=True)
     from .datasets import counterfactuals
 
     attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes else None
@@ -97,6 +101,7 @@ def _cmd_build_counterfactuals(args) -> int:
 
 
 def _cmd_score(args) -> int:
+    _check_out(args)
     from . import metrics, scoring
     from .paths import write_csv_atomic
 
@@ -182,6 +187,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_adapters(args) -> int:
+    _check_out(args, folder=args.adapters_command == "train")
     from .mitigation import cda, evaluation, training
 
     if args.adapters_command == "train":
@@ -205,6 +211,7 @@ def _cmd_adapters(args) -> int:
     print(evaluation.target(table)[["criterion", "value", "threshold", "met", "p_value"]].to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
 def _cmd_metaeval(args) -> int:
+    _check_out(args)
     from . import metrics
     from .cache import ScoreCache
     from .datasets import meta_eval
@@ -225,7 +232,7 @@ def _cmd_metaeval(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="metricbias", description=__doc__)
+    parser = _Parser(prog="metricbias", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("fetch", help="copy or download every registered raw source into data/raw and verify it")
@@ -253,10 +260,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", default=None, help="word, sent and/or 'sent (u)', comma-separated (default: every level)")
     p.add_argument("--metric", required=True, help="metric name (see metricbias.metrics.REGISTRY)")
     p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
-    p.add_argument("--n-permutations", type=int, default=100_000,
+    p.add_argument("--n-permutations", type=_permutations, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
-    p.add_argument("--sample-size", type=int, default=0,
+    p.add_argument("--sample-size", type=_count, default=0,
                    help="draw sentence-level tests to at most this many texts per set, with --seed (default 0: all)")
+    p.add_argument("--oov", choices=["drop", "zero"], default="drop",
+                   help="words the metric cannot represent (no vector): drop them from their sets, as classic WEAT "
+                        "does (default), or keep them with the metric's score for an empty text (zero)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions and sets (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_weat)
@@ -299,12 +309,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
     p.add_argument("--dataset", required=True,
-                   help="flickr8k, realsumm, wmt19-kk-en, or a .jsonl file in the generic format (see chapter 7)")
+                   help="flickr8k, realsumm, wmt19-kk-en, a .jsonl file in one of the generic formats (judged "
+                        "hypotheses or better/worse pairs; see chapter 7), or a WMT DARR .pkl in BARTScore's packaging")
     p.add_argument("--metrics", required=True, help="comma-separated metric names (`metricbias.metrics` registry)")
     p.add_argument("--swap", default="none", choices=["none", "gender"], help="gender-swap hypotheses and references")
     p.add_argument("--judges", default="mean", choices=["mean", "stacked"],
                    help="Flickr8k: correlate with the experts' mean (default) or stack each expert as an observation")
-    p.add_argument("--sample", type=int, default=0, help="keep this many random items (0: all)")
+    p.add_argument("--sample", type=_count, default=0, help="keep this many random items (0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
@@ -348,14 +359,120 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_out(args, folder: bool = False) -> None:
+    """Fail before any computing when ``--out`` cannot be written."""
+    if getattr(args, "out", None) is not None:
+        from .paths import check_writable
+
+        check_writable(args.out, "--out", folder=folder)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line naming the option, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _count(text: str) -> int:
+    """A count option: 0 (all) or a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (all) or a positive number, not {value}")
+    return value
+
+
+def _permutations(text: str) -> int:
+    value = _count(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"needs at least 2 partitions, not {value}")
+    return value
+
+
+def _reraise_interrupt(previous):
+    """An unraisable-exception hook that re-delivers a Ctrl-C swallowed in a ``__del__`` or GC callback.
+
+    Python cannot propagate an exception raised while it runs a finalizer, so a
+    KeyboardInterrupt that lands there is printed as "Exception ignored" and lost
+    (in chrF scoring, nltk's regex module finalizes ``Group`` objects all the time).
+    Tripping SIGINT again raises it at the next ordinary bytecode instead.
+    """
+    def hook(unraisable):
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            import _thread
+
+            _thread.interrupt_main()
+            return
+        previous(unraisable)
+
+    return hook
+
+
+def _runtime_message(exc: BaseException) -> str | None:
+    """One line for the OS, decoding and SQLite errors a run can meet, naming the file and the fix."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        from .paths import cache_dir
+
+        return (f"the score cache under {cache_dir()} cannot be read ({exc}); move its .sqlite file(s) aside or "
+                "point METRICBIAS_CACHE to another folder, and rerun (scores are recomputed)")
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc}); save it as UTF-8 and rerun"
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else ""
+        fix = {errno.EACCES: "check its permissions or choose another path",
+               errno.EPERM: "check its permissions or choose another path",
+               errno.ENOENT: "check the path", errno.EISDIR: "give a file name, not a folder",
+               errno.ENOTDIR: "a part of the path is a file, not a folder",
+               errno.ENOSPC: "free some disk space and rerun",
+               errno.EROFS: "the file system is read-only; choose another path"}.get(exc.errno, "")
+        text = f"{exc.strerror or exc}" + (f": {where}" if where else "")
+        return text + (f"; {fix}" if fix else "")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command. Exit status: 0 done, 1 the run failed (a source, the cache, the disk, a model), 2 a usage
+    error (an unknown name, a bad option value, an unusable --out, an input file that is not valid), 130 Ctrl-C.
+    Every failure prints one line ``metricbias CMD: error: ...``."""
+    import sqlite3
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error, already printed on one line
+        return exc.code if isinstance(exc.code, int) else 2
     warnings.simplefilter("default")
+    command = " ".join(filter(None, (args.command, getattr(args, "adapters_command", None))))
+
+    def fail(message, status: int) -> int:
+        text = " ".join(str(message).split())
+        text = text.removeprefix(f"metricbias {command}:").removeprefix(f"metricbias {args.command}:").strip()
+        print(f"metricbias {command}: error: {text.removeprefix('error:').strip()}", file=sys.stderr)
+        return status
+
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _reraise_interrupt(previous_hook)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, RuntimeError, FileNotFoundError) as exc:
-        print(f"metricbias {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return fail("interrupted (Ctrl-C); outputs are written only when complete, so nothing partial was left", 130)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a command's own usage message
+            return fail(exc.code, 2)
+        raise
+    except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:
+        return fail(_runtime_message(exc), 1)
+    except ValueError as exc:  # the project's errors about what was asked: names, options, input files
+        return fail(exc, 2)
+    except RuntimeError as exc:  # the project's errors about the run: sources, models, chapters
+        return fail(exc, 1)
+    finally:
+        sys.unraisablehook = previous_hook
 
 
 if __name__ == "__main__":
