@@ -455,8 +455,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metricbias {command}: error: {text.removeprefix('error:').strip()}", file=sys.stderr)
         return status
 
-    previous_hook = sys.unraisablehook
+    previous_hook, previous_format = sys.unraisablehook, warnings.formatwarning
     sys.unraisablehook = _reraise_interrupt(previous_hook)
+    warnings.formatwarning = lambda message, *_, **__: f"metricbias {command}: warning: {message}\n"
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -472,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:  # the project's errors about the run: sources, models, chapters
         return fail(exc, 1)
     finally:
-        sys.unraisablehook = previous_hook
+        sys.unraisablehook, warnings.formatwarning = previous_hook, previous_format
 
 
 if __name__ == "__main__":

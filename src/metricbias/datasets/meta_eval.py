@@ -278,7 +278,11 @@ def load_darr_pickle(path: str | Path) -> PairSet:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     name = path.parent.name if path.stem == "data" else path.stem  # BARTScore names them WMT/<pair>/data.pkl
-    return _darr_pairs(sources.safe_load_pickle(path), str(path), name)
+    try:
+        data = sources.safe_load_pickle(path)
+    except sources.SourceError as exc:  # a user's file, not a registered source: an input error
+        raise DatasetError(str(exc)) from None
+    return _darr_pairs(data, str(path), name)
 
 
 # --- generic JSONL -----------------------------------------------------------------------
