@@ -398,13 +398,17 @@ def _reraise_interrupt(previous):
     Python cannot propagate an exception raised while it runs a finalizer, so a
     KeyboardInterrupt that lands there is printed as "Exception ignored" and lost
     (in chrF scoring, nltk's regex module finalizes ``Group`` objects all the time).
-    Tripping SIGINT again raises it at the next ordinary bytecode instead.
+    A helper thread trips SIGINT again a moment later, out of the finalizer; if that
+    one lands in a finalizer too, the hook runs again.
     """
     def hook(unraisable):
         if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
             import _thread
+            import threading
 
-            _thread.interrupt_main()
+            again = threading.Timer(0.01, _thread.interrupt_main)
+            again.daemon = True
+            again.start()
             return
         previous(unraisable)
 
@@ -450,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(filter(None, (args.command, getattr(args, "adapters_command", None))))
 
     def fail(message, status: int) -> int:
+        tqdm = sys.modules.get("tqdm")
+        for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", ())):  # end open progress bars' lines
+            bar.close()
         text = " ".join(str(message).split())
         text = text.removeprefix(f"metricbias {command}:").removeprefix(f"metricbias {args.command}:").strip()
         print(f"metricbias {command}: error: {text.removeprefix('error:').strip()}", file=sys.stderr)
