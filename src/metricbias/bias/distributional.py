@@ -243,9 +243,8 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
     }
 
 
-def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True,
-                  ties: str = "half", jss_variant: str = "paper") -> pd.DataFrame:
-    """:func:`pair_measures` for every group of a long table with ``score_1, score_2`` columns."""
+def _per_group(scores: pd.DataFrame, by, measure) -> pd.DataFrame:
+    """``measure(score_1, score_2) -> dict`` for every group of a long table; errors name the group."""
     by = list(by)
     missing = set(by + ["score_1", "score_2"]) - set(scores.columns)
     if missing:
@@ -254,36 +253,36 @@ def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: 
     for key, group in scores.groupby(by, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         try:
-            row = pair_measures(group["score_1"], group["score_2"], rescale=rescale, ties=ties,
-                                jss_variant=jss_variant)
+            row = measure(group["score_1"], group["score_2"])
         except ValueError as exc:
             raise ValueError(f"{dict(zip(by, key))}: {exc}") from exc
         rows.append({**dict(zip(by, key)), **row})
     return pd.DataFrame(rows)
 
 
+def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True,
+                  ties: str = "half", jss_variant: str = "paper") -> pd.DataFrame:
+    """:func:`pair_measures` for every group of a long table with ``score_1, score_2`` columns."""
+    return _per_group(scores, by, lambda s1, s2: pair_measures(s1, s2, rescale=rescale, ties=ties,
+                                                               jss_variant=jss_variant))
+
+
+def _both_jss(scores_1, scores_2, rescale: bool) -> dict:
+    s1, s2 = (unit_rescale(scores_1, scores_2) if rescale
+              else (np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)))
+    p, q = fit_gaussian(s1, label="candidate 1 scores"), fit_gaussian(s2, label="candidate 2 scores")
+    paper, author = jss(p, q), jss(p, q, variant="author_code")
+    return {"n_pairs": p.n, "js_bits": js_gaussian(p, q), "js_nats_author_code": js_gaussian_author_code(p, q),
+            "delta_sigma": abs(p.std - q.std), "jss_paper": paper, "jss_author_code": author,
+            "difference": author - paper}
+
+
 def jss_variants(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True) -> pd.DataFrame:
     """JSS of every group of a long ``score_1, score_2`` table both ways: ``jss_paper`` (Eq. 9 as printed),
     ``jss_author_code`` (the released code) and ``difference`` (author_code − paper), with the two
-    ingredients that differ: ``js_bits`` (exact mixture) and ``js_nats_author_code`` (unfolded)."""
-    by = list(by)
-    missing = set(by + ["score_1", "score_2"]) - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
-    rows = []
-    for key, group in scores.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        s1, s2 = (unit_rescale(group["score_1"], group["score_2"]) if rescale
-                  else (group["score_1"].to_numpy(float), group["score_2"].to_numpy(float)))
-        try:
-            p, q = fit_gaussian(s1, label="candidate 1 scores"), fit_gaussian(s2, label="candidate 2 scores")
-        except ValueError as exc:
-            raise ValueError(f"{dict(zip(by, key))}: {exc}") from exc
-        paper, author = jss(p, q), jss(p, q, variant="author_code")
-        rows.append({**dict(zip(by, key)), "n_pairs": p.n, "js_bits": js_gaussian(p, q),
-                     "js_nats_author_code": js_gaussian_author_code(p, q), "delta_sigma": abs(p.std - q.std),
-                     "jss_paper": paper, "jss_author_code": author, "difference": author - paper})
-    return pd.DataFrame(rows)
+    ingredients that differ: ``js_bits`` (exact mixture) and ``js_nats_author_code`` (unfolded), and
+    ``delta_sigma``. Scores are put on [0, 1] first as in :func:`pair_measures` (``rescale``)."""
+    return _per_group(scores, by, lambda s1, s2: _both_jss(s1, s2, rescale))
 
 
 def weighted_over(table: pd.DataFrame, *, types: str = "attribute", by=("metric",),
