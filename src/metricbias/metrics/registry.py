@@ -133,9 +133,8 @@ def function_metric(function: Callable, name: str | None = None, *, direction: s
         raise MetricError(f"a metric function must be callable, not {type(function).__name__}")
     if direction not in ("higher", "lower"):
         raise MetricError(f"direction must be 'higher' or 'lower', not {direction!r}")
-    name = name or getattr(function, "__name__", None)
-    if not name or name == "<lambda>":
-        raise MetricError("give a lambda a name: register(f, name='mymetric')")
+    name = name or getattr(function, "__name__", None) or "function"
+    name = "lambda" if name == "<lambda>" else name
     attrs = {"name": name, "label": label or name, "direction": direction, "citation": citation,
              "function": staticmethod(function), "source_hash": _source_hash(function),
              "__doc__": (function.__doc__ or f"User metric {name}.").strip(), "__module__": function.__module__}
@@ -157,6 +156,8 @@ def register(obj=None, *, name: str | None = None, direction: str = "higher", la
             if not key:
                 raise MetricError(f"{target.__name__} has no `name` attribute to register it under")
         else:
+            if name is None and getattr(target, "__name__", "") == "<lambda>":
+                raise MetricError("give a lambda a name to register it: register(f, name='mymetric')")
             cls = function_metric(target, name, direction=direction, label=label, citation=citation)
             key = cls.name
         if (key in BUILTIN or key in _REGISTERED) and not replace and not _same(_REGISTERED.get(key), cls):
