@@ -244,7 +244,9 @@ def test_matched_pairs_use_both_references(project, pairs):
     scores = score_pairs(datasets.load("matched", ["gender"]), _word_overlap, cache=None)
     assert set(scores["dataset"]) == {"built", "released"}
     assert (scores.groupby("dataset").size() == 394).all()
-    mine = scores[scores["dataset"] == "built"].set_index("pair_id").loc["gender-type1-dev-001"]
+    pairs_ = datasets.load("matched", ["gender"]).set_index(["dataset", "pair_id"])["built_pair_id"]
+    scores["built_pair_id"] = [pairs_[(d, p)] for d, p in zip(scores["dataset"], scores["pair_id"])]
+    mine = scores[scores["dataset"] == "built"].set_index("built_pair_id").loc["gender-type1-dev-001"]
     # "The developer argued with the designer because he did not like the design" vs its built reference
     ref = pairs.set_index("pair_id").loc["gender-type1-dev-001", "reference"].split()
     cand = "The developer argued with the designer because he did not like the design".split()

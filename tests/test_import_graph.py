@@ -24,7 +24,7 @@ LAYERS = {
     "scoring": 2,
     "bias": 3,
     "mitigation": 4, "metaeval": 4,
-    "audits": 5, "profiles": 5, "runner": 5, "plots": 5, "cli": 5, "reproduction": 5,
+    "audits": 5, "profiles": 5, "runner": 5, "plots": 5, "display": 5, "cli": 5, "reproduction": 5,
 }
 SIBLINGS = {frozenset({"datasets", "metrics"})}
 

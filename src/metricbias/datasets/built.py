@@ -251,9 +251,9 @@ def match_published(attributes=None) -> pd.DataFrame:
 
 def matched_pairs(attributes=None) -> pd.DataFrame:
     """The released pairs that were also built, in the pair layout of ``datasets.registry``, twice:
-    ``dataset`` = ``built`` (both candidates against the built reference; built pair ids) and
-    ``released`` (each candidate against its own released reference, as the paper scored them;
-    released pair ids)."""
+    ``dataset`` = ``built`` (both candidates against the built reference) and ``released`` (each candidate
+    against its own released reference, as the paper scored them). Both sides carry the released pair's id
+    (two released pairs may match one built pair); ``built_pair_id`` names the built pair."""
     from . import published
 
     match = match_published(attributes)
@@ -261,9 +261,10 @@ def matched_pairs(attributes=None) -> pd.DataFrame:
     released = published.pairs(sorted(match["attribute"].unique())).set_index("pair_id")
     common = {"attribute": match["attribute"].to_numpy(), "candidate_1": match["candidate_1"].to_numpy(),
               "candidate_2": match["candidate_2"].to_numpy()}
-    built = pd.DataFrame({"dataset": "built", "pair_id": match["pair_id"].to_numpy(), **common,
+    ids = {"pair_id": match["published_pair_id"].to_numpy(), "built_pair_id": match["pair_id"].to_numpy()}
+    built = pd.DataFrame({"dataset": "built", **ids, **common,
                           "reference_1": match["reference"].to_numpy(), "reference_2": match["reference"].to_numpy()})
-    rel = pd.DataFrame({"dataset": "released", "pair_id": match["published_pair_id"].to_numpy(), **common,
+    rel = pd.DataFrame({"dataset": "released", **ids, **common,
                         "reference_1": match["published_reference"].to_numpy(),
                         "reference_2": released.loc[match["published_pair_id"], "reference_2"].to_numpy()})
     return pd.concat([built, rel], ignore_index=True)
