@@ -244,19 +244,16 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
 
 
 def _per_group(scores: pd.DataFrame, by, measure) -> pd.DataFrame:
-    """``measure(score_1, score_2) -> dict`` for every group of a long table; errors name the group."""
-    by = list(by)
-    missing = set(by + ["score_1", "score_2"]) - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
+    """``measure(score_1, score_2) -> dict`` for every cell of a score table; errors name the cell."""
+    from .scores import cells
+
     rows = []
-    for key, group in scores.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, group in cells(scores, by, required=(*by, "score_1", "score_2")):
         try:
             row = measure(group["score_1"], group["score_2"])
         except ValueError as exc:
-            raise ValueError(f"{dict(zip(by, key))}: {exc}") from exc
-        rows.append({**dict(zip(by, key)), **row})
+            raise ValueError(f"{key}: {exc}") from exc
+        rows.append({**key, **row})
     return pd.DataFrame(rows)
 
 
