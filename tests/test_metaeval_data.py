@@ -198,16 +198,19 @@ def _bartscore_pickle(pairs: meta_eval.PairSet, path):
     return path
 
 
-class _Overlap:
+def _overlap():
     """Share of the reference's words found in the candidate (cheap, deterministic)."""
+    from metricbias.metrics.base import Metric
 
-    name = "toy_overlap"
-    direction = "higher"
-    signature = "toy_overlap"
+    class Overlap(Metric):
+        name = "toy_overlap"
+        family = "ngram"
 
-    def score(self, candidates, references, cache=None):
-        return np.array([len(set(c.split()) & set(r.split())) / len(set(r.split()))
-                         for c, r in zip(candidates, references)])
+        def _score(self, candidates, references):
+            return np.array([len(set(c.split()) & set(r.split())) / len(set(r.split()))
+                             for c, r in zip(candidates, references)])
+
+    return Overlap()
 
 
 def test_registered_darr_set_gives_the_same_tau_as_jsonl_and_pickle(real_data, tmp_path):
@@ -219,7 +222,7 @@ def test_registered_darr_set_gives_the_same_tau_as_jsonl_and_pickle(real_data, t
     assert as_pickle.name == "kk-en" and as_jsonl.name == "kk-en"
     for ds in (as_jsonl, as_pickle):
         assert ds.frame.equals(registered.frame)
-    taus = [analysis.correlations(ds, ("overlap", _Overlap())).iloc[0] for ds in (registered, as_jsonl, as_pickle)]
+    taus = [analysis.correlations(ds, ("overlap", _overlap())).iloc[0] for ds in (registered, as_jsonl, as_pickle)]
     assert [t["level"] for t in taus] == ["pairs"] * 3 and taus[0]["n"] == 9728
     assert taus[0]["value"] == taus[1]["value"] == taus[2]["value"]
     assert -1 < taus[0]["value"] < 1

@@ -446,6 +446,23 @@ def _reraise_interrupt(previous):
     return hook
 
 
+def _forget_handled_interrupt() -> None:
+    """Clear CPython 3.11's "ended by Ctrl-C" mark once the CLI has handled the interrupt.
+
+    A KeyboardInterrupt raised inside ``exec`` of a source string (scipy runs
+    ``exec("from ... import *")`` while it imports, lazily, during scoring) sets
+    ``_Py_UnhandledKeyboardInterrupt`` even when the exception is caught, and the
+    interpreter then ends the process by SIGINT (status -2) instead of with the 130
+    that ``main`` returns. Newer Pythons keep that state elsewhere: nothing to do there.
+    """
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, ValueError, AttributeError, OSError):
+        pass
+
+
 def _runtime_message(exc: BaseException) -> str | None:
     """One line for the OS, decoding and SQLite errors a run can meet, naming the file and the fix."""
     import errno
@@ -500,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
+        _forget_handled_interrupt()
         return fail("interrupted (Ctrl-C); outputs are written only when complete, so nothing partial was left", 130)
     except SystemExit as exc:
         if isinstance(exc.code, str):  # a command's own usage message
