@@ -132,7 +132,8 @@ def paper_vs_ours(comparison: pd.DataFrame, *, highlight=(), ax=None, title: str
 
 def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str = "bias_ci_low",
                   high: str = "bias_ci_high", hue: str | None = None, panel: str | None = None, y_order=None,
-                  xlabel: str = "bias (Eq. 2) with 95% bootstrap CI", width: float = 7, row_height: float = 0.24):
+                  xlabel: str = "bias (Eq. 2) with 95% bootstrap CI", legend_title: str | None = None,
+                  width: float = 7, row_height: float = 0.24):
     """Point values with intervals, one row per ``y`` value; several ``hue`` values side by side in each row;
     one panel per ``panel`` value, stacked (one panel per row of the page). Returns the figure."""
     import matplotlib.pyplot as plt
@@ -157,7 +158,7 @@ def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str 
         if name is not None:
             ax.set_title(str(name))
         if hue is not None:
-            ax.legend(title=hue, loc="best")
+            ax.legend(title=legend_title or hue, loc="best")
     fig.tight_layout()
     return fig
 
