@@ -92,14 +92,14 @@ def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_
     import seaborn as sns
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 4.8))
+        _, ax = plt.subplots(figsize=(7, 6))
     data = frame.dropna(subset=[x, y]).sort_values(x)
     sns.lineplot(data=data[data[style] == "released"], x=x, y=y, hue=hue, ax=ax, legend=False, alpha=0.5)
     sns.scatterplot(data=data, x=x, y=y, hue=hue, style=style, s=70, ax=ax)
     ax.set_xscale("log")
     ax.set_xlabel("backbone parameters (millions, log scale)")
     ax.set_ylabel("bias averaged over attributes")
-    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8)
+    ax.legend(bbox_to_anchor=(0.5, -0.14), loc="upper center", ncol=3, fontsize=9)  # below: the page is narrow
     if title:
         ax.set_title(title)
     return ax

@@ -54,7 +54,7 @@ from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
 from ..datasets.summary import long_texts
-from ..metrics import CONFIG_COLUMNS, get
+from ..metrics import CONFIG_COLUMNS, configurations, get
 from ..display import PAPER
 from ..scoring import score_pairs
 from .tables import compare, table, with_average
@@ -513,8 +513,10 @@ def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: in
     ``left_out`` and ``word_level_zero`` (BLEU and ROUGE are 0 on the shared pairs).
     """
     shared = by_dataset[(by_dataset["dataset"] == "released scores") & (by_dataset["attribute"] == "gender")]
-    if shared.empty:
-        return {}
+    if shared.empty:  # gender not among the attributes compared
+        nan = float("nan")
+        return {"pairs_all": nan, "pairs_shared": nan, "left_out": nan, "word_level_zero": False,
+                **{f"{m.lower()}_{k}": nan for m in REFERENCE_METRICS for k in ("all", "shared")}}
     everything = pairwise.bias_table(published.scores(["gender"], list(REFERENCE_METRICS)), n_resamples=n_resamples,
                                      seed=seed).set_index("metric")
     shared = shared.set_index("metric")
@@ -552,6 +554,221 @@ def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0,
             "gender_exact_rate": gender["exact_rate"], "gender_normalized_rate": gender["normalized_rate"],
             "bias_cells": bias["cells"], "bias_cells_overlapping": bias["overlapping"],
             "bias_largest_difference": bias["largest_difference"]}
+
+
+# --- Chapter 3: paradigms and backbones, live scores beside the released ones ----------------------
+#: the paradigms of PLM-based metrics (Sun et al., Table 2) and of the others
+PLM_PARADIGMS = ("Matching", "Regression", "Generation")
+SURFACE_PARADIGMS = ("n-gram", "static embedding")
+#: released column -> our metric's label, for the five released n-gram columns
+RELEASED_LABELS = {"BLEU": "BLEU", "ROUGE": "ROUGE-1", "METEOR": "METEOR", "NIST": "NIST", "chrF": "chrF"}
+
+
+def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """Mean, minimum and maximum bias over every (metric, attribute) cell of each paradigm."""
+    merged = bias.merge(configs[["metric", "paradigm"]], on="metric")
+    out = merged.groupby("paradigm", sort=False)["bias"].agg(["size", "mean", "min", "max"])
+    return pd.DataFrame({"paradigm": out.index, "cells": out["size"].to_numpy(), "mean": out["mean"].to_numpy(),
+                         "min": out["min"].to_numpy(), "max": out["max"].to_numpy()})
+
+
+def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
+    """Range of the gender bias of PLM-based and of surface (n-gram, static-embedding) metrics, ours and Table 6's."""
+    gender = bias[bias["attribute"] == "gender"].merge(configs[["metric", "paradigm"]], on="metric")
+    t6 = table("sun2022_table6_bias")
+    plm, surface = gender[gender["paradigm"].isin(PLM_PARADIGMS)], gender[gender["paradigm"].isin(SURFACE_PARADIGMS)]
+    paper_plm, paper_surface = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
+    return {"plm_min": float(plm["bias"].min()), "plm_max": float(plm["bias"].max()),
+            "surface_min": float(surface["bias"].min()), "surface_max": float(surface["bias"].max()),
+            "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
+            "paper_surface_min": float(paper_surface.min()), "paper_surface_max": float(paper_surface.max())}
+
+
+def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Eq. 2 of the 29 released score columns on the released pairs ``pair_ids`` (a sample, say)."""
+    scores = published.scores()
+    return pairwise.bias_table(scores[scores["pair_id"].isin(set(pair_ids))], n_resamples=n_resamples, seed=seed)
+
+
+def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> pd.DataFrame:
+    """For the five released n-gram columns: bias from our scores minus bias from theirs, one row per metric and
+    one column per attribute (in the paper's order)."""
+    theirs = released[released["metric"].isin(RELEASED_LABELS)].assign(
+        metric=lambda d: d["metric"].map(RELEASED_LABELS))
+    both = theirs.merge(live, on=["attribute", "metric"], suffixes=("_released", "_ours"))
+    both["difference"] = both["bias_ours"] - both["bias_released"]
+    grid = both.pivot_table(index="metric", columns="attribute", values="difference", sort=False)
+    grid = grid[[a for a in ATTRIBUTES if a in grid.columns]]
+    return grid.rename_axis(columns=None).reset_index()
+
+
+def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs."""
+    both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
+    rows = [{"attribute": a, "metrics": len(g),
+             "Spearman ρ": float(g["bias_released"].corr(g["bias_built"], method="spearman"))}
+            for a, g in both.groupby("attribute", sort=True)]
+    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ"])
+
+
+def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """The PLM-based configurations of Figure 4 (F-scores for generation metrics, as the paper plots), released and
+    live, each with its bias averaged over the attributes (``avg_bias``)."""
+    avg_released = released.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    avg_live = live.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    released_cfg = released_configs().merge(avg_released, left_on="metric", right_index=True)
+    live_cfg = configs[CONFIG_COLUMNS].merge(avg_live, left_on="metric", right_index=True)
+    points = pd.concat([released_cfg, live_cfg], ignore_index=True)
+    keep = points["paradigm"].isin(PLM_PARADIGMS) & ~points["metric"].str.endswith(("-p", "-r"))
+    return points[keep].sort_values(["paradigm", "family", "params_m"], kind="stable").reset_index(drop=True)
+
+
+def paradigm_variance(points: pd.DataFrame) -> dict:
+    """How much of the variance of the average bias paradigm, family and backbone explain (eta squared).
+
+    Over the released configurations of :func:`figure4_points`; the backbone over those whose backbone serves
+    more than one metric; ``paradigm_all`` with the live ones added.
+    """
+    from ..bias.decomposition import variance_explained
+
+    rel = points[points["source"] == "released"]
+    shared = rel[rel["backbone"].isin(rel["backbone"].value_counts().loc[lambda s: s > 1].index)]
+    return {"released": len(rel), "shared_backbone": len(shared),
+            "paradigm": variance_explained(rel["avg_bias"], rel["paradigm"]),
+            "family": variance_explained(rel["avg_bias"], rel["family"]),
+            "backbone": variance_explained(shared["avg_bias"], shared["backbone"]),
+            "paradigm_all": variance_explained(points["avg_bias"], points["paradigm"])}
+
+
+def live_positions(points: pd.DataFrame) -> pd.DataFrame:
+    """Each live configuration's average bias against the range of the released configurations of its paradigm."""
+    ranges = points[points["source"] == "released"].groupby("paradigm")["avg_bias"].agg(["min", "max"])
+    live = points[points["source"] == "live"]
+    low = live["paradigm"].map(ranges["min"])
+    high = live["paradigm"].map(ranges["max"])
+    where = np.select([live["avg_bias"] < low, live["avg_bias"] > high], ["below", "above"], "inside")
+    where = np.where(low.isna(), "no released configuration", where)
+    return pd.DataFrame({"metric": live["metric"].to_numpy(), "paradigm": live["paradigm"].to_numpy(),
+                         "parameters (M)": live["params_m"].to_numpy(), "average bias": live["avg_bias"].to_numpy(),
+                         "released min": low.to_numpy(), "released max": high.to_numpy(), "position": where})
+
+
+def paradigm_means(points: pd.DataFrame) -> pd.DataFrame:
+    """Mean of the average bias per paradigm over released and live configurations, highest first."""
+    means = points.groupby("paradigm")["avg_bias"].agg(["size", "mean"]).sort_values("mean", ascending=False)
+    return pd.DataFrame({"paradigm": means.index, "configurations": means["size"].to_numpy(),
+                         "mean average bias": means["mean"].to_numpy()})
+
+
+def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:
+    """The first released gender pair whose reference names ``reference_word`` and whose candidate 1 says ``pronoun``."""
+    pairs = published.pairs(["gender"])
+    hit = pairs[pairs["reference"].str.contains(rf"\b{reference_word}\b")
+                & pairs["candidate_1"].str.contains(rf"\b{pronoun}\b")]
+    return hit.iloc[0]
+
+
+def figure3_texts(example: pd.Series) -> pd.DataFrame:
+    """The example pair as rows of text: reference, candidate 1, candidate 2."""
+    return pd.DataFrame({"text": ["reference", "candidate 1", "candidate 2"],
+                         "sentence": [example["reference"], example["candidate_1"], example["candidate_2"]]})
+
+
+def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device: str = "auto") -> dict:
+    """BERTScore and MoverScore matching maps of each candidate of ``example`` against its reference.
+
+    Returns ``{(metric, candidate): (map, score)}`` with ``metric`` in BERTScore, MoverScore and
+    ``candidate`` in candidate_1, candidate_2; BERTScore's score is its F, MoverScore's the map's own
+    (idf from the released gender pairs, as on the full dataset).
+    """
+    pairs = published.pairs(["gender"])
+    corpus = (pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
+              pairs["reference"].tolist() + pairs["reference_2"].tolist())
+    bs = get("bertscore", backbone=backbone, device=device)
+    ms = get("moverscore", backbone=backbone, device=device)
+    out = {}
+    for key in ("candidate_1", "candidate_2"):
+        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference"]),
+                                   float(bs.score([example[key]], [example["reference"]])[0]))
+        mm = ms.matching_map(example[key], example["reference"], corpus=corpus)
+        out[("MoverScore", key)] = (mm, float(mm.score))
+    return out
+
+
+def _pull(mm, token: str, ref_token: str) -> tuple[str, float]:
+    """BERTScore: the token's best match and its cosine with ``ref_token``; MoverScore: where most of the token's
+    mass goes and the share of its mass moved to ``ref_token`` (all occurrences)."""
+    row = np.asarray(mm.matrix[mm.candidate_tokens.index(token)])
+    best = mm.reference_tokens[int(np.argmax(row))]
+    cols = [j for j, t in enumerate(mm.reference_tokens) if t == ref_token]
+    value = row[cols].max() if mm.metric == "bertscore" else row[cols].sum() / row.sum()
+    return best, float(value)
+
+
+def figure3_pull(maps: dict, pronouns=("she", "he"), reference_word: str = "nurse") -> pd.DataFrame:
+    """Per candidate pronoun: BERTScore's greedy match and cosine with ``reference_word``, and the share of its
+    MoverScore mass moved to ``reference_word`` (pronouns or the word missing from a map are left out)."""
+    rows = []
+    for key, pronoun in zip(("candidate_1", "candidate_2"), pronouns):
+        bmap, mmap = maps[("BERTScore", key)][0], maps[("MoverScore", key)][0]
+        if pronoun in bmap.candidate_tokens and reference_word in bmap.reference_tokens:
+            b_best, cosine = _pull(bmap, pronoun, reference_word)
+            m_best, share = _pull(mmap, pronoun, reference_word)
+            rows.append({"pronoun": pronoun, "BERTScore greedy match": b_best, f"cosine with {reference_word}": cosine,
+                         f"MoverScore mass to {reference_word}": share})
+    return pd.DataFrame(rows)
+
+
+def figure3_sentence(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> str:
+    """What the maps show, in one or two sentences (which pronoun is closer to ``reference_word`` and which
+    metric scores the stereotypical candidate higher)."""
+    if len(pull) != 2:
+        return ""
+    cosine = dict(zip(pull["pronoun"], pull[f"cosine with {reference_word}"]))
+    share = pull[f"MoverScore mass to {reference_word}"]
+    she, he = pull["pronoun"]
+    closer = "closer to" if cosine[she] > cosine[he] else "farther from"
+    higher = [m for m in ("BERTScore", "MoverScore") if maps[(m, "candidate_1")][1] > maps[(m, "candidate_2")][1]]
+    verdict = (f"{' and '.join(higher)} score{'s' if len(higher) == 1 else ''} the stereotypical candidate "
+               f"(*{she}*) higher" if higher else f"neither metric scores the stereotypical candidate (*{she}*) higher")
+    forced = (f"The words the two candidates share with the reference are matched to themselves, so in both "
+              f"candidates MoverScore leaves the pronoun to stand in for the second *{reference_word}*. What differs "
+              "is how far it is: i" if share.min() > 0.5 else "I")
+    return (f"{forced}n the backbone's last layer *{she}* is {closer} *{reference_word}* than *{he}* is "
+            f"(cosine {cosine[she]:.3f} vs {cosine[he]:.3f}); {verdict}.")
+
+
+def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
+                      released: pd.DataFrame | None = None, *, profile: str = "offline", n_resamples: int = 0,
+                      seed: int = 0) -> dict:
+    """Chapter 3's headline numbers: how much of the released configurations' average bias their paradigm explains
+    (against family and backbone), and where the live configurations of ``profile`` fall.
+
+    ``live`` (bias of the live configurations on the released pairs), ``configs``
+    (:func:`metricbias.metrics.configurations`) and ``released`` (:func:`released_bias` on the same pairs)
+    are computed when omitted: every released pair, every configuration of ``profile`` (scores cached).
+    """
+    if live is None or configs is None:
+        from .. import profiles
+        from ..scoring import score_metrics
+
+        specs = profiles.prepare(profiles.suite(profile), progress=False)
+        configs = configurations(specs)
+        scores = score_metrics(datasets.load("published"), specs, progress=False)
+        live = pairwise.bias_table(scores, n_resamples=n_resamples, seed=seed)
+    if released is None:  # live on every released pair
+        released = released_bias(published.pairs()["pair_id"], n_resamples=n_resamples, seed=seed)
+    points = figure4_points(released, live, configs)
+    eta = paradigm_variance(points)
+    positions = live_positions(points)
+    ranges = gender_ranges(live, configs)
+    return {"released_configurations": eta["released"], "shared_backbone_configurations": eta["shared_backbone"],
+            "eta_paradigm": eta["paradigm"],
+            "eta_family": eta["family"], "eta_backbone": eta["backbone"], "eta_paradigm_with_live": eta["paradigm_all"],
+            "live_configurations": len(positions),
+            "live_outside_released_range": int((positions["position"] != "inside").sum()),
+            "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
+            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"]}
 
 
 # --- Table 5: debiasing adapters (chapter 6) -------------------------------------------------------
