@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from metricbias import metrics
+from metricbias.metaeval import layers
 from metricbias.metrics import Spec, describe, regression
 
 
@@ -36,8 +37,8 @@ def test_layer_check_scores_every_layer_on_a_sample(tiny_bert, monkeypatch):
                         "sentence2": ["a cat sat down", "a dog runs", "birds sing", "snow fell", "it was sunny"],
                         "score": [4.5, 3.8, 3.0, 1.5, 2.5]})
     monkeypatch.setattr(stsb, "load", lambda split: dev)
-    scan = describe.layer_check(str(tiny_bert), pairs=4, seed=0, device="cpu")
+    scan = layers.layer_check(str(tiny_bert), pairs=4, seed=0, device="cpu")
     assert scan["layer"].tolist() == [1, 2] and (scan["pairs"] == 4).all()  # the tiny BERT has two layers
     assert np.all(np.abs(scan["pearson"]) <= 1)
-    full = describe.layer_check(str(tiny_bert), device="cpu")
+    full = layers.layer_check(str(tiny_bert), device="cpu")
     assert (full["pairs"] == 5).all()

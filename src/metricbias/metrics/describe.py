@@ -2,9 +2,9 @@
 
 * :func:`configuration_table`: one row per configuration with its signature;
 * :func:`regression_note`: how the trained regression model of a profile was
-  trained and how well it rates STS-B (one Markdown bullet, empty without one);
-* :func:`layer_check`: bert-score's criterion for choosing a BERTScore layer
-  (Pearson r with human ratings, here STS-B dev) at every layer of a backbone.
+  trained and how well it rates STS-B (one Markdown bullet, empty without one).
+
+The BERTScore layer check is meta-evaluation: :func:`metricbias.metaeval.layers.layer_check`.
 """
 
 from __future__ import annotations
@@ -39,18 +39,4 @@ def regression_note(specs) -> str:
             f"training short): Pearson r = **{reg['dev_pearson']:.3f}** on {reg['dev_rows_used']} STS-B dev pairs.")
 
 
-def layer_check(backbone: str, *, pairs: int = 0, seed: int = 0, device: str = "auto") -> pd.DataFrame:
-    """Pearson r of BERTScore-F with the STS-B dev ratings at each layer of ``backbone`` (``pairs``: a random
-    sample of that many dev pairs, 0 = all); columns ``layer, pearson``."""
-    from ..datasets import stsb
-    from .matching import bertscore_layer_scan
-
-    dev = stsb.load("dev")
-    if pairs:
-        dev = dev.sample(n=min(pairs, len(dev)), random_state=seed)
-    scan = bertscore_layer_scan(backbone, dev["sentence2"].tolist(), dev["sentence1"].tolist(),
-                                dev["score"].to_numpy(), device=device)
-    return scan.assign(pairs=len(dev))
-
-
-__all__ = ["configuration_table", "layer_check", "regression_note"]
+__all__ = ["configuration_table", "regression_note"]
