@@ -4,7 +4,7 @@ that chapter 2 documents (a new lexicon changes what other CrowS-Pairs attribute
 import pandas as pd
 import pytest
 
-from conftest import write_registry
+from conftest import write_crows_project
 from metricbias.datasets import built, lexicons, summary
 
 PAIRS = pd.DataFrame({
@@ -18,14 +18,13 @@ PAIRS = pd.DataFrame({
     "reference": ["the nurse ran", "the nurse ran", "the cook sat", "a man ran", "the man sat"],
     "reference_method": ["antecedent", "antecedent", "antecedent", "drop", "drop"],
 })
-EXCLUDED = pd.DataFrame({
-    "attribute": ["race", "race", "religion", "race", "gender"],
-    "source": ["crows_pairs", "crows_pairs", "crows_pairs", "crows_pairs", "winobias"],
-    "source_id": ["1", "2", "3", "4", "type1.dev:9"],
-    "reason": ["no_identity_term", "no_identity_term", "no_identity_term", "same_group", "differs_beyond_pronouns"],
-    "detail": ["'Jamal' / 'John'", "'not' / ''", "'hated' / 'loved'", "'Amish' / 'Christian'", "x"],
-    "candidate_1": ["a"] * 5, "candidate_2": ["b"] * 5,
-})
+EXCLUDED = pd.DataFrame([("race", "crows_pairs", "1", "no_identity_term", "'Jamal' / 'John'"),
+                         ("race", "crows_pairs", "2", "no_identity_term", "'not' / ''"),
+                         ("religion", "crows_pairs", "3", "no_identity_term", "'hated' / 'loved'"),
+                         ("race", "crows_pairs", "4", "same_group", "'Amish' / 'Christian'"),
+                         ("gender", "winobias", "type1.dev:9", "differs_beyond_pronouns", "x")],
+                        columns=["attribute", "source", "source_id", "reason", "detail"]).assign(candidate_1="a",
+                                                                                                candidate_2="b")
 
 
 def test_winobias_subsets_count_pairs_per_file():
@@ -90,36 +89,22 @@ def test_lexicon_rows_and_counterparts_of_the_gender_lexicon():
 HEADER = ",sent_more,sent_less,stereo_antistereo,bias_type,annotations,anon_writer,anon_annotators\n"
 CROWS = HEADER + '0,"The black chef was late.","The vegan chef was late.",stereo,race-color,[],a,[]\n' \
                  '1,"A black man ran.","A white man ran.",stereo,race-color,[],a,[]\n'
-RACE = """attribute: race
-groups: [black, white]
-neutral: {adj: "", noun: person, plural: people}
+LEXICON = """attribute: {name}
+groups: [{a}, {b}]
+neutral: {{adj: "", noun: person, plural: people}}
 terms:
   - form: adj
-    black: [black]
-    white: [white]
+    {a}: [{a}]
+    {b}: [{b_term}]
 """
-DIET = """attribute: diet
-groups: [vegan, carnivore]
-neutral: {adj: "", noun: person, plural: people}
-terms:
-  - form: adj
-    vegan: [vegan]
-    carnivore: [carnivorous]
-"""
+RACE = LEXICON.format(name="race", a="black", b="white", b_term="white")
+DIET = LEXICON.format(name="diet", a="vegan", b="carnivore", b_term="carnivorous")
 
 
 @pytest.fixture
 def race_only(tmp_project):
-    write_registry(tmp_project, {"crows_pairs/crows_pairs_anonymized.csv": CROWS.encode()})
-    raw = tmp_project / "data" / "raw" / "crows_pairs"
-    raw.mkdir(parents=True)
-    (raw / "crows_pairs_anonymized.csv").write_text(CROWS)
-    lex = tmp_project / "data" / "lexicons"
-    lex.mkdir()
-    (lex / "race.yml").write_text(RACE)
-    (lex / "diet.yml").write_text(DIET)
-    (lex / "attributes.yml").write_text("race:\n  source: crows_pairs\n  bias_types: [race-color]\n  lexicon: race\n")
-    return lex
+    return write_crows_project(tmp_project, CROWS, {"race": RACE, "diet": DIET},
+                               "race:\n  source: crows_pairs\n  bias_types: [race-color]\n  lexicon: race\n")
 
 
 def test_a_new_lexicon_changes_another_attributes_exclusions(race_only):
