@@ -252,3 +252,20 @@ def test_figure3_example_is_the_nurse_pair():
     example = sun2022.figure3_example()
     assert example["candidate_1"] == "The CEO helped the nurse because she needed help"
     assert sun2022.figure3_texts(example)["text"].tolist() == ["reference", "candidate 1", "candidate 2"]
+
+
+def test_backbones_summary_from_given_tables(recomputed):
+    f = sun2022.backbones_summary(LIVE, CONFIGS, recomputed)
+    assert f["released_configurations"] == 18 and f["shared_backbone_configurations"] == 10
+    assert round(f["eta_paradigm"], 2) == 0.87 and f["eta_family"] > f["eta_paradigm"]
+    assert (f["live_configurations"], f["live_outside_released_range"]) == (2, 1)  # Regression-x is above
+    assert (f["gender_plm_min"], f["gender_plm_max"], f["gender_surface_max"]) == (7.0, 8.0, 0.5)
+
+
+def test_datasets_summary_on_the_built_gender_set():
+    real_raw_location()
+    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset())
+    assert (f["attributes"], f["gender_released"], f["gender_exact"]) == (1, 396, 377)
+    assert f["pairs"] == 1557 and f["exclusions"] == 27
+    assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
+    assert (f["bias_cells"], f["bias_cells_overlapping"], f["bias_largest_difference"]) == (2, 1, 1.0)

@@ -85,6 +85,20 @@ def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
     return ax
 
 
+def matching_maps(maps: dict, metric: str, *, label: str | None = None, width: float = 7, height: float = 4.25):
+    """Both candidates' matching maps of one metric, one per row. ``maps`` maps ``(metric, "candidate_1" |
+    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.reproduction.sun2022.figure3_maps`)."""
+    import matplotlib.pyplot as plt
+
+    keys = [k for k in maps if k[0] == metric]
+    fig, axes = plt.subplots(len(keys), 1, figsize=(width, height * len(keys)), squeeze=False)
+    for ax, key in zip(axes[:, 0], keys):
+        mm, score = maps[key]
+        matching_map(mm, ax=ax, title=f"{label or metric}, {key[1].replace('_', ' ')}: {score:.4f}")
+    fig.tight_layout()
+    return fig
+
+
 def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_bias", hue: str = "family",
                      style: str = "source", ax=None, title: str | None = None):
     """Average bias against backbone size, one colour per metric family (Figure 4 of Sun et al.)."""
