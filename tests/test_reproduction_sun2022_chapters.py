@@ -117,7 +117,7 @@ def test_released_match_counts_status_and_reference_agreement():
     assert out.loc["race", "same reference"] == 0.5 and out.loc["gender", "same up to case and punctuation"] == 0.5
     assert out.loc["race", "token edit distance (mean)"] == 4.5
     g = sun2022.gender_references(_match())
-    assert (g["released"], g["exact"], g["normalized"], g["not_built"]) == (3, 0, 1, 1)
+    assert (g["released"], g["exact"], g["normalized"], g["not_built"], g["case"], g["possessive"]) == (3, 0, 1, 1, 1, 1)
 
 
 def test_reference_differences_and_their_examples():

@@ -390,13 +390,15 @@ def released_match(match: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
 
 
 def gender_references(match: pd.DataFrame) -> dict:
-    """How many released gender references the build reproduces byte for byte, and up to case and punctuation."""
+    """How many released gender references the build reproduces byte for byte, and up to case and punctuation;
+    how many it does not build, and how many differ only in case or in a possessive 's."""
     g = match[match["attribute"] == "gender"]
     n = len(g)
     return {"released": n, "exact": int(g["exact"].sum()), "exact_rate": float(g["exact"].mean()) if n else float("nan"),
             "normalized": int(g["same_normalized"].sum()),
             "normalized_rate": float(g["same_normalized"].mean()) if n else float("nan"),
-            "not_built": int((g["status"] != "built").sum())}
+            "not_built": int((g["status"] != "built").sum()),
+            **{kind: int((g["difference"] == kind).sum()) for kind in ("case", "possessive")}}
 
 
 def reference_differences(match: pd.DataFrame, attribute: str = "gender") -> pd.DataFrame:
