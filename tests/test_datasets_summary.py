@@ -31,12 +31,11 @@ def test_winobias_subsets_count_pairs_per_file():
     assert summary.winobias_subsets(PAIRS) == {"type1_dev": 2, "type2_test": 1}
 
 
-def test_exclusion_reasons_count_pairs_and_name_the_attributes_hit_most():
+def test_exclusion_reasons_count_pairs_per_source_most_first():
     out = summary.exclusion_reasons(EXCLUDED)
     assert out[["source", "reason", "pairs"]].values.tolist() == [
         ["winobias", "differs_beyond_pronouns", 1],
         ["crows_pairs", "no_identity_term", 3], ["crows_pairs", "same_group", 1]]
-    assert out.loc[1, "most affected"] == "race 2, religion 1"
     assert out.loc[2, "meaning"] == built.REASONS["crows_pairs"]["same_group"]
 
 
@@ -60,12 +59,14 @@ def test_long_texts_one_row_per_text_keys_on_the_first_row_only():
                              keys=("attribute",))
     assert out.values.tolist() == [["gender", "candidate 1 (female)", "she ran"], ["", "reference", "the nurse ran"],
                                    ["gender", "candidate 1 (male)", "he ran"], ["", "reference", "the nurse ran"]]
+    two_keys = summary.long_texts(PAIRS.head(1), {"reference": "reference"}, keys=("source", "attribute"))
+    assert two_keys.values.tolist() == [["winobias, gender", "reference", "the nurse ran"]]
 
 
 def test_example_pairs_take_per_method_pairs_of_each_source_and_method():
     out = summary.example_pairs(PAIRS, per_method=1, seed=0)
     assert len(out) == 2 * 3  # (crows_pairs, drop) and (winobias, antecedent), three texts each
-    assert out["source"].tolist()[::3] == ["crows_pairs", "winobias"]
+    assert out["example"].tolist()[::3] == ["crows_pairs, drop, race", "winobias, antecedent, gender"]
     assert out["text"].tolist()[2] == "reference"
 
 

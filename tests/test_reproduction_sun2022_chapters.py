@@ -43,8 +43,8 @@ def test_released_sizes_and_non_neutral_references(recomputed):
     assert sizes.loc["gender", "pairs"] == 396 and sizes.loc["race", "pairs with two references"] == 37
     assert (sizes["pairs"] == sizes["pairs" + P]).all()
     repeats = sun2022.reference_repeats_candidate()
-    assert repeats["attribute"].tolist() == ["age", "age"]
-    assert (repeats["reference"] == repeats["candidate_1"]).all()
+    assert repeats["example"].tolist() == ["age, age-0032", "", "", "age, age-0037", "", ""]
+    assert (repeats["sentence"].iloc[[0, 3]].to_numpy() == repeats["sentence"].iloc[[2, 5]].to_numpy()).all()
 
 
 def _comparison():

@@ -22,18 +22,15 @@ def winobias_subsets(pairs: pd.DataFrame, attribute: str = "gender") -> dict[str
     return {k.replace(".", "_"): int(v) for k, v in counts.items()}
 
 
-def exclusion_reasons(excluded: pd.DataFrame, top: int = 3) -> pd.DataFrame:
-    """One row per (source, reason) that occurs: what it means, how many pairs, and the attributes it hits most."""
-    rows = []
-    for (source, reason), part in excluded.groupby(["source", "reason"], sort=False):
-        counts = part["attribute"].value_counts()
-        rows.append({"source": source, "reason": reason, "meaning": REASONS.get(source, {}).get(reason, ""),
-                     "most affected": ", ".join(f"{a} {n}" for a, n in counts.head(top).items()),
-                     "pairs": len(part)})
+def exclusion_reasons(excluded: pd.DataFrame) -> pd.DataFrame:
+    """One row per (source, reason) that occurs: what it means and how many pairs it excludes (most first)."""
+    counts = excluded.groupby(["source", "reason"], sort=False).size().rename("pairs").reset_index()
+    counts["meaning"] = [REASONS.get(src, {}).get(reason, "") for src, reason in zip(counts["source"],
+                                                                                    counts["reason"])]
     order = {s: i for i, s in enumerate(REASONS)}
-    out = pd.DataFrame(rows, columns=["source", "reason", "meaning", "most affected", "pairs"])
-    return out.sort_values(["source", "pairs"], key=lambda c: c.map(order) if c.name == "source" else -c,
-                           kind="stable").reset_index(drop=True)
+    counts = counts.assign(rank=counts["source"].map(order)).sort_values(["rank", "pairs"], ascending=[True, False],
+                                                                         kind="stable")
+    return counts[["source", "reason", "meaning", "pairs"]].reset_index(drop=True)
 
 
 def exclusion_grid(excluded: pd.DataFrame, attributes) -> pd.DataFrame:
@@ -58,15 +55,15 @@ def reference_methods(pairs: pd.DataFrame, attributes) -> pd.DataFrame:
 
 
 def long_texts(frame: pd.DataFrame, texts: dict[str, str], keys=()) -> pd.DataFrame:
-    """``frame`` with one row per text: ``keys`` (shown on the first row of each record only), ``text`` (what the
-    column holds, from ``texts``: column -> label, where ``{group_1}``-style fields are filled from the record) and
-    the text itself, so that a page shows whole sentences in one wide column."""
+    """``frame`` with one row per text, so that a page shows whole sentences in one wide column: ``example`` (the
+    record's ``keys`` joined by ", ", on its first row only), ``text`` (what the text is, from ``texts``: column ->
+    label, where ``{group_1}``-style fields are filled from the record) and the ``sentence`` itself."""
     rows = []
     for record in frame.to_dict("records"):
         for k, (column, label) in enumerate(texts.items()):
-            lead = {key: (record[key] if k == 0 else "") for key in keys}
-            rows.append({**lead, "text": label.format(**record), "sentence": record[column]})
-    return pd.DataFrame(rows, columns=[*keys, "text", "sentence"])
+            rows.append({"example": ", ".join(str(record[key]) for key in keys) if k == 0 else "",
+                         "text": label.format(**record), "sentence": record[column]})
+    return pd.DataFrame(rows, columns=["example", "text", "sentence"])
 
 
 def example_pairs(pairs: pd.DataFrame, per_method: int = 2, seed: int = 0) -> pd.DataFrame:

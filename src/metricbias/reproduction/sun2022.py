@@ -207,12 +207,14 @@ def released_sizes() -> pd.DataFrame:
 
 
 def reference_repeats_candidate() -> pd.DataFrame:
-    """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference."""
+    """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference.
+    Long form (:func:`metricbias.datasets.summary.long_texts`): both candidates and the reference of each pair."""
     data = published.load()
     hit = pd.Series(False, index=data.index)
     for ref in ("reference", "reference_2"):
         hit |= (data[ref] == data["candidate_1"]) | (data[ref] == data["candidate_2"])
-    return data.loc[hit, ["attribute", "candidate_1", "candidate_2", "reference"]].reset_index(drop=True)
+    return long_texts(data[hit], {"candidate_1": "candidate 1", "candidate_2": "candidate 2", "reference": "reference"},
+                      keys=("attribute", "pair_id"))
 
 
 def table6_comparison(bias: pd.DataFrame) -> pd.DataFrame:
