@@ -33,6 +33,21 @@ def write_registry(root: Path, entries: dict[str, bytes], url: str = "https://ex
     (root / "data" / "sources.tsv").write_text("\n".join(lines) + "\n")
 
 
+def write_crows_project(root: Path, crows: str, lexicons: dict[str, str], config: str) -> Path:
+    """A project under ``root`` whose only raw source is the CrowS-Pairs file ``crows``, with the lexicon files
+    ``lexicons`` (name -> YAML) and ``attributes.yml`` = ``config``. Returns the lexicon folder."""
+    write_registry(root, {"crows_pairs/crows_pairs_anonymized.csv": crows.encode()})
+    raw = root / "data" / "raw" / "crows_pairs"
+    raw.mkdir(parents=True)
+    (raw / "crows_pairs_anonymized.csv").write_text(crows)
+    lex = root / "data" / "lexicons"
+    lex.mkdir()
+    for name, text in lexicons.items():
+        (lex / f"{name}.yml").write_text(text)
+    (lex / "attributes.yml").write_text(config)
+    return lex
+
+
 @pytest.fixture
 def tmp_project(tmp_path, monkeypatch):
     """An empty project root (METRICBIAS_ROOT) with its own cache and no mirror."""

@@ -29,7 +29,7 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
 
 def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     nb = book_copy / "notebooks" / "01_published_reproduction.md"
-    nb.write_text(nb.read_text().replace("import warnings", "import warnings\nraise RuntimeError('boom')", 1))
+    nb.write_text(nb.read_text().replace("\nimport ", "\nraise RuntimeError('boom')\nimport ", 1))  # the set-up cell
     with pytest.raises(runner.ChapterError, match=r"chapter 01_published_reproduction .* failed in cell \d+.*boom"):
         runner.run(profile="smoke", only="01", log=lambda *_: None)
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()

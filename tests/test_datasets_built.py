@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import real_raw_location, write_registry
+from conftest import real_raw_location, write_crows_project, write_registry
 from metricbias import cli
 from metricbias.datasets import built, lexicons
 from metricbias.datasets.published import DatasetError
@@ -167,14 +167,8 @@ CROWS = (HEADER + '0,"Vegans are weak.","Carnivores are weak.",stereo,diet,[],a,
 @pytest.fixture
 def fork(tmp_project):
     """A project with only a CrowS-Pairs file and a new attribute defined by a lexicon and a config entry."""
-    write_registry(tmp_project, {"crows_pairs/crows_pairs_anonymized.csv": CROWS.encode()})
-    raw = tmp_project / "data" / "raw" / "crows_pairs"
-    raw.mkdir(parents=True)
-    (raw / "crows_pairs_anonymized.csv").write_text(CROWS)
-    lex = tmp_project / "data" / "lexicons"
-    lex.mkdir()
-    (lex / "diet.yml").write_text(DIET)
-    (lex / "attributes.yml").write_text("diet:\n  source: crows_pairs\n  bias_types: [diet]\n  lexicon: diet\n")
+    write_crows_project(tmp_project, CROWS, {"diet": DIET},
+                        "diet:\n  source: crows_pairs\n  bias_types: [diet]\n  lexicon: diet\n")
     return tmp_project
 
 

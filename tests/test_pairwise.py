@@ -84,3 +84,10 @@ def test_bias_table_groups_and_keeps_signature():
     out = pw.bias_table(frame, n_resamples=99)
     assert list(out.columns) == pw.BIAS_COLUMNS + ["signature"]
     assert out.loc[0, "bias"] == pytest.approx(37.5) and out.loc[1, "bias"] == pytest.approx(100.0)
+
+
+def test_no_resamples_means_point_values_only():
+    values = np.array([1.0, 2.0, 4.0])
+    assert all(np.isnan(pw.bootstrap_ci(values, n_resamples=0)))
+    row = pw.summarize([0.0, 1.0, 3.0], [1.0, 1.0, 0.0], n_resamples=0)
+    assert np.isnan(row["bias_ci_low"]) and row["bias"] == pytest.approx(100 * (1 + 0 + 3) / 3 / 3)

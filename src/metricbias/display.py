@@ -123,6 +123,14 @@ def warning_summary(caught: list, what: str) -> str:
     return f"{len(caught)} warning{'s' if len(caught) != 1 else ''} ({', '.join(kinds)}): {what}."
 
 
+def glue_all(values: dict, prefix: str) -> None:
+    """Glue every entry of ``values`` (a findings dict) for the page's prose as ``<prefix><key>`` (MyST-NB)."""
+    from myst_nb import glue
+
+    for key, value in values.items():
+        glue(f"{prefix}{key}", value, display=False)
+
+
 class capture_warnings(warnings.catch_warnings):
     """``with capture_warnings() as caught:`` — record every warning (none printed) for :func:`warning_summary`."""
 
@@ -135,4 +143,5 @@ class capture_warnings(warnings.catch_warnings):
         return caught
 
 
-__all__ = ["PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "table", "warning_summary"]
+__all__ = ["PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "glue_all", "table",
+           "warning_summary"]

@@ -7,8 +7,9 @@ import pandas as pd
 
 def bias_heatmap(frame: pd.DataFrame, *, index: str = "metric", columns: str = "attribute", values: str = "bias",
                  title: str | None = None, ax=None, fmt: str = ".2f", cmap: str = "rocket_r", center=None,
-                 row_order=None, col_order=None):
-    """Heatmap of a long table (one cell per ``index`` x ``columns``), annotated with ``values``."""
+                 row_order=None, col_order=None, annot_size: float = 7):
+    """Heatmap of a long table (one cell per ``index`` x ``columns``), annotated with ``values`` (``fmt`` at
+    ``annot_size`` points)."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -20,7 +21,7 @@ def bias_heatmap(frame: pd.DataFrame, *, index: str = "metric", columns: str = "
     if ax is None:
         _, ax = plt.subplots(figsize=(1.2 * grid.shape[1] + 3, 0.32 * grid.shape[0] + 1.5))
     sns.heatmap(grid, annot=True, fmt=fmt, cmap=cmap, center=center, ax=ax, cbar_kws={"shrink": 0.6},
-                annot_kws={"fontsize": 7})
+                annot_kws={"fontsize": annot_size})
     ax.set_xlabel("")
     ax.set_ylabel("")
     if title:
@@ -84,6 +85,20 @@ def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
     return ax
 
 
+def matching_maps(maps: dict, metric: str, *, label: str | None = None, width: float = 7, height: float = 4.25):
+    """Both candidates' matching maps of one metric, one per row. ``maps`` maps ``(metric, "candidate_1" |
+    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.reproduction.sun2022.figure3_maps`)."""
+    import matplotlib.pyplot as plt
+
+    keys = [k for k in maps if k[0] == metric]
+    fig, axes = plt.subplots(len(keys), 1, figsize=(width, height * len(keys)), squeeze=False)
+    for ax, key in zip(axes[:, 0], keys):
+        mm, score = maps[key]
+        matching_map(mm, ax=ax, title=f"{label or metric}, {key[1].replace('_', ' ')}: {score:.4f}")
+    fig.tight_layout()
+    return fig
+
+
 def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_bias", hue: str = "family",
                      style: str = "source", ax=None, title: str | None = None):
     """Average bias against backbone size, one colour per metric family (Figure 4 of Sun et al.)."""
@@ -91,14 +106,73 @@ def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_
     import seaborn as sns
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 4.8))
+        _, ax = plt.subplots(figsize=(7, 6))
     data = frame.dropna(subset=[x, y]).sort_values(x)
     sns.lineplot(data=data[data[style] == "released"], x=x, y=y, hue=hue, ax=ax, legend=False, alpha=0.5)
     sns.scatterplot(data=data, x=x, y=y, hue=hue, style=style, s=70, ax=ax)
     ax.set_xscale("log")
     ax.set_xlabel("backbone parameters (millions, log scale)")
     ax.set_ylabel("bias averaged over attributes")
-    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8)
+    ax.legend(bbox_to_anchor=(0.5, -0.14), loc="upper center", ncol=3, fontsize=9)  # below: the page is narrow
     if title:
         ax.set_title(title)
     return ax
+
+
+def paper_vs_ours(comparison: pd.DataFrame, *, highlight=(), ax=None, title: str | None = None,
+                  xlabel: str = "printed in the paper", ylabel: str = "recomputed here"):
+    """Every cell of a paper's table against our value (``paper``, ``ours``, ``metric`` columns), on the diagonal
+    when they agree; the rows named in ``highlight`` get their own colour and legend entry."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 5.5))
+    rest = comparison[~comparison["metric"].isin(highlight)]
+    ax.scatter(rest["paper"], rest["ours"], s=14, color="0.55", label="other cells")
+    for metric in highlight:
+        cells = comparison[comparison["metric"] == metric]
+        ax.scatter(cells["paper"], cells["ours"], s=36, marker="D", label=metric)
+    top = float(max(comparison["paper"].max(), comparison["ours"].max())) * 1.05
+    ax.plot([0, top], [0, top], color="0.3", lw=0.8, ls="--", zorder=0)
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="upper left")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str = "bias_ci_low",
+                  high: str = "bias_ci_high", hue: str | None = None, panel: str | None = None, y_order=None,
+                  xlabel: str = "bias (Eq. 2) with 95% bootstrap CI", legend_title: str | None = None,
+                  width: float = 7, row_height: float = 0.24):
+    """Point values with intervals, one row per ``y`` value; several ``hue`` values side by side in each row;
+    one panel per ``panel`` value, stacked (one panel per row of the page). Returns the figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    y_order = list(dict.fromkeys(frame[y])) if y_order is None else [v for v in y_order if v in set(frame[y])]
+    panels = list(dict.fromkeys(frame[panel])) if panel else [None]
+    hues = list(dict.fromkeys(frame[hue])) if hue else [None]
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False, sharex=False,
+                             figsize=(width, len(panels) * (row_height * len(y_order) * max(1, len(hues) / 1.5) + 1)))
+    for ax, name in zip(axes[:, 0], panels):
+        part = frame if panel is None else frame[frame[panel] == name]
+        for k, h in enumerate(hues):
+            rows = (part if hue is None else part[part[hue] == h]).set_index(y).reindex(y_order)
+            offset = (k - (len(hues) - 1) / 2) * (0.6 / max(1, len(hues)))
+            ax.errorbar(rows[value], np.arange(len(y_order)) + offset, fmt="o", ms=4, capsize=2, label=h,
+                        xerr=[rows[value] - rows[low], rows[high] - rows[value]])
+        ax.set_yticks(range(len(y_order)), y_order)
+        ax.set_ylim(len(y_order) - 0.5, -0.5)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+        if name is not None:
+            ax.set_title(str(name))
+        if hue is not None:
+            ax.legend(title=legend_title or hue, loc="best")
+    fig.tight_layout()
+    return fig
+

@@ -88,11 +88,11 @@ def bootstrap_ci(values, *, confidence: float = 0.95, n_resamples: int = DEFAULT
                  seed: int = DEFAULT_SEED, statistic=np.mean) -> tuple[float, float]:
     """BCa bootstrap interval of ``statistic`` over the given per-pair values.
 
-    Returns (NaN, NaN) for NaN input, and a zero-width interval when every value
-    is the same (the bootstrap distribution is then a point).
+    Returns (NaN, NaN) for NaN input or ``n_resamples=0`` (point values only), and a
+    zero-width interval when every value is the same (the bootstrap distribution is then a point).
     """
     values = np.asarray(values, dtype=float)
-    if values.size == 0 or np.isnan(values).any():
+    if values.size == 0 or np.isnan(values).any() or n_resamples == 0:
         return float("nan"), float("nan")
     if np.ptp(values) == 0:
         point = float(statistic(values))

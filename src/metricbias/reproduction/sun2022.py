@@ -53,9 +53,11 @@ from .. import backbones, datasets
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from ..metrics import CONFIG_COLUMNS, get
+from ..datasets.summary import long_texts
+from ..metrics import CONFIG_COLUMNS, configurations, get
+from ..display import PAPER
 from ..scoring import score_pairs
-from .tables import table
+from .tables import compare, table, with_average
 
 #: Table 9 of Sun et al. (metric, configuration) -> released score column
 SUN_TABLE9_COLUMNS = {
@@ -173,6 +175,604 @@ def released_configs() -> pd.DataFrame:
         "backbone": t6["backbone"].where(t6["backbone"] != "-", None),
         "params_m": [backbones.params_millions(p) for p in t6["parameters"]], "source": "released",
     })[CONFIG_COLUMNS]
+
+
+# --- Chapter 1: Tables 3, 6 and 9 recomputed from the released scores ------------------------------
+#: how close a recomputed cell must be to the printed one (the paper prints two decimals)
+TOLERANCE = 0.01
+#: the Table 6 rows that the released scores do not reproduce (chapter 1 explains both)
+UNREPRODUCED = ("PRISM-p", "METEOR")
+#: the printed PRISM-precision row repeats this row of Table 6
+PRISM_P_SOURCE = "BERTScore-DistilBERT"
+P = f" {PAPER}"
+
+
+def recomputed_bias(*, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Eq. 2 and the stereotypical difference of the 29 released score columns on the six released datasets.
+
+    ``n_resamples=0`` gives the point values only (no bootstrap interval).
+    """
+    return pairwise.bias_table(published.scores(), n_resamples=n_resamples, seed=seed)
+
+
+def released_sizes() -> pd.DataFrame:
+    """Pairs per released dataset beside Table 3, and how many pairs carry two different references."""
+    data = published.load()
+    sizes = data.groupby("attribute", sort=False).agg(
+        pairs=("pair_id", "size"), two=("shared_reference", lambda shared: int((~shared).sum())))
+    t3 = table("sun2022_table3_sizes").set_index("attribute")
+    return pd.DataFrame({"attribute": sizes.index, "source": t3.loc[sizes.index, "source"].to_numpy(),
+                         "pairs" + P: t3.loc[sizes.index, "sample_pairs"].to_numpy(),
+                         "pairs": sizes["pairs"].to_numpy(), "pairs with two references": sizes["two"].to_numpy()})
+
+
+def reference_repeats_candidate() -> pd.DataFrame:
+    """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference.
+    Long form (:func:`metricbias.datasets.summary.long_texts`): both candidates and the reference of each pair."""
+    data = published.load()
+    hit = pd.Series(False, index=data.index)
+    for ref in ("reference", "reference_2"):
+        hit |= (data[ref] == data["candidate_1"]) | (data[ref] == data["candidate_2"])
+    return long_texts(data[hit], {"candidate_1": "candidate 1", "candidate_2": "candidate 2", "reference": "reference"},
+                      keys=("attribute", "pair_id"))
+
+
+def table6_comparison(bias: pd.DataFrame) -> pd.DataFrame:
+    """Every cell of Table 6 (six attributes and the average) beside ours, long form.
+
+    Columns: ``metric`` (released column), ``family``, ``backbone``, ``paradigm``,
+    ``attribute`` (``avg``: the paper's average over the six), ``paper``, ``ours``,
+    ``difference`` (ours - paper), ``agrees`` (within :data:`TOLERANCE`).
+    """
+    return compare(with_average(bias), sun_table6(), tolerance=TOLERANCE)
+
+
+def table6_by_metric(comparison: pd.DataFrame) -> pd.DataFrame:
+    """One row per released column: the printed and recomputed averages, and how many of its cells agree."""
+    cells = comparison.assign(gap=comparison["difference"].abs())
+    avg = cells[cells["attribute"] == "avg"].set_index("metric")
+    per = cells.groupby("metric", sort=False).agg(n=("agrees", "size"), agree=("agrees", "sum"), gap=("gap", "max"))
+    return pd.DataFrame({"metric": per.index, "average" + P: avg.loc[per.index, "paper"].to_numpy(),
+                         "average": avg.loc[per.index, "ours"].to_numpy(),
+                         f"cells reproduced (of {per['n'].max()})": per["agree"].astype(int).to_numpy(),
+                         "largest |difference|": per["gap"].to_numpy()})
+
+
+def table6_disagreements(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The attribute cells of Table 6 that the released scores do not reproduce."""
+    off = comparison[(comparison["attribute"] != "avg") & ~comparison["agrees"]]
+    off = off.sort_values(["metric", "attribute"])
+    return pd.DataFrame({"metric": off["metric"].to_numpy(), "attribute": off["attribute"].to_numpy(),
+                         "bias" + P: off["paper"].to_numpy(), "bias": off["ours"].to_numpy(),
+                         "difference": off["difference"].to_numpy()})
+
+
+def prism_p_misprint(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute: the printed PRISM-p and BERTScore-DistilBERT rows of Table 6 and the recomputed PRISM-p."""
+    cells = comparison[comparison["attribute"] != "avg"].set_index(["metric", "attribute"])
+    attrs = list(ATTRIBUTES)
+    return pd.DataFrame({
+        "attribute": attrs,
+        "PRISM-p" + P: cells.loc[[("PRISM-p", a) for a in attrs], "paper"].to_numpy(),
+        PRISM_P_SOURCE + P: cells.loc[[(PRISM_P_SOURCE, a) for a in attrs], "paper"].to_numpy(),
+        "PRISM-p": cells.loc[[("PRISM-p", a) for a in attrs], "ours"].to_numpy(),
+    })
+
+
+def generation_directions(bias: pd.DataFrame, attribute: str = "gender") -> pd.DataFrame:
+    """Bias of the generation metrics' precision, recall and F columns on one attribute (Sun et al., Sec. 2.3)."""
+    gen = bias[(bias["attribute"] == attribute) & bias["metric"].str.match(r"(PRISM|BARTScore)")]
+    model, direction = gen["metric"].str.rsplit("-", n=1).str[0], gen["metric"].str.rsplit("-", n=1).str[1]
+    grid = gen.assign(model=model, direction=direction).pivot_table(index="model", columns="direction",
+                                                                     values="bias", sort=False)
+    grid = grid.rename(columns={"p": "precision", "r": "recall"})[["precision", "recall", "F"]]
+    return grid.reset_index()
+
+
+def meteor_ratios(comparison: pd.DataFrame) -> pd.DataFrame:
+    """METEOR's printed and recomputed Table 6 cells and their ratio, per attribute."""
+    m = comparison[(comparison["metric"] == "METEOR") & (comparison["attribute"] != "avg")]
+    return pd.DataFrame({"attribute": m["attribute"].to_numpy(), "bias" + P: m["paper"].to_numpy(),
+                         "bias": m["ours"].to_numpy(), "ratio": (m["ours"] / m["paper"]).to_numpy()})
+
+
+def table9_comparison(bias: pd.DataFrame) -> pd.DataFrame:
+    """Table 9 (gender: absolute vs stereotypical difference) beside ours, with agreement flags."""
+    t9 = sun_table9()
+    g = bias[bias["attribute"] == "gender"].set_index("metric")
+    ours_abs = t9["published_column"].map(g["bias"])
+    ours_st = t9["published_column"].map(g["stereotypical_difference"])
+    return pd.DataFrame({
+        "metric": t9["metric"], "configuration": t9["configuration"].replace("-", ""),
+        "absolute" + P: t9["absolute_difference"], "absolute": ours_abs,
+        "stereotypical" + P: t9["stereotypical_difference"], "stereotypical": ours_st,
+        "absolute agrees": (ours_abs - t9["absolute_difference"]).abs() <= TOLERANCE + 1e-9,
+        "stereotypical agrees": (ours_st - t9["stereotypical_difference"]).abs() <= TOLERANCE + 1e-9,
+    })
+
+
+def reproduction_summary(bias: pd.DataFrame | None = None) -> dict:
+    """Chapter 1's headline numbers: how much of Tables 6 and 9 the released scores reproduce, and why not the rest.
+
+    ``bias`` is :func:`recomputed_bias` (point values suffice; computed when omitted).
+    """
+    bias = recomputed_bias() if bias is None else bias
+    cmp6 = table6_comparison(bias)
+    cells = cmp6[cmp6["attribute"] != "avg"]
+    ok = cells[cells["agrees"]]
+    rest = cmp6[~cmp6["metric"].isin(UNREPRODUCED)]
+    printed = table("sun2022_table6_bias").set_index("published_column")[list(ATTRIBUTES)]
+    ratios = meteor_ratios(cmp6)["ratio"]
+    directions = generation_directions(bias).set_index("model")
+    t9 = table9_comparison(bias)
+    gender = bias[bias["attribute"] == "gender"]
+    sizes = released_sizes()
+    return {
+        "attributes": len(sizes),
+        "attributes_sized_as_table3": int((sizes["pairs"] == sizes["pairs" + P]).sum()),
+        "metrics": int(cells["metric"].nunique()),
+        "cells": len(cells),
+        "cells_reproduced": len(ok),
+        "largest_gap_reproduced": float(ok["difference"].abs().max()),
+        "cells_not_reproduced": int((~cells["agrees"]).sum()),
+        "other_metrics": int(rest["metric"].nunique()),
+        "other_cells": len(rest),
+        "other_cells_reproduced": int(rest["agrees"].sum()),
+        "other_largest_gap": float(rest["difference"].abs().max()),
+        "prism_p_cells_reproduced": int(cells.loc[cells["metric"] == "PRISM-p", "agrees"].sum()),
+        "prism_p_cells_copied": int((printed.loc["PRISM-p"] == printed.loc[PRISM_P_SOURCE]).sum()),
+        "prism_p_gender_printed": float(printed.loc["PRISM-p", "gender"]),
+        "prism_gender_precision": float(directions.loc["PRISM", "precision"]),
+        "prism_gender_recall": float(directions.loc["PRISM", "recall"]),
+        "prism_gender_f": float(directions.loc["PRISM", "F"]),
+        "meteor_cells_reproduced": int(cells.loc[cells["metric"] == "METEOR", "agrees"].sum()),
+        "meteor_ratio_min": float(ratios.min()),
+        "meteor_ratio_max": float(ratios.max()),
+        "table9_rows": len(t9),
+        "table9_stereotypical_reproduced": int(t9["stereotypical agrees"].sum()),
+        "table9_absolute_reproduced": int(t9["absolute agrees"].sum()),
+        "gender_positive_stereotypical": int((gender["stereotypical_difference"] > 0).sum()),
+        "gender_metrics": len(gender),
+        "pairs_min": int(bias["n_pairs"].min()),
+        "pairs_max": int(bias["n_pairs"].max()),
+    }
+
+
+# --- Chapter 2: the built datasets beside the released ones -----------------------------------------
+#: released column -> registry name of the n-gram metrics chapter 2 scores both references with
+REFERENCE_METRICS = {"BLEU": "bleu", "ROUGE": "rouge1", "chrF": "chrf"}
+
+
+def released_attributes(attributes=None) -> list[str]:
+    """The released attributes among ``attributes`` (a list, a comma-separated string, or None for all), in the
+    paper's order; all six when the selection names none of them (a new attribute only), so that the comparisons
+    with the paper keep their reference point."""
+    if isinstance(attributes, str):
+        attributes = [a.strip() for a in attributes.split(",") if a.strip()]
+    chosen = [a for a in ATTRIBUTES if attributes is None or a in attributes]
+    return chosen or list(ATTRIBUTES)
+
+
+def built_sizes(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per built attribute (``built.build()``'s summary): pairs and exclusions beside Table 3 and the release."""
+    released = published.pairs().groupby("attribute").size()
+    t3 = table("sun2022_table3_sizes").set_index("attribute")["sample_pairs"]
+    attrs = summary["attribute"]
+    return pd.DataFrame({"attribute": attrs, "source": summary["source"], "pairs": summary["pairs"],
+                         "excluded": summary["excluded"],
+                         "pairs" + P: attrs.map(t3).astype("Int64"), "released pairs": attrs.map(released).astype("Int64")})
+
+
+def crows_subset(sizes: pd.DataFrame, attribute: str = "race") -> dict:
+    """How the built CrowS-Pairs attributes compare with Table 3: the attribute's released pairs and its source
+    pairs (built plus excluded), and which attributes we build more / fewer pairs of than the paper kept."""
+    crows = sizes[(sizes["source"] == "crows_pairs") & sizes["pairs" + P].notna()].set_index("attribute")
+    row = crows.loc[attribute] if attribute in crows.index else None
+    return {"attribute": attribute,
+            "released": int(row["released pairs"]) if row is not None else float("nan"),
+            "source_pairs": int(row["pairs"] + row["excluded"]) if row is not None else float("nan"),
+            "larger": ", ".join(crows.index[crows["pairs"] > crows["pairs" + P]]) or "none",
+            "smaller": ", ".join(crows.index[crows["pairs"] < crows["pairs" + P]]) or "none"}
+
+
+def released_match(match: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
+    """Per released attribute: how its pairs fared in the build (``built.match_published()``) and, for the built
+    ones, how often the two references agree exactly or up to case and punctuation, and how far apart they are."""
+    status = match.groupby(["attribute", "status"]).size().unstack(fill_value=0)
+    status = status.reindex(columns=["built", "excluded", "not_in_source"], fill_value=0)
+    built = match[match["status"] == "built"].groupby("attribute").agg(
+        exact=("exact", "mean"), normalized=("same_normalized", "mean"),
+        distance=("token_edit_distance", lambda d: float(d.astype(float).mean())))
+    out = status.join(built).reindex([a for a in attributes if a in status.index])
+    return pd.DataFrame({"attribute": out.index, "built": out["built"].to_numpy(),
+                         "excluded": out["excluded"].to_numpy(), "not in source": out["not_in_source"].to_numpy(),
+                         "same reference": out["exact"].to_numpy(),
+                         "same up to case and punctuation": out["normalized"].to_numpy(),
+                         "token edit distance (mean)": out["distance"].to_numpy()})
+
+
+def gender_references(match: pd.DataFrame) -> dict:
+    """How many released gender references the build reproduces byte for byte, and up to case and punctuation;
+    how many it does not build, and how many differ only in case or in a possessive 's."""
+    g = match[match["attribute"] == "gender"]
+    n = len(g)
+    return {"released": n, "exact": int(g["exact"].sum()), "exact_rate": float(g["exact"].mean()) if n else float("nan"),
+            "normalized": int(g["same_normalized"].sum()),
+            "normalized_rate": float(g["same_normalized"].mean()) if n else float("nan"),
+            "not_built": int((g["status"] != "built").sum()),
+            **{kind: int((g["difference"] == kind).sum()) for kind in ("case", "possessive")}}
+
+
+def reference_differences(match: pd.DataFrame, attribute: str = "gender") -> pd.DataFrame:
+    """Released references of one attribute that differ from ours, by how (``not built: <reason>`` when excluded)."""
+    g = match[(match["attribute"] == attribute) & ~match["exact"]]
+    how = g["difference"].where(g["status"] == "built", "not built: " + g["reason"])
+    return how.value_counts().sort_index().rename_axis("difference").rename("pairs").reset_index()
+
+
+def reference_difference_examples(match: pd.DataFrame, attribute: str = "gender", per_kind: int = 2) -> pd.DataFrame:
+    """The first ``per_kind`` built pairs of each kind of reference difference: our reference and the released one."""
+    g = match[(match["attribute"] == attribute) & ~match["exact"] & (match["status"] == "built")]
+    g = g.groupby("difference").head(per_kind)
+    return pd.DataFrame({"difference": g["difference"].to_numpy(), "built reference": g["reference"].to_numpy(),
+                         "released reference": g["published_reference"].to_numpy()})
+
+
+def edit_distances(match: pd.DataFrame, cap: int = 6) -> pd.DataFrame:
+    """Built CrowS-Pairs pairs per attribute and token edit distance between the references (``cap`` = cap or more)."""
+    crows = match[(match["attribute"] != "gender") & (match["status"] == "built")]
+    distance = crows["token_edit_distance"].astype(int).clip(upper=cap)
+    counts = crows.assign(distance=distance).groupby(["attribute", "distance"], sort=False).size()
+    return counts.rename("pairs").reset_index()
+
+
+def difference_kinds(match: pd.DataFrame) -> pd.DataFrame:
+    """Built CrowS-Pairs pairs per attribute (rows) and kind of reference difference (columns)."""
+    crows = match[(match["attribute"] != "gender") & (match["status"] == "built")]
+    return crows.groupby(["attribute", "difference"]).size().unstack(fill_value=0).rename_axis(columns=None
+                                                                                               ).reset_index()
+
+
+def wording_examples(match: pd.DataFrame, per_attribute: int = 3, seed: int = 0) -> pd.DataFrame:
+    """Random CrowS-Pairs pairs whose references differ in wording: the candidate, our reference and the released."""
+    crows = match[(match["attribute"] != "gender") & (match["status"] == "built") & (match["difference"] == "wording")]
+    picked = crows.sample(frac=1, random_state=seed).groupby("attribute").head(per_attribute)
+    return long_texts(picked, {"candidate_1": "candidate 1", "reference": "built reference",
+                               "published_reference": "released reference"}, keys=("attribute",))
+
+
+def not_in_source(match: pd.DataFrame) -> pd.DataFrame:
+    """Released pairs that no raw pair has (the release edited the source sentence)."""
+    return match.loc[match["status"] == "not_in_source", ["attribute", "candidate_1", "candidate_2"]
+                     ].reset_index(drop=True)
+
+
+def released_exclusions(match: pd.DataFrame) -> pd.DataFrame:
+    """Released pairs that the rules exclude, per reason (rows) and attribute (columns)."""
+    ex = match[match["status"] == "excluded"]
+    return ex.groupby(["reason", "attribute"]).size().unstack(fill_value=0).rename_axis(columns=None).reset_index()
+
+
+def reference_bias(attributes=None, *, n_resamples: int = 9999, seed: int = 0, cache=True) -> pd.DataFrame:
+    """Bias (Eq. 2) of BLEU, ROUGE-1 and chrF on the released pairs that chapter 2 also builds, three ways.
+
+    ``dataset`` is ``built`` (both candidates against the built reference), ``released`` (each candidate
+    against its own released reference, scored here) or ``released scores`` (the released score columns of
+    the same pairs). Eq. 1 rescales over these shared pairs, so the values are not Table 6's.
+    ``metric`` is the released column's name (BLEU, ROUGE, chrF).
+    """
+    from ..scoring import score_metrics
+
+    names = {v: k for k, v in REFERENCE_METRICS.items()}
+    shared = score_metrics(datasets.load("matched", released_attributes(attributes)), list(names), cache=cache,
+                           progress=False)
+    parts = [pairwise.bias_table(part, n_resamples=n_resamples, seed=seed).assign(dataset=dataset)
+             for dataset, part in shared.groupby("dataset")]
+    ids = shared.loc[shared["dataset"] == "released", ["attribute", "pair_id"]].drop_duplicates()
+    columns = published.scores(sorted(ids["attribute"].unique()), list(REFERENCE_METRICS))
+    columns = columns[columns["pair_id"].isin(ids["pair_id"])]
+    parts.append(pairwise.bias_table(columns, n_resamples=n_resamples, seed=seed).assign(dataset="released scores"))
+    out = pd.concat(parts, ignore_index=True)
+    out["metric"] = out["metric"].replace(names)
+    return out[["dataset", *pairwise.BIAS_COLUMNS]]
+
+
+def reference_bias_table(by_dataset: pd.DataFrame) -> pd.DataFrame:
+    """:func:`reference_bias` side by side per (metric, attribute): built and released bias, their difference,
+    whether their 95% intervals overlap, and the bias of the released score columns."""
+    wide = by_dataset.pivot_table(index=["metric", "attribute"], columns="dataset",
+                                  values=["bias", "bias_ci_low", "bias_ci_high", "n_pairs"], sort=False)
+    b, r = wide.xs("built", axis=1, level=1), wide.xs("released", axis=1, level=1)
+    overlap = (b["bias_ci_low"] <= r["bias_ci_high"]) & (r["bias_ci_low"] <= b["bias_ci_high"])
+    return pd.DataFrame({"metric": wide.index.get_level_values(0), "attribute": wide.index.get_level_values(1),
+                         "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
+                         "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
+                         "intervals overlap": overlap.to_numpy(),
+                         "released scores": wide[("bias", "released scores")].to_numpy()})
+
+
+def reference_bias_summary(by_dataset: pd.DataFrame) -> dict:
+    """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`."""
+    cmp = reference_bias_table(by_dataset)
+    k = int(cmp["built − released"].abs().idxmax())
+    return {"cells": len(cmp), "overlapping": int(cmp["intervals overlap"].sum()),
+            "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
+            "largest_difference": float(abs(cmp.loc[k, "built − released"])),
+            "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {cmp.loc[k, 'attribute']}"}
+
+
+def reference_bias_verdict(summary: dict) -> str:
+    """One sentence on :func:`reference_bias_summary`: whether rule-built references measure the same bias."""
+    if summary["overlapping"] == summary["cells"]:
+        return ("For these metrics the rule-built references measure the same bias as the released ones, within "
+                "the uncertainty of the measurement.")
+    return (f"In {summary['cells'] - summary['overlapping']} of {summary['cells']} cells the intervals do not "
+            "overlap: there the choice of reference changes the measured bias.")
+
+
+def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Released-score bias of BLEU, ROUGE and chrF on every released gender pair and on the shared (minimal) ones.
+
+    Keys ``<metric>_all`` and ``<metric>_shared`` (metric lower-cased), ``pairs_all``, ``pairs_shared``,
+    ``left_out`` and ``word_level_zero`` (BLEU and ROUGE are 0 on the shared pairs).
+    """
+    shared = by_dataset[(by_dataset["dataset"] == "released scores") & (by_dataset["attribute"] == "gender")]
+    if shared.empty:  # gender not among the attributes compared
+        nan = float("nan")
+        return {"pairs_all": nan, "pairs_shared": nan, "left_out": nan, "word_level_zero": False,
+                **{f"{m.lower()}_{k}": nan for m in REFERENCE_METRICS for k in ("all", "shared")}}
+    everything = pairwise.bias_table(published.scores(["gender"], list(REFERENCE_METRICS)), n_resamples=n_resamples,
+                                     seed=seed).set_index("metric")
+    shared = shared.set_index("metric")
+    out = {"pairs_all": int(everything["n_pairs"].iloc[0]), "pairs_shared": int(shared["n_pairs"].iloc[0])}
+    out["left_out"] = out["pairs_all"] - out["pairs_shared"]
+    for metric in REFERENCE_METRICS:
+        out[f"{metric.lower()}_all"] = float(everything.loc[metric, "bias"])
+        out[f"{metric.lower()}_shared"] = float(shared.loc[metric, "bias"])
+    out["word_level_zero"] = out["bleu_shared"] == 0 and out["rouge_shared"] == 0
+    return out
+
+
+def minimal_pairs_sentence(numbers: dict) -> str:
+    """Why BLEU and ROUGE lose their gender bias on minimal pairs (when they do; :func:`minimal_pairs`)."""
+    if not numbers.get("word_level_zero"):
+        return ""
+    return ("BLEU and ROUGE-1 count words, and against a reference that contains neither *he* nor *she* they "
+            "cannot tell the two apart; on minimal pairs their bias is zero, and their whole released gender bias "
+            "comes from the non-minimal pairs. chrF counts character n-grams, which *he* and *she* do not share "
+            "entirely, so it keeps a small bias on minimal pairs.")
+
+
+def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None) -> dict:
+    """Chapter 2's headline numbers: what the rules build, how close the gender references come to the released
+    ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`)."""
+    from ..datasets import built
+
+    pairs, excluded = built.load(attributes), built.exclusions(attributes)
+    match = built.match_published(released_attributes(attributes))
+    by_dataset = reference_bias(attributes, n_resamples=n_resamples, seed=seed) if by_dataset is None else by_dataset
+    gender = gender_references(match)
+    bias = reference_bias_summary(by_dataset)
+    return {"attributes": int(pairs["attribute"].nunique()), "pairs": len(pairs), "exclusions": len(excluded),
+            "gender_released": gender["released"], "gender_exact": gender["exact"],
+            "gender_exact_rate": gender["exact_rate"], "gender_normalized_rate": gender["normalized_rate"],
+            "bias_cells": bias["cells"], "bias_cells_overlapping": bias["overlapping"],
+            "bias_largest_difference": bias["largest_difference"]}
+
+
+# --- Chapter 3: paradigms and backbones, live scores beside the released ones ----------------------
+#: the paradigms of PLM-based metrics (Sun et al., Table 2) and of the others
+PLM_PARADIGMS = ("Matching", "Regression", "Generation")
+SURFACE_PARADIGMS = ("n-gram", "static embedding")
+#: released column -> our metric's label, for the five released n-gram columns
+RELEASED_LABELS = {"BLEU": "BLEU", "ROUGE": "ROUGE-1", "METEOR": "METEOR", "NIST": "NIST", "chrF": "chrF"}
+
+
+def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """Mean, minimum and maximum bias over every (metric, attribute) cell of each paradigm."""
+    merged = bias.merge(configs[["metric", "paradigm"]], on="metric")
+    out = merged.groupby("paradigm", sort=False)["bias"].agg(["size", "mean", "min", "max"])
+    return pd.DataFrame({"paradigm": out.index, "cells": out["size"].to_numpy(), "mean": out["mean"].to_numpy(),
+                         "min": out["min"].to_numpy(), "max": out["max"].to_numpy()})
+
+
+def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
+    """Range of the gender bias of PLM-based and of surface (n-gram, static-embedding) metrics, ours and Table 6's."""
+    gender = bias[bias["attribute"] == "gender"].merge(configs[["metric", "paradigm"]], on="metric")
+    t6 = table("sun2022_table6_bias")
+    plm, surface = gender[gender["paradigm"].isin(PLM_PARADIGMS)], gender[gender["paradigm"].isin(SURFACE_PARADIGMS)]
+    paper_plm, paper_surface = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
+    return {"plm_min": float(plm["bias"].min()), "plm_max": float(plm["bias"].max()),
+            "surface_min": float(surface["bias"].min()), "surface_max": float(surface["bias"].max()),
+            "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
+            "paper_surface_min": float(paper_surface.min()), "paper_surface_max": float(paper_surface.max())}
+
+
+def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Eq. 2 of the 29 released score columns on the released pairs ``pair_ids`` (a sample, say)."""
+    scores = published.scores()
+    return pairwise.bias_table(scores[scores["pair_id"].isin(set(pair_ids))], n_resamples=n_resamples, seed=seed)
+
+
+def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> pd.DataFrame:
+    """For the five released n-gram columns: bias from our scores minus bias from theirs, one row per metric and
+    one column per attribute (in the paper's order)."""
+    theirs = released[released["metric"].isin(RELEASED_LABELS)].assign(
+        metric=lambda d: d["metric"].map(RELEASED_LABELS))
+    both = theirs.merge(live, on=["attribute", "metric"], suffixes=("_released", "_ours"))
+    both["difference"] = both["bias_ours"] - both["bias_released"]
+    grid = both.pivot_table(index="metric", columns="attribute", values="difference", sort=False)
+    grid = grid[[a for a in ATTRIBUTES if a in grid.columns]]
+    return grid.rename_axis(columns=None).reset_index()
+
+
+def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs."""
+    both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
+    rows = [{"attribute": a, "metrics": len(g),
+             "Spearman ρ": float(g["bias_released"].corr(g["bias_built"], method="spearman"))}
+            for a, g in both.groupby("attribute", sort=True)]
+    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ"])
+
+
+def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """The PLM-based configurations of Figure 4 (F-scores for generation metrics, as the paper plots), released and
+    live, each with its bias averaged over the attributes (``avg_bias``)."""
+    avg_released = released.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    avg_live = live.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    released_cfg = released_configs().merge(avg_released, left_on="metric", right_index=True)
+    live_cfg = configs[CONFIG_COLUMNS].merge(avg_live, left_on="metric", right_index=True)
+    points = pd.concat([released_cfg, live_cfg], ignore_index=True)
+    keep = points["paradigm"].isin(PLM_PARADIGMS) & ~points["metric"].str.endswith(("-p", "-r"))
+    return points[keep].sort_values(["paradigm", "family", "params_m"], kind="stable").reset_index(drop=True)
+
+
+def paradigm_variance(points: pd.DataFrame) -> dict:
+    """How much of the variance of the average bias paradigm, family and backbone explain (eta squared).
+
+    Over the released configurations of :func:`figure4_points`; the backbone over those whose backbone serves
+    more than one metric; ``paradigm_all`` with the live ones added.
+    """
+    from ..bias.decomposition import variance_explained
+
+    rel = points[points["source"] == "released"]
+    shared = rel[rel["backbone"].isin(rel["backbone"].value_counts().loc[lambda s: s > 1].index)]
+    return {"released": len(rel), "shared_backbone": len(shared),
+            "paradigm": variance_explained(rel["avg_bias"], rel["paradigm"]),
+            "family": variance_explained(rel["avg_bias"], rel["family"]),
+            "backbone": variance_explained(shared["avg_bias"], shared["backbone"]),
+            "paradigm_all": variance_explained(points["avg_bias"], points["paradigm"])}
+
+
+def live_positions(points: pd.DataFrame) -> pd.DataFrame:
+    """Each live configuration's average bias against the range of the released configurations of its paradigm."""
+    ranges = points[points["source"] == "released"].groupby("paradigm")["avg_bias"].agg(["min", "max"])
+    live = points[points["source"] == "live"]
+    low = live["paradigm"].map(ranges["min"])
+    high = live["paradigm"].map(ranges["max"])
+    where = np.select([live["avg_bias"] < low, live["avg_bias"] > high], ["below", "above"], "inside")
+    where = np.where(low.isna(), "no released configuration", where)
+    return pd.DataFrame({"metric": live["metric"].to_numpy(), "paradigm": live["paradigm"].to_numpy(),
+                         "parameters (M)": live["params_m"].to_numpy(), "average bias": live["avg_bias"].to_numpy(),
+                         "released min": low.to_numpy(), "released max": high.to_numpy(), "position": where})
+
+
+def paradigm_means(points: pd.DataFrame) -> pd.DataFrame:
+    """Mean of the average bias per paradigm over released and live configurations, highest first."""
+    means = points.groupby("paradigm")["avg_bias"].agg(["size", "mean"]).sort_values("mean", ascending=False)
+    return pd.DataFrame({"paradigm": means.index, "configurations": means["size"].to_numpy(),
+                         "mean average bias": means["mean"].to_numpy()})
+
+
+def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:
+    """The first released gender pair whose reference names ``reference_word`` and whose candidate 1 says ``pronoun``."""
+    pairs = published.pairs(["gender"])
+    hit = pairs[pairs["reference"].str.contains(rf"\b{reference_word}\b")
+                & pairs["candidate_1"].str.contains(rf"\b{pronoun}\b")]
+    return hit.iloc[0]
+
+
+def figure3_texts(example: pd.Series) -> pd.DataFrame:
+    """The example pair as rows of text: reference, candidate 1, candidate 2."""
+    return pd.DataFrame({"text": ["reference", "candidate 1", "candidate 2"],
+                         "sentence": [example["reference"], example["candidate_1"], example["candidate_2"]]})
+
+
+def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device: str = "auto") -> dict:
+    """BERTScore and MoverScore matching maps of each candidate of ``example`` against its reference.
+
+    Returns ``{(metric, candidate): (map, score)}`` with ``metric`` in BERTScore, MoverScore and
+    ``candidate`` in candidate_1, candidate_2; BERTScore's score is its F, MoverScore's the map's own
+    (idf from the released gender pairs, as on the full dataset).
+    """
+    pairs = published.pairs(["gender"])
+    corpus = (pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
+              pairs["reference"].tolist() + pairs["reference_2"].tolist())
+    bs = get("bertscore", backbone=backbone, device=device)
+    ms = get("moverscore", backbone=backbone, device=device)
+    out = {}
+    for key in ("candidate_1", "candidate_2"):
+        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference"]),
+                                   float(bs.score([example[key]], [example["reference"]])[0]))
+        mm = ms.matching_map(example[key], example["reference"], corpus=corpus)
+        out[("MoverScore", key)] = (mm, float(mm.score))
+    return out
+
+
+def _pull(mm, token: str, ref_token: str) -> tuple[str, float]:
+    """BERTScore: the token's best match and its cosine with ``ref_token``; MoverScore: where most of the token's
+    mass goes and the share of its mass moved to ``ref_token`` (all occurrences)."""
+    row = np.asarray(mm.matrix[mm.candidate_tokens.index(token)])
+    best = mm.reference_tokens[int(np.argmax(row))]
+    cols = [j for j, t in enumerate(mm.reference_tokens) if t == ref_token]
+    value = row[cols].max() if mm.metric == "bertscore" else row[cols].sum() / row.sum()
+    return best, float(value)
+
+
+def figure3_pull(maps: dict, pronouns=("she", "he"), reference_word: str = "nurse") -> pd.DataFrame:
+    """Per candidate pronoun: BERTScore's greedy match and cosine with ``reference_word``, and the share of its
+    MoverScore mass moved to ``reference_word`` (pronouns or the word missing from a map are left out)."""
+    rows = []
+    for key, pronoun in zip(("candidate_1", "candidate_2"), pronouns):
+        bmap, mmap = maps[("BERTScore", key)][0], maps[("MoverScore", key)][0]
+        if pronoun in bmap.candidate_tokens and reference_word in bmap.reference_tokens:
+            b_best, cosine = _pull(bmap, pronoun, reference_word)
+            m_best, share = _pull(mmap, pronoun, reference_word)
+            rows.append({"pronoun": pronoun, "BERTScore greedy match": b_best, f"cosine with {reference_word}": cosine,
+                         f"MoverScore mass to {reference_word}": share})
+    return pd.DataFrame(rows)
+
+
+def figure3_sentence(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> str:
+    """What the maps show, in one or two sentences (which pronoun is closer to ``reference_word`` and which
+    metric scores the stereotypical candidate higher)."""
+    if len(pull) != 2:
+        return ""
+    cosine = dict(zip(pull["pronoun"], pull[f"cosine with {reference_word}"]))
+    share = pull[f"MoverScore mass to {reference_word}"]
+    she, he = pull["pronoun"]
+    closer = "closer to" if cosine[she] > cosine[he] else "farther from"
+    higher = [m for m in ("BERTScore", "MoverScore") if maps[(m, "candidate_1")][1] > maps[(m, "candidate_2")][1]]
+    verdict = (f"{' and '.join(higher)} score{'s' if len(higher) == 1 else ''} the stereotypical candidate "
+               f"(*{she}*) higher" if higher else f"neither metric scores the stereotypical candidate (*{she}*) higher")
+    forced = (f"The words the two candidates share with the reference are matched to themselves, so in both "
+              f"candidates MoverScore leaves the pronoun to stand in for the second *{reference_word}*. What differs "
+              "is how far it is: i" if share.min() > 0.5 else "I")
+    return (f"{forced}n the backbone's last layer *{she}* is {closer} *{reference_word}* than *{he}* is "
+            f"(cosine {cosine[she]:.3f} vs {cosine[he]:.3f}); {verdict}.")
+
+
+def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
+                      released: pd.DataFrame | None = None, *, profile: str = "offline", n_resamples: int = 0,
+                      seed: int = 0) -> dict:
+    """Chapter 3's headline numbers: how much of the released configurations' average bias their paradigm explains
+    (against family and backbone), and where the live configurations of ``profile`` fall.
+
+    ``live`` (bias of the live configurations on the released pairs), ``configs``
+    (:func:`metricbias.metrics.configurations`) and ``released`` (:func:`released_bias` on the same pairs)
+    are computed when omitted: every released pair, every configuration of ``profile`` (scores cached).
+    """
+    if live is None or configs is None:
+        from .. import profiles
+        from ..scoring import score_metrics
+
+        specs = profiles.prepare(profiles.suite(profile), progress=False)
+        configs = configurations(specs)
+        scores = score_metrics(datasets.load("published"), specs, progress=False)
+        live = pairwise.bias_table(scores, n_resamples=n_resamples, seed=seed)
+    if released is None:  # live on every released pair
+        released = released_bias(published.pairs()["pair_id"], n_resamples=n_resamples, seed=seed)
+    points = figure4_points(released, live, configs)
+    eta = paradigm_variance(points)
+    positions = live_positions(points)
+    ranges = gender_ranges(live, configs)
+    return {"released_configurations": eta["released"], "shared_backbone_configurations": eta["shared_backbone"],
+            "eta_paradigm": eta["paradigm"],
+            "eta_family": eta["family"], "eta_backbone": eta["backbone"], "eta_paradigm_with_live": eta["paradigm_all"],
+            "live_configurations": len(positions),
+            "live_outside_released_range": int((positions["position"] != "inside").sum()),
+            "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
+            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"]}
 
 
 # --- Table 5: debiasing adapters (chapter 6) -------------------------------------------------------

@@ -1,0 +1,107 @@
+"""Summaries of the built paired datasets, as the chapters show them (chapter 2; chapter 3's token counts).
+
+Every function takes the frames of :mod:`metricbias.datasets.built` (``load()``,
+``exclusions()``) or a pair table and returns a small table: what was built, what
+was left out and why, how the references were made, and examples in long form
+(one text per row, so that a page can show whole sentences).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import pandas as pd
+
+from .built import REASONS
+
+
+def winobias_subsets(pairs: pd.DataFrame, attribute: str = "gender") -> dict[str, int]:
+    """Built pairs of a WinoBias attribute per source file, keyed ``type1_dev`` ... (from the pairs' ``source_id``)."""
+    ids = pairs.loc[pairs["attribute"] == attribute, "source_id"]
+    counts = ids.str.split(":").str[0].value_counts().sort_index()
+    return {k.replace(".", "_"): int(v) for k, v in counts.items()}
+
+
+def exclusion_reasons(excluded: pd.DataFrame) -> pd.DataFrame:
+    """One row per (source, reason) that occurs: what it means and how many pairs it excludes (most first)."""
+    counts = excluded.groupby(["source", "reason"], sort=False).size().rename("pairs").reset_index()
+    counts["meaning"] = [REASONS.get(src, {}).get(reason, "") for src, reason in zip(counts["source"],
+                                                                                    counts["reason"])]
+    order = {s: i for i, s in enumerate(REASONS)}
+    counts = counts.assign(rank=counts["source"].map(order)).sort_values(["rank", "pairs"], ascending=[True, False],
+                                                                         kind="stable")
+    return counts[["source", "reason", "meaning", "pairs"]].reset_index(drop=True)
+
+
+def exclusion_grid(excluded: pd.DataFrame, attributes) -> pd.DataFrame:
+    """Excluded pairs per attribute (rows, in ``attributes`` order) and reason (columns), with a total."""
+    grid = excluded.groupby(["attribute", "reason"]).size().unstack(fill_value=0)
+    grid = grid.reindex([a for a in attributes if a in grid.index])
+    grid["total"] = grid.sum(axis=1)
+    return grid.rename_axis(columns=None).reset_index()
+
+
+def exclusion_examples(excluded: pd.DataFrame, per_reason: int = 2, source: str = "crows_pairs") -> pd.DataFrame:
+    """The first ``per_reason`` exclusions of each reason of one source: reason, attribute and the span at fault."""
+    part = excluded[excluded["source"] == source].groupby("reason").head(per_reason)
+    return part.sort_values("reason", kind="stable")[["reason", "attribute", "detail"]].reset_index(drop=True)
+
+
+def reference_methods(pairs: pd.DataFrame, attributes) -> pd.DataFrame:
+    """Built pairs per attribute (rows, in ``attributes`` order) and reference method (columns)."""
+    grid = pairs.groupby(["attribute", "reference_method"]).size().unstack(fill_value=0)
+    grid = grid.reindex([a for a in attributes if a in grid.index])
+    return grid.rename_axis(columns=None).reset_index()
+
+
+def long_texts(frame: pd.DataFrame, texts: dict[str, str], keys=()) -> pd.DataFrame:
+    """``frame`` with one row per text, so that a page shows whole sentences in one wide column: ``example`` (the
+    record's ``keys`` joined by ", ", on its first row only), ``text`` (what the text is, from ``texts``: column ->
+    label, where ``{group_1}``-style fields are filled from the record) and the ``sentence`` itself."""
+    rows = []
+    for record in frame.to_dict("records"):
+        for k, (column, label) in enumerate(texts.items()):
+            rows.append({"example": ", ".join(str(record[key]) for key in keys) if k == 0 else "",
+                         "text": label.format(**record), "sentence": record[column]})
+    return pd.DataFrame(rows, columns=["example", "text", "sentence"])
+
+
+def example_pairs(pairs: pd.DataFrame, per_method: int = 2, seed: int = 0) -> pd.DataFrame:
+    """``per_method`` random built pairs of each (source, reference method), in long form (:func:`long_texts`)."""
+    picked = (pairs.sample(frac=1, random_state=seed).groupby(["source", "reference_method"]).head(per_method)
+              .sort_values(["source", "reference_method"]))
+    picked = picked.rename(columns={"reference_method": "method"})
+    return long_texts(picked, {"candidate_1": "candidate 1 ({group_1})", "candidate_2": "candidate 2 ({group_2})",
+                               "reference": "reference"}, keys=("source", "method", "attribute"))
+
+
+def lexicon_rows(lexicon, n: int | None = None) -> pd.DataFrame:
+    """The first ``n`` aligned rows of a lexicon: form, neutral term and each group's terms."""
+    rows = [{"form": r.form, "neutral": r.neutral, **{g: ", ".join(r.terms.get(g, ())) for g in lexicon.groups}}
+            for r in lexicon.rows[:n]]
+    return pd.DataFrame(rows, columns=["form", "neutral", *lexicon.groups])
+
+
+def counterparts(lexicon, terms, groups) -> pd.DataFrame:
+    """For each term, its aligned terms in each group (what a multi-group counterfactual substitutes)."""
+    return pd.DataFrame([{"term": t, **{g: ", ".join(lexicon.counterparts(t, g)) for g in groups}} for t in terms],
+                        columns=["term", *groups])
+
+
+def differing_tokens(candidate_1: str, candidate_2: str) -> int:
+    """How many whitespace tokens two candidates differ in (the longer side of each differing span)."""
+    ops = difflib.SequenceMatcher(a=candidate_1.split(), b=candidate_2.split()).get_opcodes()
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+
+
+def mean_differing_tokens(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute: pairs and the mean number of tokens the two candidates differ in (:func:`differing_tokens`)."""
+    tokens = [differing_tokens(a, b) for a, b in zip(pairs["candidate_1"], pairs["candidate_2"])]
+    out = pairs.assign(tokens=tokens).groupby("attribute", sort=False)["tokens"].agg(["size", "mean"])
+    return pd.DataFrame({"attribute": out.index, "pairs": out["size"].to_numpy(),
+                         "differing tokens (mean)": out["mean"].to_numpy()})
+
+
+__all__ = ["counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
+           "exclusion_reasons", "lexicon_rows", "long_texts", "mean_differing_tokens", "reference_methods",
+           "winobias_subsets"]

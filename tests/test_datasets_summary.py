@@ -1,0 +1,122 @@
+"""Summaries of the built datasets (chapter 2): hand-built frames with known counts, and the lexicon side effect
+that chapter 2 documents (a new lexicon changes what other CrowS-Pairs attributes build)."""
+
+import pandas as pd
+import pytest
+
+from conftest import write_crows_project
+from metricbias.datasets import built, lexicons, summary
+
+PAIRS = pd.DataFrame({
+    "attribute": ["gender", "gender", "gender", "race", "race"],
+    "source": ["winobias", "winobias", "winobias", "crows_pairs", "crows_pairs"],
+    "source_id": ["type1.dev:1", "type1.dev:2", "type2.test:7", "10", "11"],
+    "group_1": ["female", "male", "female", "black", "white"],
+    "group_2": ["male", "female", "male", "white", "black"],
+    "candidate_1": ["she ran", "he ran", "she sat", "a black man ran", "the white man sat"],
+    "candidate_2": ["he ran", "she ran", "he sat", "a white man ran", "the black man sat down"],
+    "reference": ["the nurse ran", "the nurse ran", "the cook sat", "a man ran", "the man sat"],
+    "reference_method": ["antecedent", "antecedent", "antecedent", "drop", "drop"],
+})
+EXCLUDED = pd.DataFrame([("race", "crows_pairs", "1", "no_identity_term", "'Jamal' / 'John'"),
+                         ("race", "crows_pairs", "2", "no_identity_term", "'not' / ''"),
+                         ("religion", "crows_pairs", "3", "no_identity_term", "'hated' / 'loved'"),
+                         ("race", "crows_pairs", "4", "same_group", "'Amish' / 'Christian'"),
+                         ("gender", "winobias", "type1.dev:9", "differs_beyond_pronouns", "x")],
+                        columns=["attribute", "source", "source_id", "reason", "detail"]).assign(candidate_1="a",
+                                                                                                candidate_2="b")
+
+
+def test_winobias_subsets_count_pairs_per_file():
+    assert summary.winobias_subsets(PAIRS) == {"type1_dev": 2, "type2_test": 1}
+
+
+def test_exclusion_reasons_count_pairs_per_source_most_first():
+    out = summary.exclusion_reasons(EXCLUDED)
+    assert out[["source", "reason", "pairs"]].values.tolist() == [
+        ["winobias", "differs_beyond_pronouns", 1],
+        ["crows_pairs", "no_identity_term", 3], ["crows_pairs", "same_group", 1]]
+    assert out.loc[2, "meaning"] == built.REASONS["crows_pairs"]["same_group"]
+
+
+def test_exclusion_grid_and_reference_methods_keep_the_attribute_order():
+    grid = summary.exclusion_grid(EXCLUDED, ["race", "gender", "religion"])
+    assert grid["attribute"].tolist() == ["race", "gender", "religion"]
+    assert grid["total"].tolist() == [3, 1, 1]
+    assert grid.loc[0, "no_identity_term"] == 2 and grid.loc[0, "same_group"] == 1
+    methods = summary.reference_methods(PAIRS, ["race", "gender"])
+    assert methods.values.tolist() == [["race", 0, 2], ["gender", 3, 0]]
+
+
+def test_exclusion_examples_take_the_first_of_each_reason_of_one_source():
+    out = summary.exclusion_examples(EXCLUDED, per_reason=1)
+    assert out.values.tolist() == [["no_identity_term", "race", "'Jamal' / 'John'"],
+                                   ["same_group", "race", "'Amish' / 'Christian'"]]
+
+
+def test_long_texts_one_row_per_text_keys_on_the_first_row_only():
+    out = summary.long_texts(PAIRS.head(2), {"candidate_1": "candidate 1 ({group_1})", "reference": "reference"},
+                             keys=("attribute",))
+    assert out.values.tolist() == [["gender", "candidate 1 (female)", "she ran"], ["", "reference", "the nurse ran"],
+                                   ["gender", "candidate 1 (male)", "he ran"], ["", "reference", "the nurse ran"]]
+    two_keys = summary.long_texts(PAIRS.head(1), {"reference": "reference"}, keys=("source", "attribute"))
+    assert two_keys.values.tolist() == [["winobias, gender", "reference", "the nurse ran"]]
+
+
+def test_example_pairs_take_per_method_pairs_of_each_source_and_method():
+    out = summary.example_pairs(PAIRS, per_method=1, seed=0)
+    assert len(out) == 2 * 3  # (crows_pairs, drop) and (winobias, antecedent), three texts each
+    assert out["example"].tolist()[::3] == ["crows_pairs, drop, race", "winobias, antecedent, gender"]
+    assert out["text"].tolist()[2] == "reference"
+
+
+def test_differing_tokens_count_the_longer_side_of_each_span():
+    assert summary.differing_tokens("a black man ran", "a white man ran") == 1
+    assert summary.differing_tokens("the white man sat", "the black man sat down") == 2
+    assert summary.differing_tokens("same", "same") == 0
+    out = summary.mean_differing_tokens(PAIRS)
+    assert out.values.tolist() == [["gender", 3, 1.0], ["race", 2, 1.5]]
+
+
+def test_lexicon_rows_and_counterparts_of_the_gender_lexicon():
+    gender = lexicons.load("gender")
+    rows = summary.lexicon_rows(gender, 2)
+    assert rows.loc[0, ["form", "female", "male"]].tolist() == ["subject", "she", "he"]
+    assert list(rows.columns) == ["form", "neutral", *gender.groups]
+    out = summary.counterparts(gender, ["him", "his"], ["female", "male"])
+    assert out.values.tolist() == [["him", "her", "him"], ["his", "her, hers", "his"]]
+
+
+HEADER = ",sent_more,sent_less,stereo_antistereo,bias_type,annotations,anon_writer,anon_annotators\n"
+CROWS = HEADER + '0,"The black chef was late.","The vegan chef was late.",stereo,race-color,[],a,[]\n' \
+                 '1,"A black man ran.","A white man ran.",stereo,race-color,[],a,[]\n'
+LEXICON = """attribute: {name}
+groups: [{a}, {b}]
+neutral: {{adj: "", noun: person, plural: people}}
+terms:
+  - form: adj
+    {a}: [{a}]
+    {b}: [{b_term}]
+"""
+RACE = LEXICON.format(name="race", a="black", b="white", b_term="white")
+DIET = LEXICON.format(name="diet", a="vegan", b="carnivore", b_term="carnivorous")
+
+
+@pytest.fixture
+def race_only(tmp_project):
+    return write_crows_project(tmp_project, CROWS, {"race": RACE, "diet": DIET},
+                               "race:\n  source: crows_pairs\n  bias_types: [race-color]\n  lexicon: race\n")
+
+
+def test_a_new_lexicon_changes_another_attributes_exclusions(race_only):
+    """Chapter 2: every CrowS-Pairs attribute looks a span up in every configured lexicon, so adding one can turn
+    another attribute's `not_in_lexicon` exclusion into a built pair against the new lexicon's group."""
+    pairs, excluded = built.build_attribute("race")
+    assert excluded[["source_id", "reason"]].values.tolist() == [["0", "not_in_lexicon"]]
+    assert pairs["source_id"].tolist() == ["1"]
+    with open(race_only / "attributes.yml", "a") as fh:
+        fh.write("diet:\n  source: crows_pairs\n  bias_types: [diet]\n  lexicon: diet\n")
+    pairs, excluded = built.build_attribute("race")
+    assert excluded.empty
+    assert pairs[["source_id", "group_1", "group_2", "reference"]].values.tolist() == [
+        ["0", "black", "diet:vegan", "The chef was late."], ["1", "black", "white", "A man ran."]]

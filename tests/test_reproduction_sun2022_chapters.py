@@ -1,0 +1,271 @@
+"""Chapters 1-3's comparisons with Sun et al. (2022): published numbers from the released scores, and hand-built
+tables for the functions that reshape them."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import real_raw_location
+from metricbias.display import PAPER
+from metricbias.metrics.matching import MatchingMap
+from metricbias.reproduction import sun2022
+
+P = f" {PAPER}"
+
+
+@pytest.fixture(scope="module")
+def recomputed():
+    real_raw_location()
+    return sun2022.recomputed_bias()  # point values: no bootstrap
+
+
+def test_point_values_only_leave_the_intervals_undefined(recomputed):
+    assert len(recomputed) == 174 and recomputed["bias_ci_low"].isna().all()
+
+
+def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
+    f = sun2022.reproduction_summary(recomputed)
+    assert (f["cells_reproduced"], f["cells"], f["metrics"]) == (163, 174, 29)
+    assert f["largest_gap_reproduced"] < 0.01 and f["cells_not_reproduced"] == 11
+    assert (f["other_cells_reproduced"], f["other_cells"], f["other_metrics"]) == (189, 189, 27)
+    # PRISM-p: five printed cells are BERTScore-DistilBERT's; the sixth (race) is the one reproduced
+    assert (f["prism_p_cells_copied"], f["prism_p_cells_reproduced"], f["prism_p_gender_printed"]) == (5, 1, 8.36)
+    assert f["prism_gender_recall"] < f["prism_gender_f"] < f["prism_gender_precision"]
+    assert round(f["prism_gender_precision"], 2) == 14.33 and round(f["prism_gender_f"], 2) == 7.13  # Table 9
+    assert f["meteor_cells_reproduced"] == 0 and f["meteor_ratio_min"] < 0.6 < 2.4 < f["meteor_ratio_max"]
+    assert (f["table9_stereotypical_reproduced"], f["table9_absolute_reproduced"], f["table9_rows"]) == (10, 9, 10)
+    assert (f["gender_positive_stereotypical"], f["gender_metrics"]) == (29, 29)
+    assert (f["pairs_min"], f["pairs_max"], f["attributes_sized_as_table3"], f["attributes"]) == (62, 396, 6, 6)
+
+
+def test_released_sizes_and_non_neutral_references(recomputed):
+    sizes = sun2022.released_sizes().set_index("attribute")
+    assert sizes.loc["gender", "pairs"] == 396 and sizes.loc["race", "pairs with two references"] == 37
+    assert (sizes["pairs"] == sizes["pairs" + P]).all()
+    repeats = sun2022.reference_repeats_candidate()
+    assert repeats["example"].tolist() == ["age, age-0032", "", "", "age, age-0037", "", ""]
+    assert (repeats["sentence"].iloc[[0, 3]].to_numpy() == repeats["sentence"].iloc[[2, 5]].to_numpy()).all()
+
+
+def _comparison():
+    """Two metrics on two attributes (and their average), one cell off."""
+    return pd.DataFrame({
+        "metric": ["A", "A", "A", "PRISM-p", "PRISM-p", "PRISM-p", "BERTScore-DistilBERT",
+                   "BERTScore-DistilBERT", "BERTScore-DistilBERT", "METEOR", "METEOR", "METEOR"],
+        "attribute": ["race", "gender", "avg"] * 4,
+        "paper": [1.0, 2.0, 1.5, 3.0, 4.0, 3.5, 2.0, 4.0, 3.0, 2.0, 1.0, 1.5],
+        "ours": [1.004, 2.0, 1.502, 3.0, 8.0, 5.5, 2.0, 4.0, 3.0, 1.0, 2.5, 1.75],
+    }).assign(difference=lambda d: d["ours"] - d["paper"], agrees=lambda d: (d["ours"] - d["paper"]).abs() <= 0.01)
+
+
+def test_table6_by_metric_and_disagreements():
+    by = sun2022.table6_by_metric(_comparison()).set_index("metric")
+    assert by.loc["A", "cells reproduced (of 3)"] == 3 and by.loc["PRISM-p", "cells reproduced (of 3)"] == 1
+    assert by.loc["PRISM-p", "largest |difference|"] == 4.0 and by.loc["A", "average" + P] == 1.5
+    off = sun2022.table6_disagreements(_comparison())
+    assert off[["metric", "attribute"]].values.tolist() == [["METEOR", "gender"], ["METEOR", "race"],
+                                                            ["PRISM-p", "gender"]]
+    assert off["difference"].tolist() == [1.5, -1.0, 4.0]
+
+
+def test_meteor_ratios_divide_ours_by_the_paper():
+    out = sun2022.meteor_ratios(_comparison())
+    assert out.values.tolist() == [["race", 2.0, 1.0, 0.5], ["gender", 1.0, 2.5, 2.5]]
+
+
+def test_generation_directions_pivot_precision_recall_f():
+    bias = pd.DataFrame({"attribute": "gender", "metric": ["PRISM-p", "PRISM-r", "PRISM-F", "BLEU"],
+                         "bias": [3.0, 1.0, 2.0, 9.0]})
+    out = sun2022.generation_directions(bias)
+    assert out.values.tolist() == [["PRISM", 3.0, 1.0, 2.0]]
+
+
+def test_table9_comparison_flags_agreement_within_the_printed_precision(recomputed):
+    t9 = sun2022.table9_comparison(recomputed).set_index("metric")
+    assert not t9.loc["METEOR", "absolute agrees"] and t9.loc["METEOR", "stereotypical agrees"]
+    assert t9.loc["BLEURT", "absolute" + P] == 27.08 and round(t9.loc["BLEURT", "absolute"], 2) == 27.08
+
+
+def test_released_attributes_keep_the_selection_or_fall_back_to_all():
+    assert sun2022.released_attributes("age, race") == ["race", "age"]  # the paper's order
+    assert sun2022.released_attributes(["diet", "gender"]) == ["gender"]
+    assert sun2022.released_attributes("diet") == list(sun2022.ATTRIBUTES)
+    assert sun2022.released_attributes(None) == list(sun2022.ATTRIBUTES)
+
+
+def _match():
+    return pd.DataFrame({
+        "attribute": ["gender", "gender", "gender", "race", "race", "race", "race"],
+        "published_pair_id": [f"p{i}" for i in range(7)],
+        "candidate_1": ["c"] * 7, "candidate_2": ["d"] * 7,
+        "published_reference": ["the ceo ran", "x's", "r", "A man.", "a man", "b", "c"],
+        "pair_id": ["g1", "g2", "", "r1", "r2", "", ""],
+        "reference": ["the CEO ran", "x", "", "A man.", "A man", "", ""],
+        "reference_method": ["antecedent", "antecedent", "", "drop", "drop", "", ""],
+        "reason": ["", "", "differs_beyond_pronouns", "", "", "no_identity_term", ""],
+        "exact": [False, False, False, True, False, False, False],
+        "same_normalized": [True, False, False, True, True, False, False],
+        "difference": ["case", "possessive", "", "none", "case", "", ""],
+        "token_edit_distance": pd.array([0, 1, pd.NA, 0, 9, pd.NA, pd.NA], dtype="Int64"),
+        "status": ["built", "built", "excluded", "built", "built", "excluded", "not_in_source"],
+    })
+
+
+def test_released_match_counts_status_and_reference_agreement():
+    out = sun2022.released_match(_match()).set_index("attribute")
+    assert out.loc["race", ["built", "excluded", "not in source"]].tolist() == [2, 1, 1]
+    assert out.loc["race", "same reference"] == 0.5 and out.loc["gender", "same up to case and punctuation"] == 0.5
+    assert out.loc["race", "token edit distance (mean)"] == 4.5
+    g = sun2022.gender_references(_match())
+    assert (g["released"], g["exact"], g["normalized"], g["not_built"], g["case"], g["possessive"]) == (3, 0, 1, 1, 1, 1)
+
+
+def test_reference_differences_and_their_examples():
+    diffs = sun2022.reference_differences(_match())
+    assert diffs.values.tolist() == [["case", 1], ["not built: differs_beyond_pronouns", 1], ["possessive", 1]]
+    ex = sun2022.reference_difference_examples(_match(), per_kind=1)
+    assert ex.values.tolist() == [["case", "the CEO ran", "the ceo ran"], ["possessive", "x", "x's"]]
+
+
+def test_crows_tables_of_the_match():
+    dist = sun2022.edit_distances(_match(), cap=6)
+    assert dist.values.tolist() == [["race", 0, 1], ["race", 6, 1]]
+    kinds = sun2022.difference_kinds(_match())
+    assert kinds.values.tolist() == [["race", 1, 1]] and list(kinds.columns) == ["attribute", "case", "none"]
+    assert sun2022.not_in_source(_match())["attribute"].tolist() == ["race"]
+    ex = sun2022.released_exclusions(_match())
+    assert ex.values.tolist() == [["differs_beyond_pronouns", 1, 0], ["no_identity_term", 0, 1]]
+
+
+def test_built_sizes_and_crows_subset_beside_table3():
+    summary = pd.DataFrame({"attribute": ["race", "religion", "diet"],
+                            "source": ["crows_pairs", "crows_pairs", "crows_pairs"],
+                            "pairs": [200, 80, 3], "excluded": [300, 25, 1]})
+    sizes = sun2022.built_sizes(summary)
+    assert sizes["pairs" + P].tolist()[:2] == [179, 105] and pd.isna(sizes["pairs" + P].iloc[2])
+    sub = sun2022.crows_subset(sizes)
+    assert (sub["released"], sub["source_pairs"], sub["larger"], sub["smaller"]) == (179, 500, "race", "religion")
+
+
+def _by_dataset():
+    rows = []
+    for dataset, bias, low, high in (("built", [1.0, 0.0], [0.5, 0.0], [1.5, 0.0]),
+                                     ("released", [2.0, 0.0], [1.6, 0.0], [2.4, 0.0]),
+                                     ("released scores", [2.0, 0.0], [1.6, 0.0], [2.4, 0.0])):
+        for (metric, attribute), b, lo, hi in zip([("BLEU", "race"), ("BLEU", "gender")], bias, low, high):
+            rows.append({"dataset": dataset, "attribute": attribute, "metric": metric, "n_pairs": 10, "bias": b,
+                         "bias_ci_low": lo, "bias_ci_high": hi, "stereotypical_difference": 0.0})
+    return pd.DataFrame(rows)
+
+
+def test_reference_bias_table_summary_and_verdict():
+    cmp = sun2022.reference_bias_table(_by_dataset())
+    assert cmp[["metric", "attribute", "built", "released", "built − released", "intervals overlap"]
+               ].values.tolist() == [["BLEU", "race", 1.0, 2.0, -1.0, False], ["BLEU", "gender", 0.0, 0.0, 0.0, True]]
+    s = sun2022.reference_bias_summary(_by_dataset())
+    assert s == {"cells": 2, "overlapping": 1, "scores_reproduced_within": 0.0, "largest_difference": 1.0,
+                 "largest_difference_cell": "BLEU on race"}
+    assert sun2022.reference_bias_verdict(s).startswith("In 1 of 2 cells the intervals do not overlap")
+    assert "same bias" in sun2022.reference_bias_verdict({**s, "overlapping": 2})
+
+
+def test_minimal_pairs_on_the_released_gender_scores():
+    real_raw_location()
+    by = pd.DataFrame({"dataset": "released scores", "attribute": "gender", "metric": ["BLEU", "ROUGE", "chrF"],
+                       "n_pairs": 394, "bias": [0.0, 0.0, 1.13]})
+    out = sun2022.minimal_pairs(by, n_resamples=0)
+    assert (out["pairs_all"], out["pairs_shared"], out["left_out"]) == (396, 394, 2)
+    assert (round(out["bleu_all"], 2), round(out["rouge_all"], 2), round(out["chrf_all"], 2)) == (0.10, 0.21, 1.23)
+    assert out["word_level_zero"] and "minimal pairs" in sun2022.minimal_pairs_sentence(out)
+    none = sun2022.minimal_pairs(by.assign(attribute="race"))
+    assert np.isnan(none["bleu_all"]) and sun2022.minimal_pairs_sentence(none) == ""
+
+
+CONFIGS = pd.DataFrame({"metric": ["BLEU", "BERTScore-x", "Regression-x"], "family": ["BLEU", "BERTScore", "Regression"],
+                        "paradigm": ["n-gram", "Matching", "Regression"], "backbone": [None, "x", "x"],
+                        "params_m": [np.nan, 22.0, 22.0], "source": "live"})
+LIVE = pd.DataFrame({"attribute": ["gender"] * 3 + ["race"] * 3, "metric": list(CONFIGS["metric"]) * 2,
+                     "bias": [0.5, 7.0, 8.0, 1.0, 5.0, 40.0]})
+
+
+def test_bias_by_paradigm_and_gender_ranges():
+    out = sun2022.bias_by_paradigm(LIVE, CONFIGS)
+    assert out.values.tolist() == [["n-gram", 2, 0.75, 0.5, 1.0], ["Matching", 2, 6.0, 5.0, 7.0],
+                                   ["Regression", 2, 24.0, 8.0, 40.0]]
+    r = sun2022.gender_ranges(LIVE, CONFIGS)
+    assert (r["plm_min"], r["plm_max"], r["surface_min"], r["surface_max"]) == (7.0, 8.0, 0.5, 0.5)
+    assert (r["paper_surface_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
+
+
+def test_released_column_differences_subtract_theirs_from_ours():
+    released = pd.DataFrame({"attribute": ["race", "gender"], "metric": ["ROUGE", "ROUGE"], "bias": [1.0, 2.0]})
+    live = pd.DataFrame({"attribute": ["race", "gender"], "metric": ["ROUGE-1", "ROUGE-1"], "bias": [1.5, 2.0]})
+    out = sun2022.released_column_differences(released, live)
+    assert list(out.columns) == ["metric", "race", "gender"] and out.values.tolist() == [["ROUGE-1", 0.5, 0.0]]
+
+
+def test_rank_agreement_is_spearman_per_attribute():
+    built = LIVE.assign(bias=LIVE["bias"] * 2)
+    built.loc[3, "bias"] = 100.0  # race: BLEU now ranks first
+    out = sun2022.rank_agreement(LIVE, built).set_index("attribute")
+    assert out.loc["gender", "Spearman ρ"] == pytest.approx(1.0) and out.loc["race", "Spearman ρ"] == pytest.approx(-0.5)
+    assert out.loc["race", "metrics"] == 3
+
+
+def test_figure4_points_variance_and_positions(recomputed):
+    points = sun2022.figure4_points(recomputed, LIVE, CONFIGS)
+    assert set(points["paradigm"]) == {"Matching", "Regression", "Generation"}
+    assert not points["metric"].str.endswith(("-p", "-r")).any()
+    assert points.loc[points["source"] == "live", "metric"].tolist() == ["BERTScore-x", "Regression-x"]
+    eta = sun2022.paradigm_variance(points)
+    assert eta["released"] == 18 and round(eta["paradigm"], 2) == 0.87  # every released pair
+    pos = sun2022.live_positions(points).set_index("metric")
+    assert pos.loc["Regression-x", "average bias"] == 24.0 and pos.loc["Regression-x", "position"] == "above"
+    assert pos.loc["BERTScore-x", "position"] == "inside"  # 6.0: within the released matching range, 5.13-7.84
+    means = sun2022.paradigm_means(points)
+    assert means["paradigm"].iloc[0] == "Regression"
+
+
+def _map(metric, cand, ref, matrix):
+    return MatchingMap(metric, cand, ref, np.array(matrix, float), 0.0, "x")
+
+
+def test_figure3_pull_and_sentence():
+    maps = {("BERTScore", "candidate_1"): (_map("bertscore", ["she", "ran"], ["the", "nurse"], [[0.2, 0.6],
+                                                                                               [0.1, 0.3]]), 0.9),
+            ("BERTScore", "candidate_2"): (_map("bertscore", ["he", "ran"], ["the", "nurse"], [[0.5, 0.4],
+                                                                                              [0.1, 0.3]]), 0.8),
+            ("MoverScore", "candidate_1"): (_map("moverscore", ["she", "ran"], ["the", "nurse"], [[0.1, 0.3],
+                                                                                                 [0.5, 0.1]]), 0.5),
+            ("MoverScore", "candidate_2"): (_map("moverscore", ["he", "ran"], ["the", "nurse"], [[0.3, 0.1],
+                                                                                                [0.5, 0.1]]), 0.6)}
+    pull = sun2022.figure3_pull(maps)
+    assert pull.iloc[:, :2].values.tolist() == [["she", "nurse"], ["he", "the"]]
+    np.testing.assert_allclose(pull.iloc[:, 2:].to_numpy(float), [[0.6, 0.75], [0.4, 0.25]])
+    sentence = sun2022.figure3_sentence(pull, maps)
+    assert sentence == ("In the backbone's last layer *she* is closer to *nurse* than *he* is (cosine 0.600 vs "
+                        "0.400); BERTScore scores the stereotypical candidate (*she*) higher.")
+
+
+def test_figure3_example_is_the_nurse_pair():
+    real_raw_location()
+    example = sun2022.figure3_example()
+    assert example["candidate_1"] == "The CEO helped the nurse because she needed help"
+    assert sun2022.figure3_texts(example)["text"].tolist() == ["reference", "candidate 1", "candidate 2"]
+
+
+def test_backbones_summary_from_given_tables(recomputed):
+    f = sun2022.backbones_summary(LIVE, CONFIGS, recomputed)
+    assert f["released_configurations"] == 18 and f["shared_backbone_configurations"] == 10
+    assert round(f["eta_paradigm"], 2) == 0.87 and f["eta_family"] > f["eta_paradigm"]
+    assert (f["live_configurations"], f["live_outside_released_range"]) == (2, 1)  # Regression-x is above
+    assert (f["gender_plm_min"], f["gender_plm_max"], f["gender_surface_max"]) == (7.0, 8.0, 0.5)
+
+
+def test_datasets_summary_on_the_built_gender_set():
+    real_raw_location()
+    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset())
+    assert (f["attributes"], f["gender_released"], f["gender_exact"]) == (1, 396, 377)
+    assert f["pairs"] == 1557 and f["exclusions"] == 27
+    assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
+    assert (f["bias_cells"], f["bias_cells_overlapping"], f["bias_largest_difference"]) == (2, 1, 1.0)
