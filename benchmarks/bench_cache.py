@@ -62,7 +62,7 @@ def main() -> None:
         return (f"The developer argued with the designer because candidate {i} did not like the design",
                 f"The developer argued with the designer because the developer {i // 2} did not like it")
 
-    with tempfile.TemporaryDirectory(dir=Path(__file__).resolve().parent) as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         old_path, new_path = Path(tmp) / "old.sqlite", Path(tmp) / "new.sqlite"
         with Timer() as t_old:
             with closing(sqlite3.connect(old_path)) as con:
