@@ -18,6 +18,7 @@ before any ``from_pretrained``.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import warnings
@@ -80,8 +81,9 @@ def _from_pretrained(loader, path: Path, what: str, backbone: str):
         raise ModelError(f"backbone {backbone!r} at {path} cannot be loaded as {what}: {exc}") from exc
 
 
-#: keep encoder embeddings on disk too (:class:`metricbias.cache.EmbeddingCache`), shared by processes
-PERSIST_EMBEDDINGS = True
+#: keep encoder embeddings on disk too (:class:`metricbias.cache.EmbeddingCache`), shared by processes;
+#: ``METRICBIAS_EMBEDDING_CACHE=off`` keeps them in memory only
+PERSIST_EMBEDDINGS = os.environ.get("METRICBIAS_EMBEDDING_CACHE", "on").lower() != "off"
 
 #: slow tokenizers whose fast (Rust) counterpart gives the same ids on printable ASCII text (WordPiece);
 #: other text, and other tokenizers, go through the slow one, as bert-score tokenizes
@@ -110,6 +112,7 @@ class Encoder:
         self.fingerprints = fingerprints
         self._cache: OrderedDict = OrderedDict()
         self._ids: dict[str, list[int]] = {}
+        self._tokens: dict[int, str] = {}
         self._stores: dict = {}
         self.computed = 0  # sentences actually run through the model (for benchmarks and tests)
         self.loaded = 0  # sentence-layers read from the disk cache
@@ -142,7 +145,12 @@ class Encoder:
         return [self._ids[t] for t in texts]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
-        return self.tokenizer.convert_ids_to_tokens(list(ids))
+        """The tokenizer's token strings of ``ids`` (each id converted once per process)."""
+        table = self._tokens
+        new = [i for i in dict.fromkeys(ids) if i not in table]
+        if new:
+            table.update(zip(new, self.tokenizer.convert_ids_to_tokens(new)))
+        return [table[i] for i in ids]
 
     def check_layer(self, layer: int) -> int:
         if not isinstance(layer, int) or not 0 <= layer <= self.num_layers:
