@@ -3,6 +3,7 @@
 import json
 import textwrap
 
+import nbformat
 import pytest
 
 from metricbias import runner
@@ -35,6 +36,13 @@ CHAPTER = textwrap.dedent('''\
     ```
 
     ```{code-cell} ipython3
+    # the library's bars reach the terminal, never the notebook, even when a chapter asks for none
+    from metricbias.progress import tqdm as library_bar
+    for _ in library_bar(range(4), desc="library loop", disable=True):
+        time.sleep(0.3)
+    ```
+
+    ```{code-cell} ipython3
     time.sleep(2.5)  # a long cell without a bar: the heartbeat speaks
     print("done")
     ```
@@ -59,7 +67,11 @@ def test_progress_shows_chapter_cell_time_estimate_and_the_kernels_bars(tiny_boo
     assert "01_tiny | cell 2/" in err and "no earlier run" in err and "import time" in err
     assert "scoring pairs: 100%" in err  # the kernel's stderr reaches the terminal as it comes
     assert "still running" in err and "in this cell" in err
+    assert "library loop: 100%" in err
     assert "done" not in err  # the cells' standard output stays in the notebook
+    nb = nbformat.read(tiny_book / "book" / "chapters" / "01_tiny.ipynb", as_version=4)
+    outputs = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "scoring pairs: 100%" in outputs and "library loop" not in outputs
     timings = json.loads(runner.timings_path().read_text())["smoke"]["01_tiny"]
     assert timings["seconds"] > 2.5
     slow = [c for c in timings["cells"] if c["source"].startswith("time.sleep(2.5)")]

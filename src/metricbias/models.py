@@ -200,6 +200,10 @@ class Encoder:
         todo = [q for q in distinct if any((q, layer) not in self._cache for layer in layers)]
         todo.sort(key=len, reverse=True)  # similar lengths share a batch: less padding
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        from .progress import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"encoding ({self.backbone}, layer {','.join(map(str, layers))})",
+                   unit="sentence", delay=5)  # shown only when encoding takes longer than 5 s
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
             width = max(len(q) for q in batch)
@@ -223,6 +227,8 @@ class Encoder:
                         self._no_store(store.path.parent, exc)
                         store = None
             self.computed += len(batch)
+            bar.update(len(batch))
+        bar.close()
         result = {}
         for layer in layers:
             result[layer] = []

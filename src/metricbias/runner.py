@@ -8,8 +8,9 @@ failed notebook is kept under the cache folder for inspection.
 
 While a chapter runs, the terminal shows a line as each code cell starts (chapter,
 cell, elapsed time, and the previous run's time for the chapter as an estimate),
-the kernel's standard error as it comes (the library's tqdm bars, warnings), and a
-reminder line each minute of a long cell. Each successful chapter's time and its
+the library's progress bars (:mod:`metricbias.progress` writes them to a file that the
+runner copies to the terminal as it grows; they never enter the notebook), the kernel's
+standard error as it comes (warnings), and a reminder line each minute of a long cell. Each successful chapter's time and its
 cells' times are kept in ``<cache>/run/timings.json`` per profile: the next run's
 estimate, and what ``benchmarks/profile_chapters.py`` reports.
 """
@@ -17,6 +18,7 @@ estimate, and what ``benchmarks/profile_chapters.py`` reports.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +30,7 @@ from pathlib import Path
 import yaml
 
 from . import profiles
+from . import progress as bars
 from .paths import atomic_path, cache_dir, project_root
 
 #: seconds between the reminder lines of a long-running cell
@@ -125,9 +128,11 @@ def _first_line(source: str) -> str:
 class _Progress:
     """One chapter's progress on the terminal; papermill writes the kernel's stderr through :meth:`write`."""
 
-    def __init__(self, stem: str, n_cells: int, estimate: float | None, stream=None):
+    def __init__(self, stem: str, n_cells: int, estimate: float | None, bar_file: Path, stream=None):
         self.stem, self.n_cells, self.estimate = stem, n_cells, estimate
         self.stream = stream or sys.stderr
+        bar_file.write_text("")
+        self.bars = open(bar_file, encoding="utf-8", errors="replace")  # the kernel's progress bars
         self.start = time.perf_counter()
         self.cell = None  # (index, source line, start time) of the running cell
         self.cells: list[dict] = []
@@ -171,14 +176,23 @@ class _Progress:
         self.cell = None
 
     def _heartbeat(self) -> None:
-        while not self._stop.wait(HEARTBEAT):
+        said = time.perf_counter()
+        while not self._stop.wait(0.2):
+            self.write(self.bars.read())
             cell = self.cell
-            if cell and time.perf_counter() - cell[2] >= HEARTBEAT:
+            now = time.perf_counter()
+            if cell and now - cell[2] >= HEARTBEAT and now - said >= HEARTBEAT:
+                said = now
                 self._line(f"  {self.stem} | cell {cell[0]}/{self.n_cells} still running, "
-                           f"{_clock(time.perf_counter() - cell[2])} in this cell | {self._elapsed()}")
+                           f"{_clock(now - cell[2])} in this cell | {self._elapsed()}")
 
     def close(self) -> None:
         self._stop.set()
+        self._beat.join()
+        self.write(self.bars.read())
+        self.bars.close()
+        if not self._at_line_start:
+            self.write("\n")
 
 
 def _register_engine() -> str:
@@ -223,7 +237,11 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
     params = {k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in declared}
     failed = work / f"{chapter.stem}.failed.ipynb"
     previous = load_timings().get(profile, {}).get(chapter.stem, {}).get("seconds")
-    shown = _Progress(chapter.stem, len(nb.cells), previous) if progress else None
+    shown = _Progress(chapter.stem, len(nb.cells), previous, work / f"{chapter.stem}.progress") if progress else None
+    saved_env = {k: os.environ.get(k) for k in (bars.FILE_ENV, bars.COLUMNS_ENV)}
+    if shown:  # the kernel inherits these: the library's bars go to the file shown copies to the terminal
+        os.environ[bars.FILE_ENV] = str(shown.bars.name)
+        os.environ[bars.COLUMNS_ENV] = str(max(40, min(120, shutil.get_terminal_size((100, 24)).columns)))
     start = time.perf_counter()
     try:
         with atomic_path(chapter.output, suffix=".ipynb") as tmp:
@@ -243,6 +261,11 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
     finally:
         if shown:
             shown.close()
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     seconds = time.perf_counter() - start
     _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [])
     log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s "

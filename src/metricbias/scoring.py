@@ -108,7 +108,7 @@ def score_pairs(pairs: pd.DataFrame, metric, cache=True) -> pd.DataFrame:
 
 def live_scores(pairs: pd.DataFrame, entries: Iterable[Entry], cache=True, progress: bool = True) -> pd.DataFrame:
     """Long table ``attribute, pair_id, metric, score_1, score_2, signature`` for every entry (label in ``metric``)."""
-    from tqdm.auto import tqdm
+    from .progress import tqdm
 
     cache = _cache(cache)
     entries = list(entries)

@@ -332,7 +332,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     all_keys = np.unique(np.concatenate([k.ravel() for pair in test_keys for k in pair]))
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         bar = tqdm(total=len(all_keys) * len(metrics), desc="association pairs", unit="pair")
 

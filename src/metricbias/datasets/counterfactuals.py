@@ -293,7 +293,7 @@ def score(rows: pd.DataFrame, entries, *, cache=True, progress: bool = False) ->
         cache = ScoreCache.default()
     entries = list(entries)
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         entries = tqdm(entries, desc="metrics")
     parts = []
