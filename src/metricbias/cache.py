@@ -87,12 +87,18 @@ class SQLiteFile:
     """
 
     schema: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()  # the tables ``schema`` creates
     what = "cache"
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._run(self._create, write=True)
+        if not self._run(self._ready):  # a read first: opening a ready file takes no write lock
+            self._run(self._create, write=True)
+
+    def _ready(self, con: sqlite3.Connection) -> bool:
+        names = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return set(self.tables) <= names
 
     def _create(self, con: sqlite3.Connection) -> None:
         for statement in self.schema:
@@ -184,6 +190,7 @@ class ScoreCache(SQLiteFile):
     """
 
     what = "score cache"
+    tables = ("signatures", "entries")
     schema = (
         "CREATE TABLE IF NOT EXISTS signatures (id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE)",
         "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, signature_id INTEGER NOT NULL, "
@@ -206,6 +213,9 @@ class ScoreCache(SQLiteFile):
     @classmethod
     def default(cls) -> "ScoreCache":
         return cls(cache_dir() / "scores.sqlite")
+
+    def _ready(self, con: sqlite3.Connection) -> bool:
+        return super()._ready(con) and not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'scores'").fetchone()
 
     def _create(self, con: sqlite3.Connection) -> None:
         super()._create(con)
@@ -305,6 +315,7 @@ class EmbeddingCache(SQLiteFile):
     """
 
     what = "embedding cache"
+    tables = ("embeddings",)
     schema = ("CREATE TABLE IF NOT EXISTS embeddings (key INTEGER PRIMARY KEY, layer INTEGER NOT NULL, "
               "ids BLOB NOT NULL, width INTEGER NOT NULL, data BLOB NOT NULL)",)
 
