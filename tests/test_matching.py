@@ -143,7 +143,8 @@ def test_cache_reuses_and_invalidates(tiny_bert, tmp_path):
     assert cache.misses == 14
 
 
-def test_encoder_embeds_each_sentence_once(tiny_bert):
+def test_encoder_embeds_each_sentence_once(tiny_bert, tmp_path, monkeypatch):
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path))  # an empty disk cache
     models.clear()
     m = bertscore(tiny_bert)
     m.score(CANDS, REFS)
@@ -151,6 +152,41 @@ def test_encoder_embeds_each_sentence_once(tiny_bert):
     assert enc.computed == len(set(CANDS + REFS))  # the shared reference was encoded once
     metrics.get("moverscore", backbone=str(tiny_bert), device="cpu").score(CANDS, REFS)  # same layer: no new pass
     assert enc.computed == len(set(CANDS + REFS))
+
+
+def test_embeddings_on_disk_give_bit_identical_scores(tiny_bert, tmp_path, monkeypatch):
+    """In memory only, computed and stored, read back by a fresh encoder: the same scores to the bit."""
+    configs = [("bertscore", {}), ("bertscore", {"idf": True, "layer": 1}), ("moverscore", {}),
+               ("moverscore", {"n_gram": 2})]
+
+    def scores():
+        return [metrics.get(n, backbone=str(tiny_bert), device="cpu", **o).score(CANDS, REFS) for n, o in configs]
+
+    monkeypatch.setattr(models, "PERSIST_EMBEDDINGS", False)
+    models.clear()
+    memory = scores()
+    monkeypatch.setattr(models, "PERSIST_EMBEDDINGS", True)
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path))
+    models.clear()
+    computed = scores()
+    assert models.load_encoder(str(tiny_bert), "cpu").computed == 2 * len(set(CANDS + REFS))  # layers 2 and 1
+    assert list((tmp_path / "embeddings").glob("*.sqlite"))
+    models.clear()
+    loaded = scores()
+    enc = models.load_encoder(str(tiny_bert), "cpu")
+    assert enc.computed == 0 and enc.loaded == 2 * len(set(CANDS + REFS))  # layers 2 and 1, all from disk
+    for a, b, c in zip(memory, computed, loaded):
+        assert a.tobytes() == b.tobytes() == c.tobytes()
+
+
+def test_fast_token_ids_equal_bert_scores_on_ascii_and_the_rest_goes_the_slow_way(tiny_bert):
+    from bert_score.utils import sent_encode
+
+    enc = models.load_encoder(str(tiny_bert), "cpu")
+    assert enc.fast_tokenizer is not None
+    texts = CANDS + REFS + ["  padded  ", "x" * 3000, "word " * 600, "Café naïve — “quotes”", "tab\tand\nnewline", " "]
+    enc.clear()
+    assert enc.encode_many(texts) == [list(sent_encode(enc.tokenizer, t)) for t in texts]
 
 
 def test_matching_maps(tiny_bert):
@@ -193,3 +229,17 @@ def test_unavailable_and_wrong_backbones_are_clear_errors(tiny_bart):
         metrics.get("bertscore", backbone="bert-tiny-nowhere")
     with pytest.raises(MetricError, match="is a seq2seq backbone; bertscore takes encoder backbones"):
         metrics.get("bertscore", backbone=str(tiny_bart))
+
+
+def test_fast_token_ids_equal_bert_scores_on_every_released_text():
+    """MiniLM's fast tokenizer gives bert-score's ids on all 2,888 distinct texts of the six released files."""
+    from bert_score.utils import sent_encode
+
+    from metricbias.datasets import published
+
+    data = published.load()
+    texts = list(dict.fromkeys(data[["candidate_1", "candidate_2", "reference", "reference_2"]].to_numpy().ravel()))
+    enc = models.load_encoder("all-MiniLM-L6-v2", "cpu")
+    assert enc.fast_tokenizer is not None
+    enc.clear()
+    assert enc.encode_many(texts) == [list(sent_encode(enc.tokenizer, t)) for t in texts]

@@ -1,27 +1,162 @@
-"""Score cache keyed by a metric's signature and the data it scored.
+"""On-disk caches: scores keyed by a metric's signature and the data it scored, and embeddings.
 
-Each entry is one (signature, candidate, reference) -> score. The key is a
-sha256 of the signature and the two texts, so a changed text, option, backbone
-fingerprint, library version or implementation revision never reuses a stale
-score. For corpus-dependent metrics (idf weights, document frequencies) the
-hash of the whole call's input is part of the key too. Entries live in one
-SQLite file; every write is a transaction, so an interrupted run leaves either
-the old or the new entries, never a half-written one.
+**Scores.** Each entry is one (signature, candidate, reference) -> score. The key is
+the first 16 bytes of a sha256 of the signature and the two texts (plus, for
+corpus-dependent metrics such as idf weighting, a hash of the whole call's input),
+so a changed text, option, backbone fingerprint, library version or implementation
+revision never reuses a stale score. Signatures are stored once, in their own table;
+each entry holds the 16-byte key, the signature's row number and the score (a
+``WITHOUT ROWID`` table: the key is the B-tree, no separate index), about 40 bytes
+an entry where the first layout (hex key + signature text + key index) took about 360.
+
+**Embeddings.** :class:`EmbeddingCache` keeps an encoder's per-token hidden states
+(float32, exactly as computed) by layer and token ids, one file per backbone and
+adapter fingerprint, so that each distinct text is encoded once per backbone and
+layer across chapters and processes.
+
+Both are SQLite files that many processes may read and write at once: write-ahead
+logging, a long busy timeout, and every write one ``BEGIN IMMEDIATE`` transaction, so
+an interrupted run leaves either the old or the new entries, never half of them. A
+file that SQLite reports as not a database or malformed is moved aside
+(``<name>.corrupt-<time>``) and started afresh, with one warning naming both files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import sqlite3
+import sys
+import time
+import warnings
 from contextlib import closing
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .paths import cache_dir
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, signature TEXT NOT NULL, score REAL NOT NULL)"
+#: seconds a connection waits for another process's write to finish before giving up
+BUSY_TIMEOUT = 600
+KEY_BYTES = 16
+
+
+class CacheWarning(UserWarning):
+    """A cache file was corrupt and has been replaced, or cannot be written."""
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    text = str(exc)
+    return "not a database" in text or "malformed" in text
+
+
+def _inode(path: Path):
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """An exclusive lock between processes (POSIX ``flock``; a no-op where there is none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class SQLiteFile:
+    """One SQLite file shared by processes: WAL, busy timeout, write transactions, corruption recovery.
+
+    Subclasses give :attr:`schema` (statements run in one transaction when the file is
+    opened or recreated) and :attr:`what` (how messages name the file).
+    """
+
+    schema: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()  # the tables ``schema`` creates
+    what = "cache"
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._run(self._ready):  # a read first: opening a ready file takes no write lock
+            self._run(self._create, write=True)
+
+    def _ready(self, con: sqlite3.Connection) -> bool:
+        names = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return set(self.tables) <= names
+
+    def _create(self, con: sqlite3.Connection) -> None:
+        for statement in self.schema:
+            con.execute(statement)
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)  # transactions are explicit
+        try:
+            con.execute("PRAGMA journal_mode=WAL")  # readers never block the writer, nor it them
+            con.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    def _once(self, fn: Callable, write: bool):
+        with closing(self._connect()) as con:
+            if not write:
+                return fn(con)
+            con.execute("BEGIN IMMEDIATE")  # take the write lock now: no deadlock on upgrading a read
+            try:
+                out = fn(con)
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+            return out
+
+    def _run(self, fn: Callable[[sqlite3.Connection], object], write: bool = False):
+        """``fn(connection)``, in a write transaction if ``write``; a corrupt file is set aside and ``fn`` rerun."""
+        seen = _inode(self.path)
+        try:
+            return self._once(fn, write)
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            self._set_aside(exc, seen)
+        self._once(self._create, write=True)
+        return self._once(fn, write)
+
+    def _set_aside(self, exc: Exception, seen) -> None:
+        with _file_lock(self.path.with_name(self.path.name + ".lock")):
+            if _inode(self.path) != seen:  # another process has already replaced it
+                return
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+            n = 1
+            while aside.exists():
+                n += 1
+                aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):  # a stale log must not be replayed into the new file
+                side = self.path.with_name(self.path.name + suffix)
+                if side.exists():
+                    os.replace(side, aside.with_name(aside.name + suffix))
+        warnings.warn(f"{self.what} {self.path} was corrupt ({exc}); moved it to {aside.name} and started a new "
+                      "one (delete the old file when you no longer need it)", CacheWarning, stacklevel=4)
 
 
 def data_hash(candidates: Sequence[str], references: Sequence[str]) -> str:
@@ -31,49 +166,102 @@ def data_hash(candidates: Sequence[str], references: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _pair_key(signature: str, corpus: str, candidate: str, reference: str) -> str:
+def _pair_key(signature: str, corpus: str, candidate: str, reference: str) -> bytes:
+    # the first layout keyed by the full hex digest of the same blob: its keys migrate by truncation
     blob = "\x1f".join((signature, corpus, candidate, reference)).encode("utf-8")
-    return hashlib.sha256(blob).hexdigest()
+    return hashlib.sha256(blob).digest()[:KEY_BYTES]
 
 
-class ScoreCache:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as con, con:
-            con.execute(_SCHEMA)
+def _chunks(items: Sequence, size: int) -> Iterable[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _max_params(con: sqlite3.Connection) -> int:
+    return min(con.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER), 10_000)
+
+
+class ScoreCache(SQLiteFile):
+    """Scores by (signature, candidate, reference): :meth:`score` is the one call most code needs.
+
+    The parts, for code that computes elsewhere (a job runner's workers) and stores from
+    one process: :meth:`keys` gives each pair's key (opaque 16-byte ``bytes``),
+    :meth:`lookup` the stored scores of some keys, :meth:`store` writes new ones.
+    """
+
+    what = "score cache"
+    tables = ("signatures", "entries")
+    schema = (
+        "CREATE TABLE IF NOT EXISTS signatures (id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE)",
+        "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, signature_id INTEGER NOT NULL, "
+        "score REAL NOT NULL) WITHOUT ROWID",
+    )
+
+    def __init__(self, path: str | os.PathLike):
+        self._migrated = None
+        super().__init__(path)
         self.hits = 0
         self.misses = 0
+        if self._migrated:
+            moved, before = self._migrated
+            with closing(self._connect()) as con:
+                con.execute("VACUUM")  # give the freed pages back to the file system
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            print(f"score cache {self.path}: moved {moved:,} entries to the compact layout "
+                  f"({before / 1e6:.1f} MB -> {self.path.stat().st_size / 1e6:.1f} MB)", file=sys.stderr, flush=True)
 
     @classmethod
     def default(cls) -> "ScoreCache":
         return cls(cache_dir() / "scores.sqlite")
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=60)
-        con.execute("PRAGMA journal_mode=WAL")
-        return con
+    def _ready(self, con: sqlite3.Connection) -> bool:
+        return super()._ready(con) and not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'scores'").fetchone()
 
-    def keys(self, metric, candidates: Sequence[str], references: Sequence[str]) -> list[str]:
+    def _create(self, con: sqlite3.Connection) -> None:
+        super()._create(con)
+        old = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scores'").fetchone()
+        if old:
+            self._migrate(con)
+
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Move the first layout's rows (hex key, signature text, score) into the compact tables."""
+        before = self.path.stat().st_size
+        con.create_function("key16", 1, lambda hexkey: bytes.fromhex(hexkey)[:KEY_BYTES], deterministic=True)
+        con.execute("INSERT OR IGNORE INTO signatures (signature) SELECT DISTINCT signature FROM scores")
+        moved = con.execute("INSERT OR REPLACE INTO entries (key, signature_id, score) "
+                            "SELECT key16(s.key), g.id, s.score FROM scores s JOIN signatures g USING (signature) "
+                            "ORDER BY s.key").rowcount  # hex order is byte order: appends, not scattered inserts
+        con.execute("DROP TABLE scores")
+        self._migrated = (moved, before)
+
+    def keys(self, metric, candidates: Sequence[str], references: Sequence[str]) -> list[bytes]:
         corpus = data_hash(candidates, references) if metric.corpus_dependent else ""
         sig = metric.signature
         return [_pair_key(sig, corpus, c, r) for c, r in zip(candidates, references)]
 
-    def lookup(self, keys: Sequence[str]) -> dict[str, float]:
-        found: dict[str, float] = {}
+    def lookup(self, keys: Sequence[bytes]) -> dict[bytes, float]:
         unique = list(dict.fromkeys(keys))
-        with closing(self._connect()) as con:
-            for start in range(0, len(unique), 900):  # SQLite's bound-parameter limit
-                chunk = unique[start:start + 900]
-                marks = ",".join("?" * len(chunk))
-                for key, score in con.execute(f"SELECT key, score FROM scores WHERE key IN ({marks})", chunk):
-                    found[key] = score
-        return found
 
-    def store(self, signature: str, items: dict[str, float]) -> None:
-        with closing(self._connect()) as con, con:
-            con.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?)",
-                            [(k, signature, float(v)) for k, v in items.items()])
+        def read(con):
+            found: dict[bytes, float] = {}
+            for chunk in _chunks(unique, _max_params(con)):
+                marks = ",".join("?" * len(chunk))
+                found.update(con.execute(f"SELECT key, score FROM entries WHERE key IN ({marks})", chunk))
+            return found
+
+        return self._run(read) if unique else {}
+
+    def store(self, signature: str, items: dict[bytes, float]) -> None:
+        if not items:
+            return
+
+        def write(con):
+            con.execute("INSERT OR IGNORE INTO signatures (signature) VALUES (?)", (signature,))
+            (sig_id,) = con.execute("SELECT id FROM signatures WHERE signature = ?", (signature,)).fetchone()
+            con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
+                            [(k, sig_id, float(v)) for k, v in items.items()])
+
+        self._run(write, write=True)
 
     def score(self, metric, candidates: list[str], references: list[str]) -> np.ndarray:
         """Scores from the cache where present; the rest computed once by ``metric`` and stored."""
@@ -94,7 +282,81 @@ class ScoreCache:
         return np.array([found[k] for k in keys], dtype=float)
 
     def clear(self, signature_prefix: str | None = None) -> int:
-        with closing(self._connect()) as con, con:
+        """Delete every entry, or those whose signature starts with ``signature_prefix``; returns how many."""
+        def delete(con):
             if signature_prefix is None:
-                return con.execute("DELETE FROM scores").rowcount
-            return con.execute("DELETE FROM scores WHERE signature LIKE ?", (signature_prefix + "%",)).rowcount
+                n = con.execute("DELETE FROM entries").rowcount
+                con.execute("DELETE FROM signatures")
+                return n
+            ids = "SELECT id FROM signatures WHERE substr(signature, 1, ?) = ?"
+            args = (len(signature_prefix), signature_prefix)
+            n = con.execute(f"DELETE FROM entries WHERE signature_id IN ({ids})", args).rowcount
+            con.execute("DELETE FROM signatures WHERE substr(signature, 1, ?) = ?", args)
+            return n
+
+        return self._run(delete, write=True)
+
+    def count(self) -> int:
+        """Number of stored scores."""
+        return self._run(lambda con: con.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+
+def _embedding_key(layer: int, ids: bytes) -> int:
+    digest = hashlib.blake2b(layer.to_bytes(2, "little") + ids, digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)  # SQLite's 64-bit rowid: no separate index
+
+
+class EmbeddingCache(SQLiteFile):
+    """Per-token hidden states of one encoder (backbone + adapter), by layer and token ids.
+
+    Stored as computed (float32, C order), so a score from cached embeddings equals the
+    score from freshly computed ones bit for bit. Each row keeps its layer and ids and a
+    read checks them, so a collision of the 64-bit row key can only cost a recomputation.
+    """
+
+    what = "embedding cache"
+    tables = ("embeddings",)
+    schema = ("CREATE TABLE IF NOT EXISTS embeddings (key INTEGER PRIMARY KEY, layer INTEGER NOT NULL, "
+              "ids BLOB NOT NULL, width INTEGER NOT NULL, data BLOB NOT NULL)",)
+
+    @staticmethod
+    def folder() -> Path:
+        return cache_dir() / "embeddings"
+
+    @classmethod
+    def for_encoder(cls, model_fingerprint: str, adapter_fingerprint: str) -> "EmbeddingCache":
+        return cls(cls.folder() / f"{model_fingerprint}-{adapter_fingerprint}.sqlite")
+
+    @staticmethod
+    def _ids(seq: Sequence[int]) -> bytes:
+        return np.asarray(seq, dtype=np.int32).tobytes()
+
+    def get(self, seqs: Sequence[tuple[int, ...]], layer: int) -> dict[tuple[int, ...], np.ndarray]:
+        """``{ids: (tokens, width) float32 array}`` for the stored ones among ``seqs``."""
+        wanted = {_embedding_key(layer, self._ids(q)): q for q in dict.fromkeys(seqs)}
+        if not wanted:
+            return {}
+
+        def read(con):
+            found = {}
+            keys = list(wanted)
+            for chunk in _chunks(keys, _max_params(con)):
+                marks = ",".join("?" * len(chunk))
+                for key, got_layer, ids, width, data in con.execute(
+                        f"SELECT key, layer, ids, width, data FROM embeddings WHERE key IN ({marks})", chunk):
+                    q = wanted[key]
+                    if got_layer == layer and ids == self._ids(q):
+                        found[q] = np.frombuffer(data, dtype=np.float32).reshape(len(q), width)
+            return found
+
+        return self._run(read)
+
+    def put(self, layer: int, items: dict[tuple[int, ...], np.ndarray]) -> None:
+        rows = []
+        for q, emb in items.items():
+            ids = self._ids(q)
+            emb = np.ascontiguousarray(emb, dtype=np.float32)
+            rows.append((_embedding_key(layer, ids), layer, ids, emb.shape[1], emb.tobytes()))
+        if rows:
+            self._run(lambda con: con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)",
+                                                  rows), write=True)

@@ -18,6 +18,10 @@ before any ``from_pretrained``.
 
 from __future__ import annotations
 
+import os
+import re
+import sqlite3
+import warnings
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
@@ -77,6 +81,16 @@ def _from_pretrained(loader, path: Path, what: str, backbone: str):
         raise ModelError(f"backbone {backbone!r} at {path} cannot be loaded as {what}: {exc}") from exc
 
 
+#: keep encoder embeddings on disk too (:class:`metricbias.cache.EmbeddingCache`), shared by processes;
+#: ``METRICBIAS_EMBEDDING_CACHE=off`` keeps them in memory only
+PERSIST_EMBEDDINGS = os.environ.get("METRICBIAS_EMBEDDING_CACHE", "on").lower() != "off"
+
+#: slow tokenizers whose fast (Rust) counterpart gives the same ids on printable ASCII text (WordPiece);
+#: other text, and other tokenizers, go through the slow one, as bert-score tokenizes
+FAST_TOKENIZERS = ("BertTokenizer", "DistilBertTokenizer", "MPNetTokenizer")
+_PLAIN_ASCII = re.compile(r"[\x20-\x7e\t\n\r]+")
+
+
 class Encoder:
     """A contextual encoder with bert-score's tokenization and a per-sentence embedding cache.
 
@@ -84,34 +98,85 @@ class Encoder:
     does (special tokens added, truncated to the model's maximum length);
     ``embed`` returns one ``(tokens, hidden)`` float32 CPU tensor per id list for a given
     layer (0 = embeddings output, ``num_layers`` = last layer), computing each distinct
-    sentence once in length-sorted batches.
+    sentence once in length-sorted batches. Embeddings are kept in memory for the process
+    and, with :data:`PERSIST_EMBEDDINGS`, on disk for every process (keyed by the backbone's
+    and the adapter's fingerprints, the layer and the token ids), so a sentence is encoded
+    once per backbone and layer across chapters.
     """
 
-    def __init__(self, backbone: str, path: Path, tokenizer, model, device: str, adapter: Path | None):
+    def __init__(self, backbone: str, path: Path, tokenizer, model, device: str, adapter: Path | None,
+                 fast_tokenizer=None, fingerprints: tuple[str, str] = ("-", "-")):
         self.backbone, self.path, self.tokenizer, self.model = backbone, path, tokenizer, model
         self.device, self.adapter = device, adapter
+        self.fast_tokenizer = fast_tokenizer
+        self.fingerprints = fingerprints
         self._cache: OrderedDict = OrderedDict()
         self._ids: dict[str, list[int]] = {}
+        self._tokens: dict[int, str] = {}
+        self._stores: dict = {}
         self.computed = 0  # sentences actually run through the model (for benchmarks and tests)
+        self.loaded = 0  # sentence-layers read from the disk cache
 
     @property
     def num_layers(self) -> int:
         return int(self.model.config.num_hidden_layers)
 
     def encode(self, text: str) -> list[int]:
+        return self.encode_many([text])[0]
+
+    def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, as ``bert_score.utils.sent_encode`` gives them.
+
+        Printable-ASCII texts go through the fast tokenizer in one batch where
+        :data:`FAST_TOKENIZERS` lists the slow one (same ids, about ten times faster; the
+        tests compare both on every text of the datasets); the rest through bert-score.
+        """
         from bert_score.utils import sent_encode
 
-        if text not in self._ids:
-            self._ids[text] = list(sent_encode(self.tokenizer, text))
-        return self._ids[text]
+        todo = [t for t in dict.fromkeys(texts) if t not in self._ids]
+        fast = [t for t in todo if self.fast_tokenizer is not None and _PLAIN_ASCII.fullmatch(t.strip() or "\0")]
+        if fast:
+            ids = self.fast_tokenizer([t.strip() for t in fast], add_special_tokens=True, truncation=True,
+                                      max_length=self.tokenizer.model_max_length)["input_ids"]
+            self._ids.update(zip(fast, ids))
+        for t in todo:
+            if t not in self._ids:
+                self._ids[t] = list(sent_encode(self.tokenizer, t))
+        return [self._ids[t] for t in texts]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
-        return self.tokenizer.convert_ids_to_tokens(list(ids))
+        """The tokenizer's token strings of ``ids`` (each id converted once per process)."""
+        table = self._tokens
+        new = [i for i in dict.fromkeys(ids) if i not in table]
+        if new:
+            table.update(zip(new, self.tokenizer.convert_ids_to_tokens(new)))
+        return [table[i] for i in ids]
 
     def check_layer(self, layer: int) -> int:
         if not isinstance(layer, int) or not 0 <= layer <= self.num_layers:
             raise ModelError(f"backbone {self.backbone!r} has layers 0..{self.num_layers}; layer={layer!r} is not one")
         return layer
+
+    def _store(self):
+        """The disk cache under the current cache folder (None when off or not writable)."""
+        if not PERSIST_EMBEDDINGS:
+            return None
+        from .cache import EmbeddingCache
+
+        folder = EmbeddingCache.folder()
+        if folder not in self._stores:
+            try:
+                self._stores[folder] = EmbeddingCache.for_encoder(*self.fingerprints)
+            except (OSError, sqlite3.OperationalError) as exc:
+                self._no_store(folder, exc)
+        return self._stores[folder]
+
+    def _no_store(self, folder, exc) -> None:
+        from .cache import CacheWarning
+
+        warnings.warn(f"embedding cache in {folder} cannot be used ({exc}); embeddings stay in memory",
+                      CacheWarning, stacklevel=3)
+        self._stores[folder] = None
 
     def embed(self, id_lists: Sequence[Sequence[int]], layer: int, batch_size: int = 64) -> list:
         return self.embed_layers(id_lists, [layer], batch_size)[layer]
@@ -119,29 +184,51 @@ class Encoder:
     def embed_layers(self, id_lists: Sequence[Sequence[int]], layers: Sequence[int], batch_size: int = 64
                      ) -> dict[int, list]:
         """``{layer: [tensor per id list]}``; one model pass per distinct sentence for all ``layers``."""
+        import numpy as np
         import torch
 
         layers = [self.check_layer(layer) for layer in dict.fromkeys(layers)]
         seqs = [tuple(ids) for ids in id_lists]
-        todo = [q for q in dict.fromkeys(seqs) if any((q, layer) not in self._cache for layer in layers)]
+        distinct = list(dict.fromkeys(seqs))
+        store = self._store()
+        if store is not None:
+            for layer in layers:
+                found = store.get([q for q in distinct if (q, layer) not in self._cache], layer)
+                for q, arr in found.items():
+                    self._cache[(q, layer)] = torch.from_numpy(arr.copy())
+                self.loaded += len(found)
+        todo = [q for q in distinct if any((q, layer) not in self._cache for layer in layers)]
         todo.sort(key=len, reverse=True)  # similar lengths share a batch: less padding
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        from .progress import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"encoding ({self.backbone}, layer {','.join(map(str, layers))})",
+                   unit="sentence", delay=5)  # shown only when encoding takes longer than 5 s
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
             width = max(len(q) for q in batch)
-            ids = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            ids = np.full((len(batch), width), pad, dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
             for i, seq in enumerate(batch):
-                ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+                ids[i, :len(seq)] = seq
                 mask[i, :len(seq)] = 1
             with torch.inference_mode():
-                out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                                 output_hidden_states=True)
+                out = self.model(input_ids=torch.from_numpy(ids).to(self.device),
+                                 attention_mask=torch.from_numpy(mask).to(self.device), output_hidden_states=True)
             for layer in layers:
                 hidden = out.hidden_states[layer].float().cpu()
-                for i, seq in enumerate(batch):
-                    self._cache[(seq, layer)] = hidden[i, :len(seq)].clone()
+                fresh = {seq: hidden[i, :len(seq)].clone() for i, seq in enumerate(batch)}
+                for seq, emb in fresh.items():
+                    self._cache[(seq, layer)] = emb
+                if store is not None:  # batch by batch: an interrupted run keeps what it computed
+                    try:
+                        store.put(layer, {seq: emb.numpy() for seq, emb in fresh.items()})
+                    except sqlite3.OperationalError as exc:  # read-only folder, full disk
+                        self._no_store(store.path.parent, exc)
+                        store = None
             self.computed += len(batch)
+            bar.update(len(batch))
+        bar.close()
         result = {}
         for layer in layers:
             result[layer] = []
@@ -153,6 +240,7 @@ class Encoder:
         return result
 
     def clear(self) -> None:
+        """Forget the in-memory embeddings and ids (the disk cache stays)."""
         self._cache.clear()
         self._ids.clear()
 
@@ -169,11 +257,18 @@ def _encoder(backbone: str, path: str, fingerprint: str, device: str, adapter: s
         tokenizer = get_tokenizer(path, use_fast=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"backbone {backbone!r} at {path}: no usable tokenizer ({exc})") from exc
+    fast = None
+    if type(tokenizer).__name__ in FAST_TOKENIZERS:
+        fast = get_tokenizer(path, use_fast=True)
+        if (not getattr(fast, "is_fast", False) or fast.model_max_length != tokenizer.model_max_length
+                or tokenizer.model_max_length > 1_000_000):  # no real limit recorded: leave it to bert-score
+            fast = None
     model = _from_pretrained(AutoModel, Path(path), "an encoder", backbone)
     if adapter is not None:
         attach_adapter(model, adapter)
     model.eval().to(device)
-    return Encoder(backbone, Path(path), tokenizer, model, device, Path(adapter) if adapter else None)
+    return Encoder(backbone, Path(path), tokenizer, model, device, Path(adapter) if adapter else None,
+                   fast_tokenizer=fast, fingerprints=(fingerprint, adapter_fp))
 
 
 def load_encoder(backbone: str, device: str = "auto", adapter=None) -> Encoder:

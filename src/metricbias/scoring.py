@@ -87,7 +87,7 @@ def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = 
 
 def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progress: bool = True) -> pd.DataFrame:
     """:func:`score_pairs` for every metric (names, specifications, ``Metric``s, profile entries), stacked."""
-    from tqdm.auto import tqdm
+    from .progress import tqdm
 
     cache = _cache(cache)
     metrics = list(metrics)

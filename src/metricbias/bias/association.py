@@ -443,7 +443,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
                  for label, keys in keys_of.items()}
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         bar = tqdm(total=sum(len(u) for u in unique_of.values()), desc="association pairs", unit="pair")
 

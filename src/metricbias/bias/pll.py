@@ -175,7 +175,7 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
         raise ValueError(f"unknown PLL method(s) {unknown}; known: {', '.join(METHODS)}")
     rows = pairs.itertuples(index=True)
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         rows = tqdm(rows, total=len(pairs), desc=f"PLL ({lm.name})")
     out = []

@@ -127,7 +127,7 @@ def ranking_stability(scores: pd.DataFrame, *, rates=RATES, n_seeds: int = 20, s
     full = with_overall(measure_table(scores, measures), measures)
     draws = [(rate, seed + i) for rate in rates for i in range(n_seeds)]
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         draws = tqdm(draws, desc="subsamples")
     rows = []

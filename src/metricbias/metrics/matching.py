@@ -76,6 +76,24 @@ def default_bertscore_layer(backbone: str, path) -> int:
     return _num_layers(path)
 
 
+def idf_dict(id_lists) -> "defaultdict":
+    """``bert_score.utils.get_idf_dict`` on texts already tokenized: idf = log((N + 1) / (df + 1)).
+
+    Every text is one document (repeated texts count again), a token's document frequency
+    counts the texts holding it; an unseen token gets log(N + 1). Same arithmetic as
+    bert-score's, so the weights are equal to the bit; no second tokenization.
+    """
+    from collections import Counter, defaultdict
+    from itertools import chain
+    from math import log
+
+    counts = Counter(chain.from_iterable(set(ids) for ids in id_lists))
+    n = len(id_lists)
+    idf = defaultdict(lambda: log((n + 1) / (1)))
+    idf.update({idx: log((n + 1) / (c + 1)) for idx, c in counts.items()})
+    return idf
+
+
 @dataclass
 class MatchingMap:
     """One candidate-reference pair as a matrix: rows = candidate units, columns = reference units."""
@@ -115,7 +133,7 @@ class _EncoderMetric(ModelMetric):
     def _embed_texts(self, texts: list[str]) -> dict[str, tuple[list[int], object]]:
         enc = self.encoder
         unique = list(dict.fromkeys(texts))
-        ids = [enc.encode(t) for t in unique]
+        ids = enc.encode_many(unique)
         embs = enc.embed(ids, self.options["layer"], batch_size=self.options["batch_size"])
         return {t: (i, e) for t, i, e in zip(unique, ids, embs)}
 
@@ -149,11 +167,9 @@ class BERTScore(_EncoderMetric):
     def _idf_dict(self, references: list[str]):
         from collections import defaultdict
 
-        from bert_score.utils import get_idf_dict
-
         tok = self.encoder.tokenizer
         if self.options["idf"]:
-            return get_idf_dict(references, tok, nthreads=0)
+            return idf_dict(self.encoder.encode_many(references))
         idf = defaultdict(lambda: 1.0)
         idf[tok.sep_token_id] = 0  # as bert_score.score: [SEP] and [CLS] carry no weight
         idf[tok.cls_token_id] = 0
@@ -213,7 +229,7 @@ def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[
     layers = list(range(1, _num_layers(first.backbone_path) + 1)) if layers is None else list(layers)
     cands, refs = first._validate(candidates, references)
     enc = first.encoder
-    enc.embed_layers([enc.encode(t) for t in dict.fromkeys(cands + refs)], layers)
+    enc.embed_layers(enc.encode_many(list(dict.fromkeys(cands + refs))), layers)
     rows = []
     for layer in layers:
         f = BERTScore(backbone=backbone, layer=layer, device=device).prf(cands, refs)[:, 2]
@@ -245,11 +261,9 @@ class MoverScore(_EncoderMetric):
     def _idf_dict(self, texts: list[str]):
         from collections import defaultdict
 
-        from bert_score.utils import get_idf_dict
-
         if self.options["idf"]:
             # the same count as moverscore's get_idf_dict: log((N+1)/(df+1)) over token-id sets
-            return get_idf_dict(texts, self.encoder.tokenizer, nthreads=0)
+            return idf_dict(self.encoder.encode_many(texts))
         return defaultdict(lambda: 1.0)
 
     def _bag(self, ids, emb, idf_dict):

@@ -140,7 +140,7 @@ def train(name: str, config: TrainConfig | None = None, *, device: str = "auto",
     """
     import torch
     from scipy import stats
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
     from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
 
     from ..datasets import stsb

@@ -295,7 +295,7 @@ def _kd_hash(kd: pd.DataFrame, metric: str, backbone: str, layer) -> str:
 def teacher_scores(target, kd: pd.DataFrame, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
     """The frozen metric's scores of the distillation pairs (no adapter active)."""
     import torch
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
 
     out = []
     starts = range(0, len(kd), batch_size)
@@ -356,7 +356,7 @@ def _latest_checkpoint(out: Path) -> Path | None:
 def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progress: bool = True) -> TrainResult:
     """Train an adapter for ``config`` on ``data``; writes everything under ``out`` (see the module docstring)."""
     import torch
-    from tqdm.auto import tqdm
+    from ..progress import tqdm
     from transformers import get_linear_schedule_with_warmup
 
     from .. import backbones

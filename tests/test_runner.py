@@ -1,0 +1,92 @@
+"""`metricbias run` on a one-chapter book: progress lines, the kernel's tqdm bars, timings, failures."""
+
+import json
+import textwrap
+
+import nbformat
+import pytest
+
+from metricbias import runner
+
+CHAPTER = textwrap.dedent('''\
+    ---
+    jupytext:
+      text_representation:
+        extension: .md
+        format_name: myst
+    kernelspec:
+      name: python3
+      display_name: Python 3
+      language: python
+    ---
+
+    # A chapter
+
+    ```{code-cell} ipython3
+    :tags: [parameters]
+    profile = "offline"
+    ```
+
+    ```{code-cell} ipython3
+    # a long loop of the library shows a tqdm bar
+    import time
+    from tqdm import tqdm
+    for _ in tqdm(range(3), desc="scoring pairs"):
+        time.sleep(0.3)
+    ```
+
+    ```{code-cell} ipython3
+    # the library's bars reach the terminal, never the notebook, even when a chapter asks for none
+    from metricbias.progress import tqdm as library_bar
+    for _ in library_bar(range(4), desc="library loop", disable=True):
+        time.sleep(0.3)
+    ```
+
+    ```{code-cell} ipython3
+    time.sleep(2.5)  # a long cell without a bar: the heartbeat speaks
+    print("done")
+    ```
+    ''')
+
+
+@pytest.fixture
+def tiny_book(tmp_path, monkeypatch):
+    root = tmp_path / "book-root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: book/chapters/01_tiny\n")
+    (root / "notebooks" / "01_tiny.md").write_text(CHAPTER)
+    monkeypatch.setenv("METRICBIAS_ROOT", str(root))
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(runner, "HEARTBEAT", 1)
+    return root
+
+
+def test_progress_shows_chapter_cell_time_estimate_and_the_kernels_bars(tiny_book, capfd):
+    runner.run(profile="smoke", log=lambda *_: None)
+    err = capfd.readouterr().err
+    assert "01_tiny | cell 2/" in err and "no earlier run" in err and "import time" in err
+    assert "scoring pairs: 100%" in err  # the kernel's stderr reaches the terminal as it comes
+    assert "still running" in err and "in this cell" in err
+    assert "library loop: 100%" in err
+    assert "done" not in err  # the cells' standard output stays in the notebook
+    nb = nbformat.read(tiny_book / "book" / "chapters" / "01_tiny.ipynb", as_version=4)
+    outputs = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "scoring pairs: 100%" in outputs and "library loop" not in outputs
+    timings = json.loads(runner.timings_path().read_text())["smoke"]["01_tiny"]
+    assert timings["seconds"] > 2.5
+    slow = [c for c in timings["cells"] if c["source"].startswith("time.sleep(2.5)")]
+    assert len(slow) == 1 and slow[0]["seconds"] >= 2.5
+    runner.run(profile="smoke", log=lambda *_: None)
+    assert f"(last run {runner._clock(timings['seconds'])})" in capfd.readouterr().err
+
+
+def test_a_failure_names_chapter_and_cell_and_keeps_the_old_timing(tiny_book, capfd):
+    runner.run(profile="smoke", log=lambda *_: None, progress=False)
+    before = runner.load_timings()
+    nb = tiny_book / "notebooks" / "01_tiny.md"
+    nb.write_text(nb.read_text().replace('print("done")', 'raise RuntimeError("boom")'))
+    with pytest.raises(runner.ChapterError, match=r"chapter 01_tiny .* failed in cell \d+.*boom"):
+        runner.run(profile="smoke", log=lambda *_: None)
+    assert runner.load_timings() == before
+    assert not (tiny_book / "book" / "chapters" / "01_tiny.ipynb").exists() or \
+        "boom" not in (tiny_book / "book" / "chapters" / "01_tiny.ipynb").read_text()
