@@ -80,6 +80,17 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     Backbone("stsb-all-MiniLM-L6-v2", "regression", None, "22M", "BLEURT-style regression metric trained on "
              "STS-B on all-MiniLM-L6-v2", short="MiniLM", base="all-MiniLM-L6-v2",
              train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2 --force"),
+    # the generation paradigm and masked-LM heads on the same frozen encoders (metricbias.trained)
+    Backbone("para-all-MiniLM-L6-v2", "seq2seq", None, "22M", "UniLM-style paraphraser: frozen all-MiniLM-L6-v2 + "
+             "adapters + tied LM head", short="MiniLM", base="all-MiniLM-L6-v2",
+             train_command="metricbias train para-all-MiniLM-L6-v2 --force"),
+    Backbone("para-all-mpnet-base-v2", "seq2seq", None, "110M", "UniLM-style paraphraser: frozen all-mpnet-base-v2 "
+             "+ adapters + tied LM head", short="MPNet", base="all-mpnet-base-v2",
+             train_command="metricbias train para-all-mpnet-base-v2 --force"),
+    Backbone("mlm-all-MiniLM-L6-v2", "mlm", None, "22M", "masked-LM head on frozen all-MiniLM-L6-v2", short="MiniLM",
+             base="all-MiniLM-L6-v2", train_command="metricbias train mlm-all-MiniLM-L6-v2 --force"),
+    Backbone("mlm-all-mpnet-base-v2", "mlm", None, "110M", "masked-LM head on frozen all-mpnet-base-v2",
+             short="MPNet", base="all-mpnet-base-v2", train_command="metricbias train mlm-all-mpnet-base-v2 --force"),
     # the paper's backbones (hub ids; need the model hub or a populated HF cache)
     Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M", short="DistilBERT"),
     Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M", short="BERT-base"),
