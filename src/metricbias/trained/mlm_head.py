@@ -37,9 +37,10 @@ KIND = "mlm"
 class Config:
     base: str = "all-MiniLM-L6-v2"
     mask_fraction: float = 0.15
-    maskings: int = 2  # independent maskings of each training sentence
+    maskings: int = 1  # independent maskings of each training sentence
+    max_sentences: int = 0  # train on a seeded sample of this many sentences (0: all)
     max_length: int = 64
-    epochs: int = 6
+    epochs: int = 10
     batch_size: int = 256  # masked positions per step
     lr: float = 2e-3
     weight_decay: float = 0.01
@@ -133,6 +134,8 @@ def train(config: Config, out, *, name: str, sentences=None, counts=None, device
     if sentences is None:
         sentences, counts = data.mlm_sentences()
     train_idx, val_idx = data.split(sentences, config.validation_fraction, config.seed)
+    if config.max_sentences and len(train_idx) > config.max_sentences:
+        train_idx = sorted(np.random.default_rng(config.seed).choice(train_idx, config.max_sentences, replace=False))
     train_s, val_s = [sentences[i] for i in train_idx], [sentences[i] for i in val_idx]
     parts.seed_everything(config.seed)
     base_path = backbones.resolve(config.base)

@@ -59,7 +59,8 @@ class Config:
     weight_decay: float = 0.01
     seed: int = 0
     validation_fraction: float = 0.05
-    eval_every: int = 250
+    max_examples: int = 0  # train on a seeded sample of this many examples (0: all)
+    eval_every: int = 100
 
 
 def _interface(model_type: str):
@@ -301,6 +302,8 @@ def train(config: Config, out, *, name: str, examples=None, validation=None, cou
         held = {pairs[i] for i in val_idx}
         key = examples["pair"] if "pair" in examples else examples.index
         validation, examples = examples[key.isin(held)], examples[~key.isin(held)]
+    if config.max_examples and len(examples) > config.max_examples:
+        examples = examples.sample(n=config.max_examples, random_state=config.seed).sort_index()
     parts.seed_everything(config.seed)
     base_path = backbones.resolve(config.base)
     para = Paraphraser.new(config, base_path, device)
