@@ -158,14 +158,15 @@ class _Likelihood(ModelMetric):
 
 class BARTScore(_Likelihood):
     name = "bartscore"
-    defaults = {"variant": "F", "backbone": "bart-base", "max_length": 1024, "device": "auto", "batch_size": 8}
+    defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "max_length": 1024, "device": "auto",
+                "batch_size": 8}
     revision = 1
 
 
 class PRISM(_Likelihood):
     name = "prism"
-    defaults = {"variant": "F", "backbone": "prism", "target_prefix": "auto", "max_length": 1024, "device": "auto",
-                "batch_size": 8}
+    defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "target_prefix": "auto", "max_length": 1024,
+                "device": "auto", "batch_size": 8}
     revision = 1
 
     def __init__(self, **options):

@@ -33,6 +33,7 @@ SHORT = {
     "bart-base": "BART-base", "bart-large": "BART-large", "bleurt-tiny": "BERT-tiny", "bleurt-base": "BERT-base",
     "bleurt-large": "BERT-large", "bleurt-20": "RemBERT", "frugalscore-tiny": "BERT-tiny",
     "frugalscore-small": "BERT-small", "frugalscore-medium": "BERT-medium", "prism": "PRISM",
+    "para-all-MiniLM-L6-v2": "MiniLM", "para-all-mpnet-base-v2": "MPNet",
 }
 
 #: the trained regression model each profile uses (see metrics.regression.RECIPES)
@@ -53,8 +54,9 @@ def _generation(seq2seq: list[str], prism: list[str], frugal: list[str], variant
         return "F" if v == "F" else v.lower()  # the released columns' spelling: -p, -r, -F
 
     out: list[Entry] = []
-    for b in prism:
-        out += [(f"PRISM-{tag(v)}", "prism", {"backbone": b, "variant": v}) for v in variants]
+    for b in prism:  # the PRISM model itself keeps the released label; PRISM-style on a paraphraser names it
+        name = "PRISM" if b == "prism" else f"PRISM-{SHORT.get(b, b)}"
+        out += [(f"{name}-{tag(v)}", "prism", {"backbone": b, "variant": v}) for v in variants]
     for b in seq2seq:
         out += [(f"BARTScore-{SHORT.get(b, b)}-{tag(v)}", "bartscore", {"backbone": b, "variant": v})
                 for v in variants]
@@ -70,6 +72,7 @@ def suite(profile: str = "offline") -> list[Entry]:
         seq2seq = [b for b, info in backbones.BACKBONES.items() if info.kind == "seq2seq" and b != "prism"
                    and b in here]
         prism = ["prism"] if "prism" in here else []
+        prism += [b for b in seq2seq if backbones.BACKBONES[b].trained]  # PRISM-style on the UniLM paraphrasers
         frugal = [b for b, info in backbones.BACKBONES.items() if info.kind == "frugalscore" and b in here]
         out = NGRAM + EMBEDDING + _matching(encoders, encoders, bigrams=True)
         out += [(f"Regression-{SHORT['all-MiniLM-L6-v2']}", "regression", {"backbone": REGRESSION_MODEL[profile]})]
