@@ -22,8 +22,8 @@ RECIPES: dict[str, tuple[str, dict]] = {
     # adapters in the top layers; the frozen layers below are computed once per example
     "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 3, "steps": 600,
                                               "batch_size": 16}),
-    "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 400,
-                                               "batch_size": 16, "max_examples": 2000}),
+    "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 300,
+                                               "batch_size": 16, "max_examples": 1600}),
 }
 
 

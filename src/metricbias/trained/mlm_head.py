@@ -40,7 +40,7 @@ class Config:
     maskings: int = 1  # independent maskings of each training sentence
     max_sentences: int = 0  # train on a seeded sample of this many sentences (0: all)
     max_length: int = 64
-    epochs: int = 10
+    epochs: int = 4
     batch_size: int = 256  # masked positions per step
     lr: float = 2e-3
     weight_decay: float = 0.01

@@ -12,11 +12,10 @@ are those of the saved file: loading reproduces scores exactly.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from .. import backbones
+from ..paths import atomic_dir
 
 PARTS_FILE = "parts.safetensors"
 #: the developers' guide: each committed file at most 8 MB
@@ -58,24 +57,14 @@ def save(folder, tensors: dict, provenance: dict) -> Path:
     """Write ``tensors`` (as fp16) and ``provenance`` into ``folder`` atomically (built beside it, then renamed)."""
     from safetensors.torch import save_file
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_dir(folder) as tmp:
         save_file({k: v.detach().cpu().half().contiguous() for k, v in tensors.items()}, str(tmp / PARTS_FILE))
         size = (tmp / PARTS_FILE).stat().st_size
         if size > MAX_FILE_BYTES:
-            raise PartsError(f"{folder.name}: {PARTS_FILE} would be {size / 2**20:.1f} MiB, over the "
+            raise PartsError(f"{Path(folder).name}: {PARTS_FILE} would be {size / 2**20:.1f} MiB, over the "
                              f"{MAX_FILE_BYTES / 2**20:.0f} MiB per-file limit; use fewer or smaller adapters")
-        (tmp / backbones.PROVENANCE_FILE).write_text(json.dumps(provenance, indent=1, sort_keys=False) + "\n",
-                                                     encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return folder
+        (tmp / backbones.PROVENANCE_FILE).write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")
+    return Path(folder)
 
 
 def load(folder) -> tuple[dict, dict]:
