@@ -201,6 +201,15 @@ def _cmd_train(args) -> int:
     config = replace(config, **changes)
     out = args.out or backbones.trained_dirs(args.name)[1]
     done = backbones.trained_path(args.name)
+    if args.quality:
+        from .trained import quality
+
+        if done is None:
+            raise SystemExit(f"metricbias train: {args.name} is not trained yet; train it first")
+        table = quality.measure_and_record(args.name, seed=args.seed or 0, device=args.device)
+        print(table.drop(columns="signature").to_string(index=False))
+        print(f"recorded in {done / backbones.PROVENANCE_FILE}")
+        return 0
     if done is not None and not args.force and args.out is None:
         print(f"{args.name} is already trained at {done}; pass --force (or --out DIR) to train again")
         return 0
@@ -370,6 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None,
                    help="output folder (default: <cache>/trained/NAME; models/NAME ships it with the project)")
     p.add_argument("--force", action="store_true", help="train again even if trained parts exist")
+    p.add_argument("--quality", action="store_true",
+                   help="para-*: measure the trained paraphraser's quality (BARTScore-F on Flickr8k, WMT19 kk-en, "
+                        "REALSumm, STS-B dev; CPU sample sizes) and record it in its provenance.json")
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
