@@ -20,7 +20,7 @@ TARGETS = ["The nurse helped the doctor since she was kind.", "A man plays the g
 def trained_para(tiny_bert, tmp_path_factory):
     examples = pd.DataFrame({"text": CORPUS + CORPUS[::-1], "target": CORPUS[1:] + CORPUS[:1] + CORPUS,
                              "pair": [f"p{i}" for i in range(10)]})
-    config = paraphraser.Config(base=str(tiny_bert), adapter_layers=1, steps=16, batch_size=5, lr=2e-2, eval_every=8)
+    config = paraphraser.Config(base=str(tiny_bert), adapter_layers=1, steps=12, batch_size=5, lr=3e-2, eval_every=6)
     out = tmp_path_factory.mktemp("para") / "para-tiny"
     saved = paraphraser.train(config, out, name="para-tiny", examples=examples, validation=examples.head(2),
                               device="cpu", progress=False)
@@ -29,7 +29,7 @@ def trained_para(tiny_bert, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trained_mlm(tiny_bert, tmp_path_factory):
-    config = mlm_head.Config(base=str(tiny_bert), epochs=8, batch_size=16, lr=1e-2, maskings=3,
+    config = mlm_head.Config(base=str(tiny_bert), epochs=6, batch_size=16, lr=1e-2, maskings=3,
                              validation_fraction=0.2)
     out = tmp_path_factory.mktemp("mlm") / "mlm-tiny"
     sentences = CORPUS + [s.upper() for s in CORPUS] + [s.replace("the", "a") for s in CORPUS]
@@ -41,7 +41,7 @@ def test_paraphraser_training_lowers_its_loss_and_records_provenance(trained_par
     out, saved = trained_para
     assert saved["figures"]["final_train_loss"] < saved["figures"]["first_loss"] - 0.2
     info = json.loads((out / "provenance.json").read_text())
-    assert info["kind"] == "seq2seq" and info["steps"] == 16 and info["seed"] == 0 and info["device"] == "cpu"
+    assert info["kind"] == "seq2seq" and info["steps"] == 12 and info["seed"] == 0 and info["device"] == "cpu"
     assert info["base_fingerprint"] == backbones.fingerprint_path(info["base"])
     assert {"torch", "transformers", "adapters"} <= set(info["library_versions"])
     assert info["data"]["train_examples"] == 10 and len(info["data"]["train_fingerprint"]) == 16
@@ -50,7 +50,7 @@ def test_paraphraser_training_lowers_its_loss_and_records_provenance(trained_par
 
 
 def test_unilm_mask_source_bidirectional_target_left_to_right(trained_para):
-    para = paraphraser.Paraphraser.load(trained_para[0])
+    para = paraphraser.load(str(trained_para[0]), "cpu")
     a = para.encode(["The cat sat on the mat."], ["The dog slept by the door."])
     b = para.encode(["The cat sat on the mat."], ["The dog slept by a window."])
     with torch.no_grad():
@@ -70,7 +70,7 @@ def test_unilm_mask_source_bidirectional_target_left_to_right(trained_para):
 
 
 def test_cached_lower_layers_give_the_full_forward(trained_para):
-    para = paraphraser.Paraphraser.load(trained_para[0])
+    para = paraphraser.load(str(trained_para[0]), "cpu")
     enc = para.encode(SOURCES, TARGETS)
     ids, mask, _ = para.batch(enc)
     with torch.no_grad():
