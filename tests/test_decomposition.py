@@ -88,3 +88,18 @@ def test_sun_claim_reads_the_released_table():
     claim = sun2022.paradigm_claim(decomposition.decompose(scores, configs, n_resamples=19), 6)
     assert claim["source"].iloc[0] == sun2022.RELEASED and len(claim) == 4
     assert claim["claim_holds"].iloc[1:].all()
+
+
+def test_grid_lays_out_families_by_backbone_and_attribute():
+    c = backbone_grid.configs()
+    rows = []
+    for i, m in enumerate(c["metric"]):
+        for attribute in ("gender", "race"):
+            rows.append({"attribute": attribute, "metric": m, "n_pairs": 10, "bias": float(i),
+                         "bias_ci_low": i - 0.5, "bias_ci_high": i + 0.5, "stereotypical_difference": 0.0})
+    wide = backbone_grid.grid(pd.DataFrame(rows))
+    assert list(wide.index.get_level_values("paradigm").unique()) == list(backbone_grid.PARADIGMS)
+    assert ("all-mpnet-base-v2", "average") in wide.columns
+    first = c["metric"].iloc[0]  # BERTScore-F on MiniLM: bias 0 on both attributes
+    assert wide.loc[("Matching", "BERTScore", "F"), ("all-MiniLM-L6-v2", "gender")] == "0.00 [-0.50, 0.50]"
+    assert first == "BERTScore-F-MiniLM"

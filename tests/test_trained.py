@@ -135,3 +135,14 @@ def test_bert_masking_selects_fifteen_percent_and_never_special_tokens():
     assert len(chosen) == 6 and 0 not in chosen and 41 not in chosen
     assert all(out[p] == 7 for p, f in zip(chosen, flags) if f)
     assert all(out[i] == ids[i] for i in range(42) if i not in chosen)
+
+
+def test_liu_table2_row_on_a_trained_head(trained_mlm):
+    from metricbias.reproduction import liu2024
+
+    ours = liu2024.table2([str(trained_mlm[0])], sample_size=6, device="cpu", progress=False,
+                          datasets=("CrowS-Pairs",))
+    assert list(ours["baseline_measure"]) == ["CPS"] and int(ours["n_pairs"].iloc[0]) == 6
+    assert 0 <= ours["baseline_value"].iloc[0] <= 100 and 50 <= ours["kls"].iloc[0] <= 100
+    both = liu2024.beside_published(ours)
+    assert len(both) == 7 and both["source"].iloc[-1] == "this book"
