@@ -71,11 +71,14 @@ def entries(encoders=ENCODERS, *, only_available: bool = True) -> list[tuple[str
 
 def missing(encoders=ENCODERS) -> pd.DataFrame:
     """Configurations that cannot run on this machine: ``metric, runs_on, reason`` (the fix is in the reason)."""
+    from . import MetricError, get
+
     rows = []
     for row in configs(encoders).itertuples():
-        try:
-            backbones.resolve(row.runs_on)
-        except backbones.BackboneError as exc:
+        name, _, _, variants = FAMILIES[row.family]
+        try:  # building the metric resolves its backbone (a trained one wherever its metric looks for it)
+            get(name, backbone=row.runs_on, **variants[row.variant])
+        except (backbones.BackboneError, MetricError) as exc:
             rows.append({"metric": row.metric, "runs_on": row.runs_on, "reason": str(exc)})
     return pd.DataFrame(rows, columns=["metric", "runs_on", "reason"])
 

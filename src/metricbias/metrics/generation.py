@@ -93,10 +93,10 @@ def paraphraser_log_likelihood(backbone: str, sources: Sequence[str], targets: S
                                batch_size: int = 16) -> np.ndarray:
     """Average log p(target | source) under a UniLM paraphraser; each distinct pair computed once per process."""
     from .. import backbones
-    from ..trained import paraphraser
+    from ..trained import paraphraser, parts
 
     para = paraphraser.load(backbone, device)
-    key = backbones.fingerprint_path(backbones.resolve(backbone))
+    key = parts.scores_fingerprint(backbones.resolve(backbone))
     todo = [pair for pair in dict.fromkeys(zip(sources, targets)) if (key, *pair) not in _PARAPHRASER_LL]
     if todo:
         values = para.log_likelihood([s for s, _ in todo], [t for _, t in todo], batch_size=batch_size)
@@ -120,12 +120,14 @@ class _Likelihood(ModelMetric):
         return is_paraphraser(self.backbone_path)
 
     def fingerprints(self) -> dict[str, str]:
-        out = super().fingerprints()
-        if self._paraphraser:  # the frozen encoder the adapters and head sit on
-            from .. import backbones
+        if not self._paraphraser:
+            return super().fingerprints()
+        from .. import backbones
+        from ..trained import parts
 
-            out["base"] = backbones.trained_info(self.backbone_path)["base_fingerprint"]
-        return out
+        # the trained tensors and configuration, and the frozen encoder they sit on (not the provenance's figures)
+        return {"weights": parts.scores_fingerprint(self.backbone_path),
+                "base": backbones.trained_info(self.backbone_path)["base_fingerprint"]}
 
     def directions(self, candidates: list[str], references: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(P, R) = (log p(cand | ref), log p(ref | cand)) per pair."""

@@ -79,6 +79,23 @@ def load(folder) -> tuple[dict, dict]:
     return tensors, backbones.trained_info(folder)
 
 
+def scores_fingerprint(folder) -> str:
+    """What determines a trained backbone's scores: its tensors, its configuration and its base's fingerprint.
+
+    Unlike the whole folder's fingerprint it ignores the provenance's record of figures
+    (quality measured after training), so adding those does not change metric signatures.
+    """
+    import hashlib
+
+    folder = Path(folder)
+    info = backbones.trained_info(folder)
+    h = hashlib.sha256()
+    for part in (backbones.fingerprint_path(folder / PARTS_FILE), json.dumps(info.get("config"), sort_keys=True),
+                 info.get("base_fingerprint", "")):
+        h.update(str(part).encode() + b"\x00")
+    return h.hexdigest()[:12]
+
+
 def base_of(info: dict, folder) -> Path:
     """The base backbone's folder, checked against the fingerprint the parts were trained on."""
     base = info["base"]
@@ -113,4 +130,4 @@ def seed_everything(seed: int) -> None:
 
 
 __all__ = ["MAX_FILE_BYTES", "PARTS_FILE", "PartsError", "base_of", "library_versions", "load", "resolve_folder",
-           "round_fp16_", "save", "seed_everything", "text_fingerprint"]
+           "round_fp16_", "save", "scores_fingerprint", "seed_everything", "text_fingerprint"]
