@@ -193,11 +193,15 @@ def _cmd_install_backbone(args) -> int:
 def _cmd_train(args) -> int:
     from . import backbones, trained
 
-    module, config = trained.recipe(args.name)
-    from dataclasses import replace
+    from dataclasses import fields, replace
 
+    module, config = trained.recipe(args.name)
     changes = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "batch_size": args.batch_size,
                                   "lr": args.lr}.items() if v is not None}
+    unknown = sorted(set(changes) - {f.name for f in fields(config)})
+    if unknown:
+        raise SystemExit(f"metricbias train: {args.name} takes no --{unknown[0].replace('_', '-')} "
+                         f"(its recipe: {config})")
     config = replace(config, **changes)
     out = args.out or backbones.trained_dirs(args.name)[1]
     done = backbones.trained_path(args.name)
