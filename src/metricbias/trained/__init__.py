@@ -39,4 +39,32 @@ def recipe(name: str):
     return module, module.Config(**options)
 
 
-__all__ = ["RECIPES", "recipe"]
+def summary(names=tuple(RECIPES)) -> "pd.DataFrame":
+    """One row per trained backbone found here: what it is, how it was trained and the figures it reached.
+
+    Figures: the paraphrasers' validation log-likelihood (and perplexity) and, once measured
+    (``metricbias train NAME --quality``), their quality as a metric; the heads' masked-token
+    accuracy on held-out sentences (before training, with the untrained head, too).
+    """
+    import pandas as pd
+
+    from .. import backbones
+
+    rows = []
+    for name in names:
+        folder = backbones.trained_path(name)
+        if folder is None:
+            rows.append({"name": name, "available": False})
+            continue
+        info = backbones.trained_info(folder)
+        row = {"name": name, "available": True, "kind": info["kind"], "base": info["base"], "steps": info["steps"],
+               "device": info["device"], "trainable_parameters": info["trainable_parameters"],
+               "seconds": info["seconds"]["total"], **{k: v for k, v in info["data"].items() if k != "counts"},
+               **{k: v for k, v in info["figures"].items() if k != "log"}}
+        for q in info.get("quality", {}).get("rows", []):
+            row[f"{q['dataset']} {q['statistic']}"] = q["value"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["RECIPES", "recipe", "summary"]
