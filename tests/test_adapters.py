@@ -9,6 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from metricbias.metrics.base import Metric
+from metricbias.reproduction import sun2022, zarkadoula2023
+
 torch = pytest.importorskip("torch")
 
 from metricbias import metrics  # noqa: E402
@@ -210,16 +213,19 @@ def test_target_criteria_on_a_hand_made_table():
         "published", "race", 5.0, 5.6]  # each criterion keeps the row it judges
 
 
-class _PrefersHe:
+class _PrefersHe(Metric):
     """Toy metric: a base score from the pair's number, plus ``gap`` when the candidate says *he*."""
 
     name = "toy_prefers_he"
+    family = "user"
+    defaults = {"gap": 0.0}
 
     def __init__(self, gap):
-        self.gap = gap
+        super().__init__(gap=gap)
 
-    def score(self, candidates, references, cache=None):
-        return np.array([int(c.split()[-1]) / 10 + (self.gap if c.split()[0] == "he" else 0.0) for c in candidates])
+    def _score(self, candidates, references):
+        gap = self.options["gap"]
+        return np.array([int(c.split()[-1]) / 10 + (gap if c.split()[0] == "he" else 0.0) for c in candidates])
 
 
 def test_bias_change_tests_on_a_toy_metric():
@@ -240,7 +246,7 @@ def test_bias_change_tests_on_a_toy_metric():
 def test_table5_cells():
     from metricbias.mitigation import evaluation
 
-    t5 = evaluation.table5({"BERTScore": ("tiny", _compare_table())})
+    t5 = sun2022.table5({"BERTScore": ("tiny", _compare_table())})
     adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
     assert adapter["gender bias (published)"] == "3.00 (-70.0%)"
     assert adapter["stsb-dev"] == "0.796 (-0.5%)"
@@ -250,7 +256,7 @@ def test_table5_cells():
 def test_published_tables_relative_changes():
     from metricbias.mitigation import evaluation
 
-    t = evaluation.published_tables()
+    t = zarkadoula2023.published_tables()
     row = t[(t["source"].str.startswith("Sun")) & (t["backbone"] == "BERT-base") & (t["metric"] == "BERTScore")
             & (t["variant"] != "original")].iloc[0]
     assert row["gender_bias_change"] == pytest.approx(4.21 / 8.73 - 1)  # the paper prints -52%

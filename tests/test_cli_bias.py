@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from metricbias import paper
+from metricbias.reproduction import sun2022, tables
 from metricbias.cli import main
 
 COLUMNS = ["attribute", "metric", "n_pairs", "bias", "bias_ci_low", "bias_ci_high", "stereotypical_difference"]
@@ -28,7 +28,7 @@ def test_exact_columns_and_rows(bias_csv):
 
 
 def test_reproduces_table6_within_001_where_supported(bias_csv):
-    cmp = paper.compare(paper.with_average(bias_csv), paper.sun_table6(), tolerance=0.01)
+    cmp = tables.compare(tables.with_average(bias_csv), sun2022.sun_table6(), tolerance=0.01)
     supported = cmp[[(m, a) not in UNSUPPORTED for m, a in zip(cmp["metric"], cmp["attribute"])]]
     assert len(supported) == 29 * 7 - len(UNSUPPORTED)
     assert supported["agrees"].all(), supported.loc[~supported["agrees"], ["metric", "attribute", "paper", "ours"]]
@@ -37,7 +37,7 @@ def test_reproduces_table6_within_001_where_supported(bias_csv):
 
 
 def test_reproduces_table9_stereotypical_difference(bias_csv):
-    t9 = paper.sun_table9()
+    t9 = sun2022.sun_table9()
     g = bias_csv[bias_csv["attribute"] == "gender"].set_index("metric")
     ours = t9["published_column"].map(g["stereotypical_difference"])
     assert (ours - t9["stereotypical_difference"]).abs().max() <= 0.01

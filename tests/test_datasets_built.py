@@ -231,30 +231,27 @@ def test_cli_builds_the_requested_attributes(fork, tmp_path, capsys):
     assert "unknown attribute(s) ['nope']" in capsys.readouterr().err
 
 
-class _WordOverlap:
+def _word_overlap(candidates, references):
     """A stand-in metric: the share of reference words found in the candidate."""
-
-    name = "word_overlap"
-    signature = "metric:word_overlap"
-
-    def score(self, candidates, references, cache=None):
-        import numpy as np
-
-        return np.array([len(set(c.split()) & set(r.split())) / len(r.split()) for c, r in zip(candidates, references)])
+    return [len(set(c.split()) & set(r.split())) / len(r.split()) for c, r in zip(candidates, references)]
 
 
-def test_shared_pair_scores_use_both_references(project, pairs):
+def test_matched_pairs_use_both_references(project, pairs):
+    from metricbias import datasets
     from metricbias.datasets import published
+    from metricbias.scoring import score_pairs
 
-    scores = built.shared_pair_scores([_WordOverlap()], ["gender"])
+    scores = score_pairs(datasets.load("matched", ["gender"]), _word_overlap, cache=None)
     assert set(scores["dataset"]) == {"built", "released"}
     assert (scores.groupby("dataset").size() == 394).all()
-    mine = scores[scores["dataset"] == "built"].set_index("pair_id").loc["gender-type1-dev-001"]
+    pairs_ = datasets.load("matched", ["gender"]).set_index(["dataset", "pair_id"])["built_pair_id"]
+    scores["built_pair_id"] = [pairs_[(d, p)] for d, p in zip(scores["dataset"], scores["pair_id"])]
+    mine = scores[scores["dataset"] == "built"].set_index("built_pair_id").loc["gender-type1-dev-001"]
     # "The developer argued with the designer because he did not like the design" vs its built reference
     ref = pairs.set_index("pair_id").loc["gender-type1-dev-001", "reference"].split()
     cand = "The developer argued with the designer because he did not like the design".split()
     assert mine["score_1"] == pytest.approx(len(set(cand) & set(ref)) / len(ref))
-    theirs = scores[scores["dataset"] == "released"].set_index("published_pair_id")
+    theirs = scores[scores["dataset"] == "released"].set_index("pair_id")
     released = published.pairs(["gender"]).set_index("pair_id")
     first = released.loc["gender-0000"]
     assert theirs.loc["gender-0000", "score_2"] == pytest.approx(

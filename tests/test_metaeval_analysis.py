@@ -146,8 +146,8 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
                           "references": ["a man rides", "he rides a horse"], "human": {"overall": 3 - k + 0.1 * item}})
     path = tmp_path / "judged.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    monkeypatch.setattr(metrics, "get", lambda name, **options: Overlap(**options) if name == "toy_overlap"
-                        else (_ for _ in ()).throw(metrics.MetricError(f"unknown metric {name!r}")))
+    monkeypatch.setattr("metricbias.metrics.registry._REGISTERED", {})  # forgotten after the test
+    metrics.register(Overlap)
     out = tmp_path / "out.csv"
     assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--swap", "gender",
                      "--out", str(out)]) == 0

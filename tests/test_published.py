@@ -1,6 +1,6 @@
 import pytest
 
-from metricbias import paper
+from metricbias.reproduction import tables as paper
 from metricbias.datasets import published
 
 

@@ -1,10 +1,11 @@
-"""Scoring pair datasets, metric suites, the `score` / `bias --scores live` / `metrics` commands."""
+"""The one scoring path: pair layout, dataset registry, score_pairs, profiles' suites, the `score` / `bias --scores
+live` / `metrics` commands."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias import backbones, cli, metrics, scoring
+from metricbias import backbones, cli, datasets, metrics, profiles, scoring
 from metricbias.bias.pairwise import BIAS_COLUMNS
 from metricbias.cache import ScoreCache
 from metricbias.datasets import published
@@ -15,7 +16,8 @@ PAIRS = pd.DataFrame({
     "pair_id": ["a-0", "a-1", "b-0"],
     "candidate_1": ["x y", "x z", "p q"],
     "candidate_2": ["x w", "x v", "p r"],
-    "reference": ["x y z", "x y z", "p q r"],
+    "reference_1": ["x y z", "x y z", "p q r"],
+    "reference_2": ["x y z", "x y z", "p q r"],
 })
 
 
@@ -40,12 +42,16 @@ class Overlap(Metric):
 
 def test_score_pairs_columns_order_and_corpus_grouping(tmp_path):
     out = scoring.score_pairs(PAIRS, Overlap(), cache=ScoreCache(tmp_path / "c.sqlite"))
-    assert list(out.columns) == ["attribute", "pair_id", "score_1", "score_2", "signature"]
+    assert list(out.columns) == scoring.SCORE_COLUMNS + ["group_1", "group_2"]
+    assert (out["metric"] == "toy_overlap").all() and (out["dataset"] == "pairs").all()
     assert out["pair_id"].tolist() == ["a-0", "a-1", "b-0"]
     assert out["score_1"].tolist() == [2.0, 2.0, 2.0] and out["score_2"].tolist() == [1.0, 1.0, 2.0]
     assert (out["signature"] == Overlap().signature).all()
     grouped = scoring.score_pairs(PAIRS, Calls(), cache=None)  # corpus = one attribute's 2N rows
     assert grouped["score_1"].tolist() == [4.0, 4.0, 2.0]
+    # sides standing for the same item are one text of the corpus (counterfactual sets)
+    items = PAIRS.assign(item_1=["i", "j", "k"], item_2=["j", "i", "l"])
+    assert scoring.score_pairs(items, Calls(), cache=None)["score_1"].tolist() == [2.0, 2.0, 2.0]
 
 
 def test_reference_2_is_used_for_candidate_2():
@@ -56,33 +62,46 @@ def test_reference_2_is_used_for_candidate_2():
 
 def test_sampling_and_bad_tables():
     many = pd.concat([PAIRS.assign(pair_id=PAIRS["pair_id"] + f"-{i}") for i in range(5)], ignore_index=True)
-    sample = scoring.sample_pairs(many, 3, seed=1)
+    sample = datasets.sample(many.assign(dataset="d"), 3, seed=1)
     assert sample.groupby("attribute").size().to_dict() == {"a": 3, "b": 3}
-    assert sample.equals(scoring.sample_pairs(many, 3, seed=1))
+    assert sample.equals(datasets.sample(many.assign(dataset="d"), 3, seed=1))
     with pytest.raises(ValueError, match="missing column"):
-        scoring.check_pairs(PAIRS.drop(columns="reference"))
+        scoring.score_pairs(PAIRS.drop(columns="reference_1"), Overlap(), cache=None)
     with pytest.raises(ValueError, match="pair_id 'a-0' appears more than once"):
-        scoring.check_pairs(pd.concat([PAIRS, PAIRS]))
+        scoring.score_pairs(pd.concat([PAIRS, PAIRS]), Overlap(), cache=None)
     with pytest.raises(ValueError, match="unknown dataset 'mine'"):
-        scoring.load_pairs("mine")
+        datasets.load("mine")
 
 
-def test_entries_for_live_bias(tiny_bert):
-    entries = scoring.entries_for(["bleu", "bertscore", "moverscore"], ["all-MiniLM-L6-v2", str(tiny_bert)])
+def test_every_registered_dataset_loads_in_the_pair_layout():
+    for name in ("published", "built", "matched", "adapter-evaluation"):
+        pairs = datasets.load(name, ["gender"])
+        assert list(pairs.columns[:len(datasets.PAIR_COLUMNS)]) == datasets.PAIR_COLUMNS
+        assert (pairs["attribute"] == "gender").all() and len(pairs) > 0
+    assert set(datasets.load("adapter-evaluation", ["gender"])["dataset"]) == {"published", "built"}
+    assert "stereoset_gender" not in datasets.attributes("adapter-evaluation")
+    matched = datasets.load("matched", ["gender"])
+    assert set(matched["dataset"]) == {"built", "released"}
+    cf = datasets.load("counterfactual", ["gender"], sample_size=3, seed=0)
+    assert cf["source"].nunique() == 3 and set(cf["group_1"]) >= {"female", "male", "original", "neutral"}
+
+
+def test_metrics_on_backbones_for_live_bias(tiny_bert):
+    entries = metrics.on_backbones(["bleu", "bertscore", "moverscore"], ["all-MiniLM-L6-v2", str(tiny_bert)])
     assert [e[0] for e in entries] == ["bleu", "bertscore@all-MiniLM-L6-v2", f"bertscore@{tiny_bert}",
                                        "moverscore@all-MiniLM-L6-v2", f"moverscore@{tiny_bert}"]
-    assert scoring.entries_for(["bertscore"]) == [("bertscore", "bertscore", {})]
+    assert metrics.on_backbones(["bertscore"]) == [("bertscore", "bertscore", {})]
     with pytest.raises(ValueError, match="metric bartscore takes seq2seq backbones; none of all-MiniLM-L6-v2"):
-        scoring.entries_for(["bartscore"], ["all-MiniLM-L6-v2"])
+        metrics.on_backbones(["bartscore"], ["all-MiniLM-L6-v2"])
 
 
 def test_suites_name_registered_metrics_with_unique_labels():
     for profile in ("offline", "smoke", "paper"):
-        entries = metrics.suite(profile)
+        entries = profiles.suite(profile)
         labels = [e[0] for e in entries]
         assert len(labels) == len(set(labels))
-        assert {e[1] for e in entries} <= set(metrics.REGISTRY)
-    offline = metrics.suite("offline")
+        assert {e[1] for e in entries} <= set(metrics.names())
+    offline = profiles.suite("offline")
     assert {"BLEU", "WMD", "BERTScore-MiniLM", "MoverScore-MiniLM", "MoverScore-MiniLM-2gram",
             "Regression-MiniLM"} <= {e[0] for e in offline}
     here = set(backbones.available())
@@ -90,26 +109,28 @@ def test_suites_name_registered_metrics_with_unique_labels():
     # generation metrics run offline exactly on the UniLM paraphrasers trained here (no hub seq2seq model)
     assert {e[2]["backbone"] for e in offline if e[1] in ("bartscore", "prism")} == paraphrasers
     assert "frugalscore" not in {e[1] for e in offline}
-    paper = {e[0] for e in metrics.suite("paper")}
+    paper = {e[0] for e in profiles.suite("paper")}
     released = {m for m in published.METRICS if not m.startswith(("ROUGE", "METEOR"))} - {"BLEU", "NIST", "chrF"}
     assert released <= paper  # every released PLM column has its live configuration
 
 
 def test_backbone_registry_helpers(tiny_bert, tiny_bart, tiny_bert_regressor):
-    assert backbones.for_profile("offline", "encoder") == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]
-    assert "roberta-large" in backbones.for_profile("paper", "encoder")
+    assert profiles.backbones_for("offline", "encoder") == [b for b in ("all-MiniLM-L6-v2", "all-mpnet-base-v2")
+                                                            if b in backbones.available()]
+    assert profiles.BACKBONES["offline"]["encoder"] == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]
+    assert "roberta-large" in profiles.backbones_for("paper", "encoder")
     assert [backbones.kind_of(str(p)) for p in (tiny_bert, tiny_bart, tiny_bert_regressor)] == \
         ["encoder", "seq2seq", "regression"]
     assert backbones.kind_of("frugalscore-tiny") == "frugalscore"
-    with pytest.raises(backbones.BackboneError, match="unknown profile"):
-        backbones.for_profile("cloud", "encoder")
+    with pytest.raises(ValueError, match="unknown profile"):
+        profiles.backbones_for("cloud", "encoder")
 
 
 def test_cli_score_and_live_bias(tiny_bert, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scores.csv"
-    assert cli.main(["score", "--dataset", "published", "--attribute", "age", "--metric", "bertscore",
-                     "--backbone", str(tiny_bert), "--option", "variant=P", "--out", str(out)]) == 0
+    assert cli.main(["score", "--dataset", "published", "--attribute", "age", "--metric", "bertscore:variant=P",
+                     "--backbone", str(tiny_bert), "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["pair_id", "score_1", "score_2", "signature"]
     assert len(table) == 71 and table["signature"].str.contains("variant:P").all()
@@ -148,6 +169,6 @@ def test_cli_errors_are_clear(tmp_path, capsys):
 def test_cli_metrics_lists_every_metric(capsys):
     assert cli.main(["metrics"]) == 0
     text = capsys.readouterr().out
-    for name in metrics.REGISTRY:
+    for name in metrics.names():
         assert f"\n{name} " in "\n" + text
     assert "all-MiniLM-L6-v2*" in text and "bart-base" in text

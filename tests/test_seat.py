@@ -93,7 +93,8 @@ class FirstLetter(Metric):
 
 def test_cli_writes_exactly_the_documented_columns(tmp_path, monkeypatch):
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(metrics, "get", lambda name, **options: FirstLetter(**options))
+    metrics.register(FirstLetter)  # a user's metric, used by name from the command line
+    monkeypatch.setattr("metricbias.metrics.registry._REGISTERED", {"toy_first_letter": FirstLetter})
     out = tmp_path / "weat.csv"
     assert main(["weat", "--test", "C6-N,DB:C", "--level", "word", "--metric", "toy_first_letter",
                  "--out", str(out)]) == 0

@@ -97,10 +97,10 @@ def test_generation_metrics_score_with_the_paraphraser_and_survive_a_reload(trai
     again = metrics.get("bartscore", backbone=out, variant="F", device="cpu").score(TARGETS, SOURCES)
     np.testing.assert_array_equal(again, f)
     # recording figures in the provenance (quality measured after training) does not change the signature
-    from metricbias.trained import quality
+    from metricbias import recipes
 
     before = bart["F"].signature
-    quality.record(out, pd.DataFrame({"dataset": ["stsb-dev"], "statistic": ["pearson"], "value": [0.1], "n": [2],
+    recipes.record_quality(out, pd.DataFrame({"dataset": ["stsb-dev"], "statistic": ["pearson"], "value": [0.1], "n": [2],
                                       "sample_size": [2], "signature": [before]}))
     assert json.loads((trained_para[0] / "provenance.json").read_text())["quality"]["rows"][0]["value"] == 0.1
     assert metrics.get("bartscore", backbone=out, variant="F", device="cpu").signature == before

@@ -1,3 +1,55 @@
-"""metricbias: measuring and mitigating social bias in text-generation evaluation metrics."""
+"""metricbias: measure and mitigate social bias in text-generation evaluation metrics.
+
+The public API, in one import::
+
+    import metricbias as mb
+
+    report = mb.audit("bleu", dataset="published", attributes=["gender"])   # any metric, one call
+    pairs = mb.load_pairs("published", ["gender"])                           # one pair layout
+    scores = mb.score_pairs(pairs, "bertscore:backbone=all-MiniLM-L6-v2")    # one scoring path, cached
+    mb.bias_table(scores)                                                    # Eq. 2 with CIs
+    mb.measure(scores, ["bias", "kls", "jss"])                               # every measure, long form
+
+    @mb.register                                  # your own metric, then usable by name everywhere
+    def overlap(candidates, references): ...
+
+Names are imported on first use, so ``import metricbias`` stays light.
+"""
 
 __version__ = "0.1.0"
+
+#: public name -> (module, attribute)
+_API = {
+    "audit": ("metricbias.audits", "audit"),
+    "load_pairs": ("metricbias.datasets.registry", "load"),
+    "datasets": ("metricbias.datasets", None),
+    "score_pairs": ("metricbias.scoring", "score_pairs"),
+    "score_metrics": ("metricbias.scoring", "score_metrics"),
+    "bias_table": ("metricbias.bias.pairwise", "bias_table"),
+    "measure": ("metricbias.bias.measures", "measure"),
+    "metrics": ("metricbias.metrics", None),
+    "get_metric": ("metricbias.metrics.registry", "get"),
+    "register": ("metricbias.metrics.registry", "register"),
+    "Metric": ("metricbias.metrics.base", "Metric"),
+    "MetricError": ("metricbias.metrics.base", "MetricError"),
+    "Spec": ("metricbias.metrics.registry", "Spec"),
+    "profiles": ("metricbias.profiles", None),
+    "backbones": ("metricbias.backbones", None),
+    "ScoreCache": ("metricbias.cache", "ScoreCache"),
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module 'metricbias' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _API[name]
+    value = importlib.import_module(module)
+    return getattr(value, attr) if attr else value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -54,6 +55,16 @@ class Backbone:
     @property
     def trained(self) -> bool:
         return self.base is not None
+
+    @property
+    def params_millions(self) -> float:
+        return params_millions(self.params)
+
+
+def params_millions(text: str) -> float:
+    """``"110M"`` -> 110.0; anything else (``"-"``, ``"26k x 300"``) -> NaN."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*M\s*", str(text))
+    return float(match.group(1)) if match else float("nan")
 
 
 #: what a backbone is, hence which metrics take it (each metric class lists the kinds it accepts)
@@ -91,6 +102,9 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
              base="all-MiniLM-L6-v2", train_command="metricbias train mlm-all-MiniLM-L6-v2 --force"),
     Backbone("mlm-all-mpnet-base-v2", "mlm", None, "110M", "masked-LM head on frozen all-mpnet-base-v2",
              short="MPNet", base="all-mpnet-base-v2", train_command="metricbias train mlm-all-mpnet-base-v2 --force"),
+    Backbone("stsb-all-MiniLM-L6-v2-smoke", "regression", None, "22M", "the smoke profile's few-step stand-in",
+             short="MiniLM", base="all-MiniLM-L6-v2",
+             train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2-smoke --force"),
     # the paper's backbones (hub ids; need the model hub or a populated HF cache)
     Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M", short="DistilBERT"),
     Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M", short="BERT-base"),
@@ -147,20 +161,6 @@ def trained_path(name: str) -> Path | None:
         if (place / PROVENANCE_FILE).is_file():
             return place
     return None
-
-PROFILE_BACKBONES = {
-    "offline": {"encoder": ["all-MiniLM-L6-v2", "all-mpnet-base-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
-    "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
-    "paper": {
-        "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"],
-        "seq2seq": ["bart-base", "bart-large"],
-        "regression": ["bleurt-tiny", "bleurt-base", "bleurt-large", "bleurt-20"],
-        "frugalscore": ["frugalscore-tiny", "frugalscore-small", "frugalscore-medium"],
-        "prism": ["prism"],
-        "static": ["word2vec-googlenews-bolukbasi"],
-    },
-}
-
 
 def _minilm_dir() -> Path | None:
     try:
@@ -264,15 +264,6 @@ def _available_text() -> str:
     return f"Available here: {', '.join(available()) or 'none'}; or pass a local model folder."
 
 
-def for_profile(profile: str, kind: str) -> list[str]:
-    """The backbones of ``kind`` that ``profile`` uses (``offline`` and ``smoke``: the local ones)."""
-    if profile not in PROFILE_BACKBONES:
-        raise BackboneError(f"unknown profile {profile!r}; known: {', '.join(PROFILE_BACKBONES)}")
-    if kind not in KINDS and kind not in PROFILE_BACKBONES[profile]:
-        raise BackboneError(f"unknown backbone kind {kind!r}; kinds: {', '.join(KINDS)}")
-    return list(PROFILE_BACKBONES[profile].get(kind, []))
-
-
 def kind_of(name_or_path: str) -> str:
     """The kind of a registered backbone, or of a local model folder (from its ``config.json``)."""
     if name_or_path in BACKBONES:
@@ -341,6 +332,6 @@ def offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-__all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe",
-           "fingerprint", "fingerprint_path", "for_profile", "is_trained_dir", "kind_of", "offline_env", "register",
-           "resolve", "trained_dirs", "trained_info", "trained_path"]
+__all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "available", "describe",
+           "fingerprint", "fingerprint_path", "is_trained_dir", "kind_of", "offline_env", "register", "resolve",
+           "trained_dirs", "trained_info", "trained_path"]

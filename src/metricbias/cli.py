@@ -28,12 +28,24 @@ def _split(text):
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
 
+def _specs(text: str | None, option: str):
+    """``--metrics`` / ``--metric`` text -> metric specifications (one syntax: name[:key=value...] or module:function)."""
+    from .metrics import parse
+
+    names = _split(text)
+    if not names:
+        raise SystemExit(f"metricbias: {option} names no metric (see `metricbias metrics`)")
+    return [parse(n) for n in names]
+
+
 def _cmd_bias(args) -> int:
+    from . import datasets
     from .bias.pairwise import bias_table
-    from .datasets import published
     from .paths import write_csv_atomic
 
     if args.scores == "published":
+        from .datasets import published
+
         if args.dataset != "published":
             raise SystemExit(f"metricbias bias: --scores published needs --dataset published (the released scores "
                              f"belong to the released pairs), not --dataset {args.dataset}; use --scores live")
@@ -41,18 +53,34 @@ def _cmd_bias(args) -> int:
             raise SystemExit("metricbias bias: --backbones applies to --scores live only")
         scores = published.scores(args.attributes, _split(args.metrics))
     elif args.scores == "live":
-        from . import scoring
+        from .metrics import on_backbones
+        from .scoring import score_metrics
 
         if not args.metrics:
             raise SystemExit("metricbias bias: --scores live needs --metrics m1,m2 (see `metricbias metrics`)")
-        entries = scoring.entries_for(_split(args.metrics), _split(args.backbones))
-        pairs = scoring.load_pairs(args.dataset, args.attributes)
-        scores = scoring.live_scores(pairs, entries)
+        specs = on_backbones(_specs(args.metrics, "--metrics"), _split(args.backbones))
+        pairs = datasets.load(args.dataset, args.attributes, built_dir=args.built_dir)
+        scores = score_metrics(pairs, specs)
     else:
         raise SystemExit(f"metricbias bias: --scores must be published or live, not {args.scores!r}")
     table = bias_table(scores, n_resamples=args.n_resamples, seed=args.seed)
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['metric'].nunique()} metrics) to {out}")
+    return 0
+
+
+def _cmd_audit(args) -> int:
+    from .audits import audit
+    from .paths import write_csv_atomic
+
+    spec = _specs(args.metric, "--metric")
+    if len(spec) != 1:
+        raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
+    table = audit(spec[0], dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
+                  n_resamples=args.n_resamples, seed=args.seed, built_dir=args.built_dir)
+    out = write_csv_atomic(table, args.out)
+    print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
+          f"measures of {spec[0].label}) to {out}")
     return 0
 
 
@@ -63,8 +91,8 @@ def _cmd_weat(args) -> int:
     from .paths import write_csv_atomic
 
     tests = seat.tests(args.test, args.level, sample_size=args.sample_size, seed=args.seed)
-    options = {"backbone": args.backbone} if args.backbone else {}
-    metric = metrics.get(args.metric, **options)
+    spec, = metrics.on_backbones(_specs(args.metric, "--metric"), [args.backbone] if args.backbone else None)
+    metric = spec.build()
     table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
                             seed=args.seed, progress=True)
     out = write_csv_atomic(table[association.COLUMNS], args.out)
@@ -97,54 +125,39 @@ def _cmd_build_counterfactuals(args) -> int:
 
 
 def _cmd_score(args) -> int:
-    from . import metrics, scoring
+    from . import datasets, metrics
     from .paths import write_csv_atomic
+    from .scoring import score_pairs
 
-    options = {}
-    for item in args.option or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"metricbias score: --option {item!r} is not KEY=VALUE")
-        options[key] = _option_value(value)
-    if args.backbone:
-        options["backbone"] = args.backbone
-    metric = metrics.get(args.metric, **options)
-    pairs = scoring.load_pairs(args.dataset, [args.attribute])
-    table = scoring.score_pairs(pairs, metric)
+    spec, = metrics.on_backbones(_specs(args.metric, "--metric"), [args.backbone] if args.backbone else None)
+    pairs = datasets.load(args.dataset, [args.attribute], built_dir=args.built_dir)
+    table = score_pairs(pairs, spec)
     out = write_csv_atomic(table[["pair_id", "score_1", "score_2", "signature"]], args.out)
-    print(f"wrote {len(table)} pairs scored by {metric.signature} to {out}")
+    print(f"wrote {len(table)} pairs scored by {table['signature'].iloc[0]} to {out}")
     return 0
-
-
-def _option_value(text: str):
-    """``--option`` values: ints, floats, true/false, none, else the string."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _cmd_metrics(args) -> int:
     from . import backbones, metrics
 
     here = set(backbones.available())
-    for row in metrics.available():
-        kinds = "/".join(row["backbone_kinds"]) or "-"
-        default = row["options"].get("backbone")
-        listed = ", ".join(f"{b}{'*' if b in here else ''}" for b in row["backbones"]) or "-"
-        print(f"{row['name']:18s} {row['family']:10s} backbone kinds: {kinds}")
-        if row["needs_backbone"]:
-            print(f"{'':29s} default backbone: {default}; registered: {listed}")
-        opts = ", ".join(f"{k}={v!r}" for k, v in row["options"].items() if k != "backbone")
-        print(f"{'':29s} options: {opts or '-'}")
-    print("* = available on this machine; any local model folder of the right kind is accepted too")
+    for card in metrics.available():
+        kinds = "/".join(card["backbone_kinds"]) or "-"
+        print(f"{card['name']:18s} {card['label']:18s} {card['paradigm']:17s} {card['direction']} is better; "
+              f"backbone kinds: {kinds}")
+        if card["needs_backbone"]:
+            listed = ", ".join(f"{b}{'*' if b in here else ''}" for b in card["backbones"]) or "-"
+            runnable = "runnable offline" if any(b in here for b in card["backbones"]) else "needs a backbone not here"
+            print(f"{'':4s}backbones ({runnable}): {listed}")
+        for o in card["options"]:
+            if o["name"] == "backbone":
+                continue
+            choices = f" {o['choices']}" if o["choices"] else ""
+            print(f"{'':4s}{o['name']}={o['default']!r} ({o['type']}{choices}) {o['doc']}".rstrip())
+        if card["citation"]:
+            print(f"{'':4s}cite: {card['citation']}")
+    print("* = available on this machine; any local model folder of the right kind is accepted too.\n"
+          "Options go after the name: --metrics bleu:tokenize=13a,bertscore:backbone=all-MiniLM-L6-v2:layer=5")
     return 0
 
 
@@ -191,34 +204,31 @@ def _cmd_install_backbone(args) -> int:
 
 
 def _cmd_train(args) -> int:
-    from . import backbones, trained
-
     from dataclasses import fields, replace
 
-    module, config = trained.recipe(args.name)
+    from . import backbones, recipes
+
+    module, config = recipes.recipe(args.name)
+    done = backbones.trained_path(args.name)
+    if args.quality:
+        if done is None:
+            raise SystemExit(f"metricbias train: {args.name} is not trained yet; train it first")
+        table = recipes.measure_and_record_quality(args.name, seed=args.seed or 0, device=args.device)
+        print(table.drop(columns="signature").to_string(index=False))
+        print(f"recorded in {done / backbones.PROVENANCE_FILE}")
+        return 0
     changes = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "batch_size": args.batch_size,
                                   "lr": args.lr}.items() if v is not None}
     unknown = sorted(set(changes) - {f.name for f in fields(config)})
     if unknown:
         raise SystemExit(f"metricbias train: {args.name} takes no --{unknown[0].replace('_', '-')} "
                          f"(its recipe: {config})")
-    config = replace(config, **changes)
-    out = args.out or backbones.trained_dirs(args.name)[1]
-    done = backbones.trained_path(args.name)
-    if args.quality:
-        from .trained import quality
-
-        if done is None:
-            raise SystemExit(f"metricbias train: {args.name} is not trained yet; train it first")
-        table = quality.measure_and_record(args.name, seed=args.seed or 0, device=args.device)
-        print(table.drop(columns="signature").to_string(index=False))
-        print(f"recorded in {done / backbones.PROVENANCE_FILE}")
-        return 0
     if done is not None and not args.force and args.out is None:
         print(f"{args.name} is already trained at {done}; pass --force (or --out DIR) to train again")
         return 0
+    out = args.out or backbones.trained_dirs(args.name)[1]
     command = " ".join(["metricbias train", args.name, *sys.argv[3:]]) if len(sys.argv) > 2 else ""
-    saved = module.train(config, out, name=args.name, device=args.device, command=command)
+    saved = recipes.train(args.name, out, config=replace(config, **changes), device=args.device, command=command)
     figures = {k: v for k, v in saved["figures"].items() if not isinstance(v, (list, dict))}
     print(f"trained {args.name} ({saved['steps']} steps, {saved['seconds']['total']} s on {saved['device']}): "
           + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()) + f"; saved to {out}")
@@ -265,10 +275,7 @@ def _cmd_metaeval(args) -> int:
     from .metaeval import analysis
     from .paths import write_csv_atomic
 
-    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    if not names:
-        raise ValueError("--metrics names no metric")
-    built = [metrics.get(n) for n in names]  # unknown names fail here, before any scoring
+    built = [(spec.label, spec.build()) for spec in _specs(args.metrics, "--metrics")]  # unknown names fail now
     dataset = meta_eval.load(args.dataset).sample(args.sample, seed=args.seed)
     table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
                          cache=None if args.no_cache else ScoreCache.default())
@@ -287,15 +294,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_fetch)
 
     p = sub.add_parser("bias", help="bias (Eq. 2), bootstrap CI and stereotypical difference per attribute x metric")
-    p.add_argument("--dataset", default="published", help="published (released pairs) or built (chapter 2's pairs)")
+    p.add_argument("--dataset", default="published",
+                   help="a registered paired dataset: published (released pairs), built (chapter 2's pairs), ...")
     p.add_argument("--scores", default="published",
                    help="published (the released per-example scores) or live (computed here, cached)")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all)")
     p.add_argument("--metrics", default=None,
                    help="comma-separated metrics: released column names (--scores published, default all) "
-                        "or registry names (--scores live; see `metricbias metrics`)")
+                        "or metric specifications name[:key=value...] (--scores live; see `metricbias metrics`)")
     p.add_argument("--backbones", default=None,
                    help="--scores live: comma-separated backbones; each model-based metric runs on those it accepts")
+    p.add_argument("--built-dir", type=Path, default=None,
+                   help="--dataset built: read the built pairs from this folder (default data/built)")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
@@ -305,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", required=True,
                    help="test name as in Gao & Wan's Table 3 (C1, C6-N, ABW-T, DB:C, ...), comma-separated names, or all")
     p.add_argument("--level", default=None, help="word, sent and/or 'sent (u)', comma-separated (default: every level)")
-    p.add_argument("--metric", required=True, help="metric name (see metricbias.metrics.REGISTRY)")
+    p.add_argument("--metric", required=True, help="metric specification name[:key=value...] (see `metricbias metrics`)")
     p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
     p.add_argument("--n-permutations", type=int, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
@@ -327,14 +337,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_build_counterfactuals)
 
     p = sub.add_parser("score", help="score both candidates of every pair of one attribute with one metric")
-    p.add_argument("--dataset", default="published", help="published or built")
+    p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
     p.add_argument("--attribute", required=True, help="one attribute, e.g. gender")
-    p.add_argument("--metric", required=True, help="registry name (see `metricbias metrics`)")
+    p.add_argument("--metric", required=True,
+                   help="metric specification name[:key=value...], e.g. bertscore:variant=P:layer=5 (see `metricbias metrics`)")
     p.add_argument("--backbone", default=None, help="backbone name or local model folder (model-based metrics)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="metric option, e.g. variant=P, layer=5, idf=true; repeatable")
+    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
     p.add_argument("--out", required=True, type=Path, help="output CSV: pair_id,score_1,score_2,signature")
     p.set_defaults(func=_cmd_score)
+
+    p = sub.add_parser("audit", help="audit one metric (registered, or a function module:function) for bias")
+    p.add_argument("--metric", required=True,
+                   help="a registered metric specification (bleu, bleu:tokenize=13a) or module:function, a function "
+                        "f(candidates, references) -> scores importable from the current directory or PYTHONPATH")
+    p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
+    p.add_argument("--measures", default=None,
+                   help="comma-separated bias measures (default: bias,stereotypical_difference; see "
+                        "metricbias.bias.measures)")
+    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
+    p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--out", required=True, type=Path,
+                   help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature")
+    p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")
     p.set_defaults(func=_cmd_metrics)
@@ -354,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
     p.add_argument("--dataset", required=True,
                    help="flickr8k, realsumm, wmt19-kk-en, or a .jsonl file in the generic format (see chapter 7)")
-    p.add_argument("--metrics", required=True, help="comma-separated metric names (`metricbias.metrics` registry)")
+    p.add_argument("--metrics", required=True,
+                   help="comma-separated metric specifications name[:key=value...], e.g. bleu:tokenize=13a")
     p.add_argument("--swap", default="none", choices=["none", "gender"], help="gender-swap hypotheses and references")
     p.add_argument("--judges", default="mean", choices=["mean", "stacked"],
                    help="Flickr8k: correlate with the experts' mean (default) or stack each expert as an observation")

@@ -1,17 +1,29 @@
-"""Run profiles: the papermill parameters every chapter is executed with.
+"""Run profiles: what a profile runs, in one place.
 
 ``offline`` is the full run that works on a machine without a model hub (the
 default of ``make book``); ``smoke`` is a fast run on small samples used by the
 test suite to check that every chapter executes and the book builds; ``paper``
 names the paper's backbones by hub id for readers who have the hub.
 
-A chapter declares the parameters it understands in its cell tagged
-``parameters``; the runner passes only those. ``common`` applies to every
-chapter; an entry named after a chapter (``"03_metrics_and_backbones"``)
-overrides it for that chapter.
+A profile fixes three things:
+
+* :data:`PROFILES` — the papermill parameters of every chapter. A chapter declares
+  the parameters it understands in its cell tagged ``parameters``; the runner
+  passes only those. ``common`` applies to every chapter; an entry named after a
+  chapter (``"03_metrics_and_backbones"``) overrides it for that chapter;
+* :data:`BACKBONES` — the backbones of each kind the profile measures;
+* :func:`suite` — every metric configuration it measures, built from those backbones:
+  all n-gram and static-embedding metrics, BERTScore-F and MoverScore (1- and
+  2-grams) on each encoder, the regression metric on each regression backbone, and
+  the generation metrics on each sequence-to-sequence backbone (``offline`` and
+  ``smoke``: only the backbones available on this machine, which includes the
+  UniLM paraphrasers ``para-<encoder>`` shipped under ``models/``, for BARTScore and
+  PRISM-style scoring alike). A new metric or backbone is one line here.
 """
 
 from __future__ import annotations
+
+from .metrics.registry import Spec
 
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
@@ -50,9 +62,90 @@ def names() -> list[str]:
 
 def parameters(profile: str, chapter: str | None = None) -> dict:
     """The parameters of ``profile`` for ``chapter`` (the notebook's stem)."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    check(profile)
     out = dict(PROFILES[profile]["common"])
     if chapter is not None:
         out.update(PROFILES[profile].get(chapter, {}))
     return out
+
+
+#: the backbones each profile measures, by kind (see ``metricbias.backbones.KINDS``)
+BACKBONES: dict[str, dict[str, list[str]]] = {
+    "offline": {"encoder": ["all-MiniLM-L6-v2", "all-mpnet-base-v2"], "static": ["word2vec-googlenews-bolukbasi"],
+                "regression": ["stsb-all-MiniLM-L6-v2"]},
+    "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"],
+              "regression": ["stsb-all-MiniLM-L6-v2-smoke"]},
+    "paper": {
+        "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base",
+                    "roberta-large"],
+        "moverscore": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased"],
+        "seq2seq": ["bart-base", "bart-large"],
+        "regression": ["bleurt-tiny", "bleurt-base", "bleurt-large", "bleurt-20"],
+        "frugalscore": ["frugalscore-tiny", "frugalscore-small", "frugalscore-medium"],
+        "prism": ["prism"],
+        "static": ["word2vec-googlenews-bolukbasi"],
+    },
+}
+#: local profiles measure only what resolves here; they also pick up generation backbones found locally
+LOCAL = ("offline", "smoke")
+
+NGRAM = ["bleu", "rouge1", "rouge2", "rougeL", "rougeSU4", "meteor", "nist", "chrf", "ter", "cider"]
+EMBEDDING = ["wmd", "embedding_average", "vector_extrema", "greedy_matching"]
+
+
+def check(profile: str) -> str:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    return profile
+
+
+def backbones_for(profile: str, kind: str) -> list[str]:
+    """The backbones of ``kind`` that ``profile`` measures.
+
+    Local profiles keep those available here, and add any registered generation
+    backbone found locally (a populated Hugging Face cache). ``prism`` is the PRISM
+    paraphraser, listed apart from the other sequence-to-sequence models.
+    """
+    from . import backbones
+
+    listed = list(BACKBONES[check(profile)].get(kind, []))
+    if profile not in LOCAL:
+        return listed
+    here = backbones.available()
+    if kind in ("seq2seq", "frugalscore", "prism"):
+        registry_kind = "seq2seq" if kind == "prism" else kind
+        listed += [b for b in here if backbones.BACKBONES[b].kind == registry_kind and (b == "prism") == (kind == "prism")
+                   and b not in listed]
+        if kind == "prism":  # PRISM-style scoring on the paraphrasers trained here (para-<encoder>)
+            listed += [b for b in here if backbones.BACKBONES[b].kind == "seq2seq" and backbones.BACKBONES[b].trained]
+    # a trained regression model missing here is trained on first use (see prepare)
+    return [b for b in listed if b in here or kind == "regression"]
+
+
+def suite(profile: str = "offline") -> list[Spec]:
+    """Every metric configuration of ``profile``, as :class:`~metricbias.metrics.Spec` ``(label, name, options)``."""
+    def b(kind):
+        return backbones_for(profile, kind)
+
+    variants = ("P", "R", "F") if profile == "paper" else ("F",)
+    out = [Spec.of(n) for n in NGRAM + EMBEDDING]
+    out += [Spec.of("bertscore", backbone=e) for e in b("encoder")]
+    for e in (b("moverscore") if "moverscore" in BACKBONES[profile] else b("encoder")):
+        out.append(Spec.of("moverscore", backbone=e))
+        if profile != "paper":  # bigrams: our own addition, not a released column
+            out.append(Spec.of("moverscore", backbone=e, n_gram=2))
+    out += [Spec.of("regression", backbone=r) for r in b("regression")]
+    out += [Spec.of("prism", backbone=p, variant=v) for p in b("prism") for v in variants]
+    out += [Spec.of("bartscore", backbone=s, variant=v) for s in b("seq2seq") for v in variants]
+    out += [Spec.of("frugalscore", backbone=f) for f in b("frugalscore")]
+    return out
+
+
+def prepare(specs: list, *, device: str = "auto", progress: bool = True) -> list:
+    """Make every configuration runnable: train the regression models it names that have a recipe but no artifact."""
+    from .metrics import regression
+
+    for _, name, options in specs:
+        if name == "regression" and options.get("backbone") in regression.RECIPES:
+            regression.ensure_trained(options["backbone"], device=device, progress=progress)
+    return specs

@@ -1,85 +1,37 @@
-"""Score paired-candidate datasets with live metrics, through the score cache.
+"""Where a metric meets paired candidates: the one scoring path of the project.
 
-A pair dataset has one row per pair: ``attribute, pair_id, candidate_1, candidate_2,
-reference`` and optionally ``reference_2`` (the released data keep each row's own
-reference; built data share one). :func:`score_pairs` scores both candidates of every
-pair with one metric and returns ``attribute, pair_id, score_1, score_2, signature``;
-:func:`live_scores` does it for a list of metric configurations and returns the long
-table that :func:`metricbias.bias.pairwise.bias_table` takes.
+:func:`score_pairs` scores both candidates of every pair of a pair table (the
+layout of :mod:`metricbias.datasets.registry`) against their references with one
+metric and returns the tidy score table every bias measure takes
+(:data:`SCORE_COLUMNS`: ``dataset, attribute, pair_id, metric, score_1,
+score_2, signature``, plus the pair table's own columns such as ``group_1``).
+:func:`score_metrics` does it for several metrics and stacks the tables.
 
-Corpus-dependent metrics (idf weights) are scored one attribute at a time, with both
-candidates' rows as the corpus, as the released scores were computed one file at a
-time; the others in one call over everything, so that shared texts are encoded once.
+The metric can be a registered name or specification (``"bleu:tokenize=13a"``),
+a :class:`~metricbias.metrics.Metric`, a ``(label, name, options)`` entry of a
+profile, or a plain function ``f(candidates, references) -> scores``.
+
+Scores go through the score cache (keyed by the metric's signature). A
+corpus-dependent metric (idf weights, document frequencies) scores one (dataset,
+attribute) at a time, with that set's texts as its corpus, as the released scores
+were computed one file at a time; every other metric scores all pairs in one
+call, so that each distinct text is encoded once.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
-from . import metrics as metric_registry
 from .cache import ScoreCache
+from .datasets.registry import check as check_pairs
+from .metrics.registry import resolve
 
-DATASETS = ("published", "built")
-PAIR_COLUMNS = ["attribute", "pair_id", "candidate_1", "candidate_2", "reference", "reference_2"]
-SCORE_COLUMNS = ["attribute", "pair_id", "score_1", "score_2", "signature"]
-
-#: one metric configuration: (label shown in tables, registry name, options)
-Entry = tuple[str, str, dict]
-
-
-def dataset_available(dataset: str) -> bool:
-    """Whether ``dataset`` can be loaded in this checkout (``built`` needs chapter 2's builder)."""
-    if dataset == "published":
-        return True
-    if dataset == "built":
-        import importlib.util
-
-        return importlib.util.find_spec("metricbias.datasets.built") is not None
-    raise ValueError(f"unknown dataset {dataset!r}; datasets: {', '.join(DATASETS)}")
-
-
-def load_pairs(dataset: str = "published", attributes=None, *, sample_size: int = 0, seed: int = 0) -> pd.DataFrame:
-    """The pairs of ``dataset`` (``published`` or ``built``), optionally ``sample_size`` per attribute."""
-    if dataset == "published":
-        from .datasets import published
-
-        pairs = published.pairs(attributes)
-    elif dataset == "built":
-        try:
-            from .datasets import built
-        except ImportError as exc:
-            raise ValueError("dataset 'built' is not available in this checkout (metricbias.datasets.built "
-                             "is missing)") from exc
-        pairs = built.load(attributes)
-    else:
-        raise ValueError(f"unknown dataset {dataset!r}; datasets: {', '.join(DATASETS)}")
-    pairs = check_pairs(pairs, f"dataset {dataset}")
-    return sample_pairs(pairs, sample_size, seed) if sample_size else pairs
-
-
-def check_pairs(pairs: pd.DataFrame, what: str = "pairs") -> pd.DataFrame:
-    """Validate a pair table; add ``reference_2`` = ``reference`` where it is absent."""
-    missing = {"attribute", "pair_id", "candidate_1", "candidate_2", "reference"} - set(pairs.columns)
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {sorted(missing)}")
-    pairs = pairs.copy()
-    if "reference_2" not in pairs.columns:
-        pairs["reference_2"] = pairs["reference"]
-    if pairs["pair_id"].duplicated().any():
-        dup = pairs.loc[pairs["pair_id"].duplicated(), "pair_id"].iloc[0]
-        raise ValueError(f"{what}: pair_id {dup!r} appears more than once")
-    return pairs
-
-
-def sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int = 0) -> pd.DataFrame:
-    """At most ``sample_size`` pairs per attribute, drawn with ``seed``, in their original order."""
-    parts = []
-    for _, group in pairs.groupby("attribute", sort=False):
-        n = min(sample_size, len(group))
-        parts.append(group.sample(n=n, random_state=seed).sort_index())
-    return pd.concat(parts).reset_index(drop=True)
+SCORE_COLUMNS = ["dataset", "attribute", "pair_id", "metric", "score_1", "score_2", "signature"]
+#: pair columns carried into the score table (what measures group by, besides dataset and attribute)
+CARRIED = ("group_1", "group_2", "source", "item_1", "item_2", "direction")
 
 
 def _cache(cache):
@@ -88,62 +40,61 @@ def _cache(cache):
     return cache or None
 
 
-def score_pairs(pairs: pd.DataFrame, metric, cache=True) -> pd.DataFrame:
-    """Both candidates of every pair scored by ``metric``: ``attribute, pair_id, score_1, score_2, signature``."""
+def _corpus_scores(metric, group: pd.DataFrame, cache) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides of a (dataset, attribute) group scored in one call whose corpus is the group's items.
+
+    Each side stands for an item (``item_1``/``item_2``; default: every side its own);
+    the corpus is the distinct items, candidate 1 sides first, as the released files were scored.
+    """
+    n = len(group)
+    items_1 = group["item_1"].tolist() if "item_1" in group else [(i, 1) for i in range(n)]
+    items_2 = group["item_2"].tolist() if "item_2" in group else [(i, 2) for i in range(n)]
+    texts = {}
+    for items, cands, refs in ((items_1, group["candidate_1"], group["reference_1"]),
+                               (items_2, group["candidate_2"], group["reference_2"])):
+        for item, c, r in zip(items, cands, refs):
+            texts.setdefault(item, (c, r))
+    order = list(texts)
+    scores = metric.score([texts[i][0] for i in order], [texts[i][1] for i in order], cache=cache)
+    at = dict(zip(order, scores))
+    return np.array([at[i] for i in items_1]), np.array([at[i] for i in items_2])
+
+
+def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = None) -> pd.DataFrame:
+    """Both candidates of every pair scored by ``metric``: the tidy table of :data:`SCORE_COLUMNS`.
+
+    ``label`` names the metric in the ``metric`` column (default: the metric's
+    configuration label, e.g. ``BERTScore-MiniLM``). ``cache``: True for the default
+    score cache, a :class:`~metricbias.cache.ScoreCache`, or None/False for none.
+    """
     pairs = check_pairs(pairs)
+    label, metric = resolve(metric, label=label)
     cache = _cache(cache)
-    groups = [g for _, g in pairs.groupby("attribute", sort=False)] if metric.corpus_dependent else [pairs]
-    parts = []
-    for group in groups:
-        n = len(group)
-        scores = metric.score(group["candidate_1"].tolist() + group["candidate_2"].tolist(),
-                              group["reference"].tolist() + group["reference_2"].tolist(), cache=cache)
-        parts.append(pd.DataFrame({"attribute": group["attribute"].to_numpy(), "pair_id": group["pair_id"].to_numpy(),
-                                   "score_1": scores[:n], "score_2": scores[n:]}))
-    out = pd.concat(parts, ignore_index=True)
-    out["signature"] = metric.signature
-    order = {pid: i for i, pid in enumerate(pairs["pair_id"])}
-    return out.sort_values("pair_id", key=lambda s: s.map(order)).reset_index(drop=True)[SCORE_COLUMNS]
+    s1, s2 = np.empty(len(pairs)), np.empty(len(pairs))
+    if metric.corpus_dependent:
+        for _, group in pairs.groupby(["dataset", "attribute"], sort=False):
+            s1[group.index], s2[group.index] = _corpus_scores(metric, group, cache)
+    else:
+        n = len(pairs)
+        scores = metric.score(pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
+                              pairs["reference_1"].tolist() + pairs["reference_2"].tolist(), cache=cache)
+        s1, s2 = scores[:n], scores[n:]
+    out = pairs[["dataset", "attribute", "pair_id"]].assign(metric=label, score_1=s1, score_2=s2,
+                                                            signature=metric.signature)
+    carried = [c for c in CARRIED if c in pairs.columns]
+    return pd.concat([out, pairs[carried]], axis=1)[SCORE_COLUMNS + carried]
 
 
-def live_scores(pairs: pd.DataFrame, entries: Iterable[Entry], cache=True, progress: bool = True) -> pd.DataFrame:
-    """Long table ``attribute, pair_id, metric, score_1, score_2, signature`` for every entry (label in ``metric``)."""
+def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progress: bool = True) -> pd.DataFrame:
+    """:func:`score_pairs` for every metric (names, specifications, ``Metric``s, profile entries), stacked."""
     from tqdm.auto import tqdm
 
     cache = _cache(cache)
-    entries = list(entries)
-    parts = []
-    for label, name, options in tqdm(entries, desc="metrics", disable=not progress):
-        scored = score_pairs(pairs, metric_registry.get(name, **options), cache=cache)
-        scored.insert(2, "metric", label)
-        parts.append(scored)
+    metrics = list(metrics)
+    parts = [score_pairs(pairs, m, cache=cache) for m in tqdm(metrics, desc="metrics", disable=not progress)]
+    if not parts:
+        raise ValueError("no metric to score")
     return pd.concat(parts, ignore_index=True)
 
 
-def entries_for(metric_names: Sequence[str], backbone_names: Sequence[str] | None = None) -> list[Entry]:
-    """Configurations for ``metricbias bias --scores live``: each metric on each given backbone it accepts.
-
-    Metrics without a backbone ignore ``backbone_names``; a model-based metric that accepts
-    none of them is an error naming the kinds it takes. Labels are ``name`` or ``name@backbone``.
-    """
-    from . import backbones
-
-    out: list[Entry] = []
-    for name in metric_names:
-        cls = metric_registry.metric_class(name)
-        if not cls.needs_backbone or not backbone_names:
-            out.append((name, name, {}))
-            continue
-        fitting = []
-        for b in backbone_names:
-            try:
-                kind = backbones.kind_of(b)
-            except backbones.BackboneError:
-                kind = "regression" if name == "regression" else None  # a trained artifact name
-            if kind in cls.backbone_kinds:
-                fitting.append(b)
-        if not fitting:
-            raise ValueError(f"metric {name} takes {' or '.join(cls.backbone_kinds)} backbones; none of "
-                             f"{', '.join(backbone_names)} is one")
-        out.extend((f"{name}@{b}", name, {"backbone": b}) for b in fitting)
-    return out
+__all__ = ["SCORE_COLUMNS", "score_metrics", "score_pairs"]

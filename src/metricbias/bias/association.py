@@ -274,8 +274,8 @@ def _score_keys(metric, index: _PairIndex, keys: np.ndarray, cache, batch_size: 
 
 
 def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
-    """Label -> metric from a metric, a dict label -> metric, or a list of metrics, registry names or
-    ``(label, name, options)`` entries (as :func:`metricbias.metrics.suite` lists them).
+    """Label -> metric from a metric, a dict label -> metric, or a list of anything
+    :func:`metricbias.metrics.resolve` takes (names, specifications, ``Metric``s, profile entries).
 
     ``device`` is passed to the metrics built here that take one (model-based metrics).
     """
@@ -283,23 +283,18 @@ def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
         return dict(metrics)
     if hasattr(metrics, "score") or isinstance(metrics, str):
         metrics = [metrics]
-    from .. import metrics as registry
+    from ..metrics import Spec, metric_class, parse, resolve
 
     out = {}
     for item in metrics:
         if isinstance(item, str):
-            item = (item, item, {})
-        if isinstance(item, tuple):
-            label, name, options = item
-            options = dict(options)
-            if device is not None and "device" in registry.metric_class(name).defaults:
-                options.setdefault("device", device)
-            item = registry.get(name, **options)
-        else:
-            label = item.name
+            item = parse(item)
+        if isinstance(item, tuple) and device is not None and "device" in metric_class(item[1]).defaults:
+            item = Spec(item[0], item[1], {"device": device, **item[2]})
+        label, metric = resolve(item)
         if label in out:
             raise ValueError(f"two metrics labelled {label!r}: pass a dict label -> metric to tell them apart")
-        out[label] = item
+        out[label] = metric
     return out
 
 
@@ -381,71 +376,3 @@ def pairs_needed(tests) -> int:
     tests = list(tests)
     index = _PairIndex(tests)
     return int(len(np.unique(np.concatenate([k.ravel() for t in tests for k in index.test_keys(t)]))))
-
-
-# --- Gao & Wan's Table 3 ------------------------------------------------------------------
-#: Gao & Wan's Table 3 columns -> our registry names (their BARTScore needs a BART model: not offline)
-GAO_METRICS = {"BLEURT": "regression", "BERTScore": "bertscore", "MoverScore": "moverscore", "WMD": "wmd",
-               "EmbAvg": "embedding_average", "METEOR": "meteor"}
-SIGNIFICANCE = 0.01  # Table 3 stars p <= 0.01
-
-
-def _row_order() -> list[tuple[str, str]]:
-    from ..datasets.seat import TESTS
-
-    return [(name, level) for name, levels in TESTS.items() for level in levels]
-
-
-def gao_table3() -> pd.DataFrame:
-    """Gao & Wan's Table 3 (the columns we compare with), long form, with our registry ``name``."""
-    from .. import paper
-
-    t3 = paper.table("gao2022_table3_weat_seat").rename(columns={"metric": "paper_metric"})
-    t3["name"] = t3["paper_metric"].map(GAO_METRICS)
-    return t3
-
-
-def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
-    """Results shaped like Gao & Wan's Table 3: rows test × level (their order), one column per metric label,
-    cells "d" with "*" when p <= ``alpha``; "—" where d is undefined (constant r)."""
-    def cell(d, p):
-        return "—" if np.isnan(d) else f"{d:.2f}" + ("*" if p <= alpha else "")
-
-    frame = results.assign(cell=[cell(d, p) for d, p in zip(results["effect_size"], results["p_value"])])
-    wide = frame.pivot(index=["test", "level"], columns="metric", values="cell")
-    order = [key for key in _row_order() if key in wide.index]
-    return wide.reindex(index=pd.MultiIndex.from_tuples(order, names=["test", "level"]),
-                        columns=list(dict.fromkeys(results["metric"])))
-
-
-def compare_with_gao(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
-    """Our cells beside Gao & Wan's for the metric families both measure (joined on test, level, registry name)."""
-    ours = results[["test", "level", "metric", "name", "effect_size", "p_value"]].rename(
-        columns={"effect_size": "ours", "p_value": "ours_p"})
-    merged = gao_table3().rename(columns={"effect_size": "paper", "significant": "paper_significant"}).merge(
-        ours, on=["test", "level", "name"], how="inner")
-    merged["ours_significant"] = merged["ours_p"] <= alpha
-    merged["same_sign"] = np.sign(merged["ours"].fillna(0).round(2)) == np.sign(merged["paper"])
-    return merged[["test", "level", "paper_metric", "metric", "paper", "paper_significant", "ours", "ours_p",
-                   "ours_significant", "same_sign"]]
-
-
-def agreement(compared: pd.DataFrame) -> pd.DataFrame:
-    """Per metric: Spearman correlation of d across cells, share of cells with the same printed sign, shares of
-    cells with a positive d, and counts of significant cells."""
-    from scipy.stats import spearmanr
-
-    rows = []
-    for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
-        both = g.dropna(subset=["ours"])
-        rho = spearmanr(both["paper"], both["ours"]).statistic if len(both) > 2 else np.nan
-        rows.append({
-            "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": len(both),
-            "spearman_d": rho, "same_sign": float(g["same_sign"].mean()),
-            # share of cells whose d is positive: X closer to A than Y is (the stereotype-congruent direction)
-            "paper_positive": float((g["paper"] > 0).mean()), "ours_positive": float((g["ours"] > 0).mean()),
-            "paper_significant": int(g["paper_significant"].sum()),
-            "ours_significant": int(g["ours_significant"].sum()),
-            "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
-        })
-    return pd.DataFrame(rows)

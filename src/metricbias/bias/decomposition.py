@@ -1,4 +1,12 @@
-"""How much of a bias comes from one factor or another: a two-way decomposition with bootstrap CIs.
+"""How much of a bias comes from one factor or another.
+
+Sun et al. (2022, Sec. 2.3) argue that a PLM-based metric's *paradigm* decides more of its
+bias than its *backbone*. Two summaries:
+
+* :func:`variance_explained`: the share of the variance of a bias value across
+  configurations that lies between the groups of one grouping (eta squared,
+  SS_between / SS_total), for configurations that are not on a grid (the released ones);
+* :func:`two_way` / :func:`decompose`: a two-way decomposition with bootstrap CIs.
 
 For metric configurations laid out on a complete grid of two factors — here the
 *paradigm* (matching, regression, generation) and the *backbone* (the frozen encoder) —
@@ -30,6 +38,17 @@ from .significance import pair_terms
 
 FACTORS = ("paradigm", "backbone")
 AVERAGE = "average"
+
+
+def variance_explained(values, groups) -> float:
+    """Eta squared: the share of the variance of ``values`` between the groups (NaN with < 2 groups)."""
+    frame = pd.DataFrame({"v": np.asarray(values, float), "g": np.asarray(groups)}).dropna()
+    if frame["g"].nunique() < 2 or len(frame) < 3:
+        return float("nan")
+    total = ((frame["v"] - frame["v"].mean()) ** 2).sum()
+    means = frame.groupby("g")["v"].transform("mean")
+    between = ((means - frame["v"].mean()) ** 2).sum()
+    return float(between / total) if total > 0 else float("nan")
 
 
 def two_way(cells: pd.DataFrame, value: str = "bias", factors=FACTORS) -> dict:
@@ -127,4 +146,4 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
     return out
 
 
-__all__ = ["AVERAGE", "FACTORS", "decompose", "pair_term_matrix", "two_way"]
+__all__ = ["AVERAGE", "FACTORS", "decompose", "pair_term_matrix", "two_way", "variance_explained"]

@@ -206,18 +206,15 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
 def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True,
                   ties: str = "half") -> pd.DataFrame:
     """:func:`pair_measures` for every group of a long table with ``score_1, score_2`` columns."""
-    by = list(by)
-    missing = set(by + ["score_1", "score_2"]) - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
+    from .scores import cells
+
     rows = []
-    for key, group in scores.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, group in cells(scores, by, required=(*by, "score_1", "score_2")):
         try:
             row = pair_measures(group["score_1"], group["score_2"], rescale=rescale, ties=ties)
         except ValueError as exc:
-            raise ValueError(f"{dict(zip(by, key))}: {exc}") from exc
-        rows.append({**dict(zip(by, key)), **row})
+            raise ValueError(f"{key}: {exc}") from exc
+        rows.append({**key, **row})
     return pd.DataFrame(rows)
 
 

@@ -416,14 +416,13 @@ def paired_table(scores: pd.DataFrame, instances=None) -> pd.DataFrame:
     ``scores`` has columns ``attribute, metric, score_1, score_2`` (``published.scores()``);
     ``instances`` maps a column name to (measure, version, φ, d), default :data:`PAIRED_INSTANCES`.
     """
+    from .scores import cells
+
     instances = PAIRED_INSTANCES if instances is None else instances
-    missing = {"attribute", "metric", "score_1", "score_2"} - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
     rows = []
-    for (attribute, metric), g in scores.groupby(["attribute", "metric"], sort=False):
+    for key, g in cells(scores):
         data = from_pairs(g["score_1"], g["score_2"])
-        row = {"attribute": attribute, "metric": metric, "n_pairs": len(g)}
+        row = {**key, "n_pairs": len(g)}
         for name, (measure, version, phi, d) in instances.items():
             row[name] = MEASURES[measure](data, phi, d, version=version)
         rows.append(row)

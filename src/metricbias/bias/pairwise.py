@@ -123,24 +123,25 @@ def summarize(scores_1, scores_2, *, metric=None, attribute=None, n_resamples: i
 
 def bias_table(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                keep=("signature",)) -> pd.DataFrame:
-    """Bias of every (attribute, metric) in a long score table.
+    """Bias of every (attribute, metric) in a tidy score table (``score_pairs``, ``published.scores()``).
 
-    ``scores`` has columns ``attribute, metric, score_1, score_2`` (one row per
-    pair); columns named in ``keep`` that are present and constant within a
-    group (a score signature, say) are carried into the result.
+    One row per cell (:data:`BIAS_COLUMNS`; a ``dataset`` column first when the table
+    holds several datasets). Columns named in ``keep`` that are present and constant
+    within a cell (the score signature, say) are carried into the result.
     """
-    missing = {"attribute", "metric", "score_1", "score_2"} - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
+    from .scores import cells, keys
+
     kept = [c for c in keep if c in scores.columns]
     rows = []
-    for (attribute, metric), group in scores.groupby(["attribute", "metric"], sort=False):
-        row = summarize(group["score_1"], group["score_2"], metric=metric, attribute=attribute,
+    for key, group in cells(scores):
+        row = summarize(group["score_1"], group["score_2"], metric=key["metric"], attribute=key["attribute"],
                         n_resamples=n_resamples, seed=seed)
         for col in kept:
             values = group[col].unique()
             if len(values) != 1:
-                raise ValueError(f"{_label(metric, attribute)}: several values of {col!r} in one group: {values[:3]}")
+                raise ValueError(f"{_label(key['metric'], key['attribute'])}: several values of {col!r} in one "
+                                 f"group: {values[:3]}")
             row[col] = values[0]
-        rows.append(row)
-    return pd.DataFrame(rows, columns=BIAS_COLUMNS + kept)
+        rows.append({**key, **row})
+    lead = [c for c in keys(scores) if c not in BIAS_COLUMNS]
+    return pd.DataFrame(rows, columns=lead + BIAS_COLUMNS + kept)

@@ -30,6 +30,7 @@ from scipy import stats
 
 from . import distributional as dist
 from .pairwise import ConstantScoresWarning, absolute_bias
+from .scores import cells
 
 RATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MEASURES = ("eq2", "indicator", "kls", "jss")
@@ -76,12 +77,9 @@ def measure_table(scores: pd.DataFrame, measures=MEASURES) -> pd.DataFrame:
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {unknown}; known: {', '.join(MEASURES)}")
-    missing = {"attribute", "metric", "score_1", "score_2"} - set(scores.columns)
-    if missing:
-        raise ValueError(f"score table lacks column(s) {sorted(missing)}")
     rows = []
-    for (attribute, metric), g in scores.groupby(["attribute", "metric"], sort=False):
-        row = {"attribute": attribute, "metric": metric, "n_pairs": len(g)}
+    for key, g in cells(scores):
+        row = {**key, "n_pairs": len(g)}
         row.update(_cell(g["score_1"].to_numpy(float), g["score_2"].to_numpy(float), measures))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -153,10 +153,14 @@ def _ensure(names: list[str], folder: Path) -> None:
         build(stale, folder)
 
 
-def load(attributes=None) -> pd.DataFrame:
-    """The built pairs (columns :data:`COLUMNS`), building missing or stale attributes first."""
+def load(attributes=None, folder=None) -> pd.DataFrame:
+    """The built pairs (columns :data:`COLUMNS`), building missing or stale attributes first.
+
+    ``folder`` is where they are read from (default ``data/built``; a fork built with
+    ``metricbias build-datasets --out DIR`` passes ``DIR``).
+    """
     names = check_attributes(attributes, known=tuple(lexicons.attributes()))
-    folder = built_dir()
+    folder = built_dir() if folder is None else Path(folder)
     _ensure(names, folder)
     return pd.concat([_read_tsv(folder / f"{n}.tsv", COLUMNS) for n in names], ignore_index=True)
 
@@ -245,33 +249,22 @@ def match_published(attributes=None) -> pd.DataFrame:
     return out
 
 
-def shared_pair_scores(metrics, attributes=None, cache=None) -> pd.DataFrame:
-    """Scores of the released pairs that were also built, against both references.
-
-    ``metrics`` are registry names (``"bleu"``) or :class:`~metricbias.metrics.Metric`
-    objects. Returns one row per (pair, metric, dataset) with ``dataset`` =
-    ``built`` (both candidates against the built reference) or ``released``
-    (each candidate against its released reference, as the paper scored them),
-    in the long form :func:`metricbias.bias.pairwise.bias_table` reads.
-    """
-    from .. import metrics as registry
+def matched_pairs(attributes=None) -> pd.DataFrame:
+    """The released pairs that were also built, in the pair layout of ``datasets.registry``, twice:
+    ``dataset`` = ``built`` (both candidates against the built reference) and ``released`` (each candidate
+    against its own released reference, as the paper scored them). Both sides carry the released pair's id
+    (two released pairs may match one built pair); ``built_pair_id`` names the built pair."""
     from . import published
 
     match = match_published(attributes)
     match = match[match["status"] == "built"]
     released = published.pairs(sorted(match["attribute"].unique())).set_index("pair_id")
-    ref_1 = match["published_reference"].tolist()
-    ref_2 = released.loc[match["published_pair_id"], "reference_2"].tolist()
-    c1, c2 = match["candidate_1"].tolist(), match["candidate_2"].tolist()
-    n = len(match)
-    frames = []
-    for metric in metrics:
-        metric = registry.get(metric) if isinstance(metric, str) else metric
-        for dataset, refs_1, refs_2 in (("built", match["reference"].tolist(), match["reference"].tolist()),
-                                        ("released", ref_1, ref_2)):
-            scores = metric.score(c1 + c2, refs_1 + refs_2, cache=cache)
-            frames.append(pd.DataFrame({
-                "attribute": match["attribute"].to_numpy(), "dataset": dataset, "pair_id": match["pair_id"].to_numpy(),
-                "published_pair_id": match["published_pair_id"].to_numpy(), "metric": metric.name,
-                "score_1": scores[:n], "score_2": scores[n:], "signature": metric.signature}))
-    return pd.concat(frames, ignore_index=True)
+    common = {"attribute": match["attribute"].to_numpy(), "candidate_1": match["candidate_1"].to_numpy(),
+              "candidate_2": match["candidate_2"].to_numpy()}
+    ids = {"pair_id": match["published_pair_id"].to_numpy(), "built_pair_id": match["pair_id"].to_numpy()}
+    built = pd.DataFrame({"dataset": "built", **ids, **common,
+                          "reference_1": match["reference"].to_numpy(), "reference_2": match["reference"].to_numpy()})
+    rel = pd.DataFrame({"dataset": "released", **ids, **common,
+                        "reference_1": match["published_reference"].to_numpy(),
+                        "reference_2": released.loc[match["published_pair_id"], "reference_2"].to_numpy()})
+    return pd.concat([built, rel], ignore_index=True)

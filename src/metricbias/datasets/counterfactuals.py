@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..paths import atomic_path, built_dir, data_dir
+from ..signature import direction
 from .lexicons import Lexicon, normalize_term
 
 CONFIG_FILE = "counterfactuals.yml"
@@ -274,38 +275,47 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
     return pd.DataFrame(flat, columns=COLUMNS), pd.DataFrame(excluded, columns=EXCLUSION_COLUMNS)
 
 
-def score(rows: pd.DataFrame, entries, *, cache=True, progress: bool = False) -> pd.DataFrame:
-    """Score every row of counterfactual sets with every metric configuration, through the score cache.
+def as_pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    """Counterfactual rows in the pair layout of ``datasets.registry``.
 
-    ``entries`` are ``(label, registry name, options)`` (as ``metrics.suite(profile)``
-    gives them). Returns ``attribute, source, group, metric, score, direction, signature``
-    (``direction``: ``higher`` or ``lower`` is better, as the metric declares it).
-    Corpus-dependent metrics (idf) score one attribute at a time, with that
-    attribute's rows as the corpus; the others score all rows in one call.
+    Per source: one pair per two protected groups (in the configured order), the
+    original pair (both groups ``original``) and the neutral reference against
+    itself (both ``neutral``). ``item_1``/``item_2`` name the row each side stands
+    for, so that a corpus-dependent metric sees each row once, as :func:`build`
+    wrote them; :func:`group_scores` turns the scored pairs back into rows.
     """
-    from .. import metrics as registry
-    from ..cache import ScoreCache
-
     missing = set(COLUMNS) - set(rows.columns)
     if missing:
         raise ValueError(f"counterfactual rows lack column(s) {sorted(missing)}")
-    if cache is True:
-        cache = ScoreCache.default()
-    entries = list(entries)
-    if progress:
-        from tqdm.auto import tqdm
+    out = []
+    for (attribute, source), block in rows.groupby(["attribute", "source"], sort=False):
+        protected = [(r.group, r.candidate) for r in block.itertuples() if r.group not in (ORIGINAL, NEUTRAL)]
+        original = block.loc[block["group"] == ORIGINAL, "candidate"].tolist()
+        reference = block["reference"].iloc[0]
+        sides = [((g1, c1, g1), (g2, c2, g2)) for i, (g1, c1) in enumerate(protected) for g2, c2 in protected[i + 1:]]
+        sides += [((ORIGINAL, original[0], f"{ORIGINAL}-1"), (ORIGINAL, original[1], f"{ORIGINAL}-2")),
+                  ((NEUTRAL, reference, NEUTRAL), (NEUTRAL, reference, NEUTRAL))]
+        out += [{"dataset": "counterfactual", "attribute": attribute, "pair_id": f"{source}|{i1}|{i2}",
+                 "candidate_1": c1, "candidate_2": c2, "reference_1": reference, "reference_2": reference,
+                 "group_1": g1, "group_2": g2, "source": source, "item_1": f"{source}|{i1}",
+                 "item_2": f"{source}|{i2}"} for (g1, c1, i1), (g2, c2, i2) in sides]
+    return pd.DataFrame(out)
 
-        entries = tqdm(entries, desc="metrics")
-    parts = []
-    for label, name, options in entries:
-        metric = registry.get(name, **options)
-        blocks = [b for _, b in rows.groupby("attribute", sort=False)] if metric.corpus_dependent else [rows]
-        for block in blocks:
-            values = metric.score(block["candidate"].tolist(), block["reference"].tolist(), cache=cache or None)
-            parts.append(block[["attribute", "source", "group"]].assign(
-                metric=label, score=values, direction=getattr(metric, "direction", "higher"),
-                signature=metric.signature))
-    return pd.concat(parts, ignore_index=True)
+
+def group_scores(scored: pd.DataFrame) -> pd.DataFrame:
+    """Scored pairs of :func:`as_pairs` back to one row per counterfactual row, in :func:`build`'s order:
+    ``attribute, source, group, metric, score, direction, signature``."""
+    need = {"attribute", "source", "group_1", "group_2", "item_1", "item_2", "metric", "score_1", "score_2",
+            "signature"}
+    missing = need - set(scored.columns)
+    if missing:
+        raise ValueError(f"scored counterfactual pairs lack column(s) {sorted(missing)}")
+    sides = [scored[["metric", "attribute", "source", f"group_{k}", f"item_{k}", f"score_{k}", "signature"]]
+             .set_axis(["metric", "attribute", "source", "group", "item", "score", "signature"], axis=1)
+             .assign(order=np.arange(len(scored)) * 2 + k) for k in (1, 2)]
+    rows = pd.concat(sides).sort_values("order", kind="stable").drop_duplicates(["metric", "item"])
+    rows["direction"] = rows["signature"].map(direction)
+    return rows[["attribute", "source", "group", "metric", "score", "direction", "signature"]].reset_index(drop=True)
 
 
 def config(path=None) -> dict[str, list[str]]:
@@ -324,11 +334,12 @@ def config(path=None) -> dict[str, list[str]]:
     return {str(a): list(g) for a, g in doc.items()}
 
 
-def build_attributes(groups_by_attribute: dict | None = None, *, sample_size: int = 0, seed: int = 0):
+def build_attributes(groups_by_attribute: dict | None = None, *, sample_size: int = 0, seed: int = 0,
+                     built_dir=None):
     """:func:`build` for several attributes of ``datasets.built``: (rows, exclusions), concatenated.
 
     ``groups_by_attribute`` defaults to :func:`config`; a list of attribute names
-    takes their groups from it.
+    takes their groups from it. ``built_dir``: where the built pairs are read from.
     """
     from . import built, lexicons
 
@@ -342,7 +353,7 @@ def build_attributes(groups_by_attribute: dict | None = None, *, sample_size: in
         groups_by_attribute = {a: known[a] for a in groups_by_attribute}
     sets, excl = [], []
     for attribute, groups in groups_by_attribute.items():
-        pairs = built.load([attribute])
+        pairs = built.load([attribute], folder=built_dir)
         rows, out = build(pairs, lexicons.load(attribute), groups, attribute=attribute, sample_size=sample_size,
                           seed=seed)
         sets.append(rows)
@@ -370,5 +381,5 @@ def write(groups_by_attribute=None, out=None) -> pd.DataFrame:
     return pd.DataFrame(summary)
 
 
-__all__ = ["COLUMNS", "EXCLUSION_COLUMNS", "NEUTRAL", "ORIGINAL", "REASONS", "build", "build_attributes",
-           "config", "differing_spans", "preferred_casing", "score", "substitute", "write"]
+__all__ = ["COLUMNS", "EXCLUSION_COLUMNS", "NEUTRAL", "ORIGINAL", "REASONS", "as_pairs", "build",
+           "build_attributes", "config", "differing_spans", "group_scores", "preferred_casing", "substitute", "write"]

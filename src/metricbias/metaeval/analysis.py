@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..datasets.meta_eval import JudgedSet, PairSet
 from ..datasets.swap import gender_of, lexicon
+from ..metrics.registry import resolve
 from . import correlation as corr
 from .scoring import hypothesis_scores, pair_scores
 
@@ -34,20 +35,6 @@ SUBSETS = ("all", "single_gender")
 JUDGES = ("mean", "stacked")
 #: two scores within this distance count as equal in the preference analysis (float noise, not preference)
 EQUAL_ATOL = 1e-9
-
-
-def labelled(m) -> tuple[str, object]:
-    """``(label, Metric)`` from a registry name, a :class:`Metric`, a ``(label, Metric)`` pair or a
-    ``(label, name, options)`` suite entry (``metrics.suite``); the label names the metric in every table."""
-    from .. import metrics
-
-    if isinstance(m, str):
-        return m, metrics.get(m)
-    if isinstance(m, tuple) and len(m) == 3:
-        return m[0], metrics.get(m[1], **m[2])
-    if isinstance(m, tuple) and len(m) == 2:
-        return m
-    return m.name, m
 
 
 def selection(dataset: JudgedSet) -> pd.DataFrame:
@@ -82,7 +69,7 @@ def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFram
     female = male.swapped()
     rows = []
     for m in metrics:
-        label, metric = labelled(m)
+        label, metric = resolve(m)
         s_male = hypothesis_scores(metric, male, cache)
         s_female = hypothesis_scores(metric, female, cache)
         for agg in s_male:
@@ -107,7 +94,7 @@ def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: di
     """
     if judges not in JUDGES:
         raise ValueError(f"judges={judges!r} is not one of {list(JUDGES)}")
-    label, metric = labelled(metric)
+    label, metric = resolve(metric)
     base = {"dataset": dataset.name.removesuffix(" (gender-swapped)"), "swap": swap, "metric": label,
             "name": metric.name, "signature": metric.signature}
     rows = []
@@ -170,7 +157,7 @@ def run(dataset, metrics: Iterable, *, swap: str = "none", cache=None, judges: s
 
 def performance(dataset, metrics: Iterable, *, cache=None, judges: str = "mean") -> pd.DataFrame:
     """Correlations before (``origin``) and after (``swap``) gender swapping, with ``delta`` = swap - origin."""
-    metrics = [labelled(m) for m in metrics]
+    metrics = [resolve(m) for m in metrics]
     before = run(dataset, metrics, swap="none", cache=cache, judges=judges)
     after = run(dataset, metrics, swap="gender", cache=cache, judges=judges)
     keys = ["dataset", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
@@ -188,7 +175,7 @@ def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, c
     human = dataset.human(aspect)
     rows = []
     for m in metrics:
-        label, metric = labelled(m)
+        label, metric = resolve(m)
         for cond, data in (("origin", dataset), ("swap", swapped)):
             for agg, s in hypothesis_scores(metric, data, cache).items():
                 curve = corr.top_k_curve(data.frame["system_id"], s, human, ks)

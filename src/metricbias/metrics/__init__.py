@@ -1,81 +1,55 @@
-"""Metric registry: stable names -> implementations, one module per family.
+"""Metrics: one ``Metric`` interface, a registry of stable names, a user's own metrics.
 
 ``get("bleu")`` or ``get("bertscore", backbone="all-MiniLM-L6-v2", variant="F")``
-builds a metric; ``available()`` lists every name with its family. Modules are
-imported on first use, so listing metrics never imports torch.
+builds a metric; ``get("bleu:tokenize=13a")`` takes the options in the one
+specification syntax every command uses; ``register`` adds a ``Metric`` subclass
+or a plain function ``f(candidates, references) -> scores`` under a name;
+``available()`` lists every metric's card. Modules are imported on first use, so
+listing metrics never imports torch.
 """
 
 from __future__ import annotations
 
-import importlib
-
-from .base import FAMILIES, Metric, MetricError
-
-#: registry name -> module that defines it (the class whose ``name`` attribute matches)
-REGISTRY: dict[str, str] = {
-    # n-gram overlap
-    "bleu": "metricbias.metrics.ngram",
-    "rouge1": "metricbias.metrics.ngram",
-    "rouge2": "metricbias.metrics.ngram",
-    "rougeL": "metricbias.metrics.ngram",
-    "rougeSU4": "metricbias.metrics.ngram",
-    "meteor": "metricbias.metrics.ngram",
-    "nist": "metricbias.metrics.ngram",
-    "chrf": "metricbias.metrics.ngram",
-    "ter": "metricbias.metrics.ngram",
-    "cider": "metricbias.metrics.ngram",
-    # static word embeddings
-    "wmd": "metricbias.metrics.embedding",
-    "embedding_average": "metricbias.metrics.embedding",
-    "vector_extrema": "metricbias.metrics.embedding",
-    "greedy_matching": "metricbias.metrics.embedding",
-    # token matching on contextual encoders
-    "bertscore": "metricbias.metrics.matching",
-    "moverscore": "metricbias.metrics.matching",
-    # learned regression (BLEURT-style)
-    "regression": "metricbias.metrics.regression",
-    # generation likelihood and distilled metrics
-    "bartscore": "metricbias.metrics.generation",
-    "prism": "metricbias.metrics.generation",
-    "frugalscore": "metricbias.metrics.generation",
-}
+from .base import FAMILIES, PARADIGMS, Metric, MetricError
+from .registry import (BUILTIN, Spec, function_metric, get, metric_class, names, on_backbones, parse, register,
+                       resolve, unregister)
 
 
-def metric_class(name: str) -> type[Metric]:
-    if name not in REGISTRY:
-        raise MetricError(f"unknown metric {name!r}; available: {', '.join(REGISTRY)}")
-    module = importlib.import_module(REGISTRY[name])
-    for obj in vars(module).values():
-        if isinstance(obj, type) and issubclass(obj, Metric) and getattr(obj, "name", None) == name:
-            return obj
-    raise MetricError(f"metric {name!r}: {REGISTRY[name]} defines no Metric subclass named {name!r}")
+#: the columns of :func:`configurations`
+CONFIG_COLUMNS = ["metric", "family", "paradigm", "backbone", "params_m", "source"]
 
 
-def get(name: str, **options) -> Metric:
-    """Build the metric registered as ``name`` with the given options."""
-    return metric_class(name)(**options)
+def configurations(specs) -> "pd.DataFrame":
+    """One row per metric configuration (a profile's :class:`Spec` list): its label, family, paradigm, the
+    pretrained backbone it runs on (a trained backbone reports the one it was trained on) and its size."""
+    import pandas as pd
 
-
-def available() -> list[dict]:
-    """Every registered metric: name, family, options with defaults, whether it needs a backbone,
-    the backbone kinds it accepts and the registered backbones of those kinds."""
     from .. import backbones
 
     rows = []
-    for name in REGISTRY:
+    for label, name, options in specs:
         cls = metric_class(name)
-        accepted = [b.name for b in backbones.BACKBONES.values() if b.kind in cls.backbone_kinds]
-        rows.append({"name": name, "family": cls.family, "needs_backbone": cls.needs_backbone,
-                     "backbone_kinds": list(cls.backbone_kinds), "backbones": accepted,
-                     "options": dict(cls.defaults)})
+        backbone = {**cls.defaults, **options}.get("backbone") if cls.needs_backbone else None
+        info = backbones.BACKBONES.get(backbone)
+        while info is not None and info.base is not None:  # trained parts on a frozen pretrained backbone
+            backbone, info = info.base, backbones.BACKBONES.get(info.base)
+        rows.append({"metric": label, "family": cls.label or cls.name, "paradigm": cls.paradigm_name(),
+                     "backbone": backbone, "params_m": info.params_millions if info else float("nan"),
+                     "source": "live"})
+    return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
+
+
+def available() -> list[dict]:
+    """Every registered metric's card (:meth:`Metric.describe`) plus the registered backbones it accepts."""
+    from .. import backbones
+
+    rows = []
+    for name in names():
+        card = metric_class(name).describe()
+        card["backbones"] = [b.name for b in backbones.BACKBONES.values() if b.kind in card["backbone_kinds"]]
+        rows.append(card)
     return rows
 
 
-def suite(profile: str = "offline") -> list[tuple[str, str, dict]]:
-    """Every metric configuration of a profile as ``(label, name, options)``; see :mod:`.suites`."""
-    from .suites import suite as _suite
-
-    return _suite(profile)
-
-
-__all__ = ["FAMILIES", "Metric", "MetricError", "REGISTRY", "available", "get", "metric_class", "suite"]
+__all__ = ["BUILTIN", "CONFIG_COLUMNS", "FAMILIES", "PARADIGMS", "Metric", "MetricError", "Spec", "available", "configurations", "function_metric", "get",
+           "metric_class", "names", "on_backbones", "parse", "register", "resolve", "unregister"]

@@ -11,7 +11,7 @@ weights, so paradigm and backbone can be told apart:
   paraphraser (``para-<encoder>``, :mod:`metricbias.trained.paraphraser`).
 
 :func:`entries` gives the ``(label, name, options)`` of every configuration (for
-:func:`metricbias.scoring.live_scores`), :func:`configs` their family, paradigm and backbone,
+:func:`metricbias.scoring.score_metrics`), :func:`configs` their family, paradigm and backbone,
 :func:`missing` what cannot run here and why, and :func:`grid` the bias table laid out as
 families x backbones. The decomposition uses one configuration per family
 (:data:`DECOMPOSED`): the F variants and 1-gram MoverScore.
@@ -57,15 +57,17 @@ def configs(encoders=ENCODERS) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
 
 
-def entries(encoders=ENCODERS, *, only_available: bool = True) -> list[tuple[str, str, dict]]:
-    """``(label, registry name, options)`` of every configuration (those whose backbone resolves here)."""
+def entries(encoders=ENCODERS, *, only_available: bool = True) -> list:
+    """A :class:`~metricbias.metrics.Spec` ``(label, registry name, options)`` per configuration (those that run here)."""
+    from .registry import Spec
+
     out = []
     gone = set(missing(encoders)["metric"]) if only_available else set()
     for row in configs(encoders).itertuples():
         if row.metric in gone:
             continue
         name, _, _, variants = FAMILIES[row.family]
-        out.append((row.metric, name, {"backbone": row.runs_on, **variants[row.variant]}))
+        out.append(Spec(row.metric, name, {"backbone": row.runs_on, **variants[row.variant]}))
     return out
 
 

@@ -5,19 +5,30 @@ its :attr:`Metric.signature` records everything that determines its scores
 (name, every option, backbone, library versions, implementation revision), so
 that a score can be traced and cached. Subclasses implement :meth:`_score` on
 already-validated, deduplicated inputs.
+
+Like a HuggingFace ``evaluate`` metric, every class also carries its card: a
+``label`` for tables, its ``paradigm`` (Sun et al. 2022, Table 2), a ``citation``,
+known ``limits`` and a one-line description of every option (``docs``). Option
+types follow the defaults (``types`` overrides them), are checked when the metric
+is built, and are what ``metricbias metrics`` and ``help()`` show.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
 from abc import ABC, abstractmethod
 from typing import ClassVar, Sequence
 
 import numpy as np
 
 from .. import __version__
+from ..signature import format_signature
 
-FAMILIES = ("ngram", "embedding", "matching", "regression", "generation")
+FAMILIES = ("ngram", "embedding", "matching", "regression", "generation", "user")
+#: family -> paradigm as Sun et al. (2022) name it (the traditional families keep their own names)
+PARADIGMS = {"ngram": "n-gram", "embedding": "static embedding", "matching": "Matching", "regression": "Regression",
+             "generation": "Generation", "user": "user-defined"}
 
 
 class MetricError(ValueError):
@@ -36,6 +47,18 @@ class Metric(ABC):
     name: ClassVar[str]
     #: one of FAMILIES
     family: ClassVar[str]
+    #: how tables name the metric ("BLEU", "BERTScore"); :meth:`config_label` adds the configuration
+    label: ClassVar[str] = ""
+    #: the paradigm of Sun et al. (2022); empty: derived from ``family`` (:data:`PARADIGMS`)
+    paradigm: ClassVar[str] = ""
+    #: where the metric is defined: book/references.bib key, then author (year)
+    citation: ClassVar[str] = ""
+    #: what the metric cannot do, or where our implementation departs from the original
+    limits: ClassVar[str] = ""
+    #: option name -> one-line description (shown by ``metricbias metrics`` and ``help()``)
+    docs: ClassVar[dict] = {}
+    #: option name -> accepted type(s) where the default does not say (a ``None`` default, say)
+    types: ClassVar[dict] = {}
     #: option name -> default; every option is part of the signature
     defaults: ClassVar[dict] = {}
     #: option name -> allowed values (checked at construction)
@@ -58,6 +81,11 @@ class Metric(ABC):
     #: options that do not change scores (device, batch size): kept out of the signature
     runtime_options: ClassVar[tuple[str, ...]] = ("device", "batch_size")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:  # a concrete metric: help() shows its card after the class docstring
+            cls.__doc__ = f"{inspect.cleandoc(cls.__dict__.get('__doc__') or '')}\n\n{cls.card_text()}"
+
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.defaults))
         if unknown:
@@ -66,9 +94,64 @@ class Metric(ABC):
                 + ", ".join(f"{k}={v!r}" for k, v in self.defaults.items())
             )
         self.options = {**self.defaults, **options}
+        for key, value in options.items():
+            expected = self.option_type(key)
+            if expected and key not in self.choices and not _is_instance(value, expected):
+                raise MetricError(f"metric {self.name}: {key}={value!r} is {type(value).__name__}, "
+                                  f"expected {_type_names(expected)}")
         for key, allowed in self.choices.items():
             if self.options[key] not in allowed:
                 raise MetricError(f"metric {self.name}: {key}={self.options[key]!r} is not one of {list(allowed)}")
+
+    # --- the card ---------------------------------------------------------------------
+    @classmethod
+    def option_type(cls, key: str) -> tuple[type, ...]:
+        """The accepted types of option ``key`` (empty: anything)."""
+        if key in cls.types:
+            declared = cls.types[key]
+            return tuple(declared) if isinstance(declared, (tuple, list)) else (declared,)
+        default = cls.defaults.get(key)
+        if default is None:
+            return ()
+        return (int, float) if isinstance(default, float) else (type(default),)
+
+    @classmethod
+    def paradigm_name(cls) -> str:
+        return cls.paradigm or PARADIGMS.get(cls.family, cls.family)
+
+    @classmethod
+    def describe(cls) -> dict:
+        """The metric's card as plain data: name, label, family, paradigm, direction, citation, limits, options."""
+        doc = (cls.__dict__.get("__doc__") or "").split("\n\nOptions", 1)[0].strip()
+        options = [{"name": k, "default": v, "type": _type_names(cls.option_type(k)) or "any",
+                    "choices": list(cls.choices.get(k, ())), "doc": cls.docs.get(k, ""),
+                    "affects_scores": k not in cls.runtime_options} for k, v in cls.defaults.items()]
+        return {"name": cls.name, "label": cls.label or cls.name, "family": cls.family,
+                "paradigm": cls.paradigm_name(), "direction": cls.direction, "citation": cls.citation,
+                "limits": cls.limits, "description": doc.split("\n\n")[0].replace("\n", " ").strip(),
+                "needs_backbone": cls.needs_backbone, "backbone_kinds": list(cls.backbone_kinds),
+                "corpus_dependent": cls.corpus_dependent, "options": options}
+
+    @classmethod
+    def card_text(cls) -> str:
+        card = cls.describe()
+        lines = [f"Options ({cls.name}; {card['paradigm']}, {card['direction']} is better):"]
+        for o in card["options"]:
+            choices = f", one of {o['choices']}" if o["choices"] else ""
+            lines.append(f"    {o['name']} ({o['type']}{choices}; default {o['default']!r}): {o['doc']}".rstrip(": "))
+        for key in ("citation", "limits"):
+            if card[key]:
+                lines.append(f"{key.capitalize()}: {card[key]}")
+        return "\n".join(lines)
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        """How a table names the configuration with ``options`` ("BLEU", "BERTScore-MiniLM", "MoverScore-MiniLM-2gram");
+        computed without building the metric, so that profiles naming unavailable backbones still have labels."""
+        return cls.label or cls.name
+
+    def config_label(self) -> str:
+        return self.label_for(self.options)
 
     # --- signature -------------------------------------------------------------------
     def signature_fields(self) -> dict[str, str]:
@@ -89,7 +172,7 @@ class Metric(ABC):
 
     @property
     def signature(self) -> str:
-        return "|".join(f"{k}:{v}" for k, v in self.signature_fields().items())
+        return format_signature(self.signature_fields())
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.signature}>"
@@ -145,3 +228,18 @@ class Metric(ABC):
     @abstractmethod
     def _score(self, candidates: list[str], references: list[str]) -> np.ndarray:
         """Scores of already-validated pairs (subclasses)."""
+
+
+def _is_instance(value, expected: tuple) -> bool:
+    if value is None:
+        return type(None) in expected
+    if isinstance(value, bool) and bool not in expected:  # True is an int to Python, not to an option
+        return False
+    return isinstance(value, tuple(t for t in expected if t is not type(None)))
+
+
+def _type_names(expected: tuple) -> str:
+    names = ["None" if t is type(None) else t.__name__ for t in expected]
+    if "int" in names and "float" in names:  # a float option takes ints too
+        names.remove("int")
+    return " or ".join(names)

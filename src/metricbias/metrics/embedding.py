@@ -81,6 +81,11 @@ class StaticEmbeddingMetric(Metric):
     defaults = {"backbone": DEFAULT_BACKBONE, "case": "fallback", "stopwords": "none"}
     choices = {"case": ("fallback", "lower", "exact"), "stopwords": ("none", "gensim")}
     libraries = ("gensim", "numpy")
+    citation = "gao2022social: static-embedding metrics as Gao & Wan (2022) run them"
+    limits = "Words without a vector are skipped: a text of unknown words has no representation."
+    docs = {"backbone": "word2vec-format vectors (registered name or .bin file)",
+            "case": "look words up as written, lowercased, or as written then lowercased",
+            "stopwords": "drop gensim's English stop words first"}
     #: the score of a pair where either text has no in-vocabulary token
     no_representation: ClassVar[float] = 0.0
 
@@ -169,6 +174,7 @@ class EmbeddingAverage(StaticEmbeddingMetric):
     """Embedding average (Landauer & Dumais, 1997): cosine of the two texts' mean word vectors, in [-1, 1]."""
 
     name = "embedding_average"
+    label = "Embedding average"
 
     def pair_score(self, cand, ref, table):
         return _cosine(table[cand].mean(axis=0), table[ref].mean(axis=0))
@@ -184,6 +190,7 @@ class VectorExtrema(StaticEmbeddingMetric):
     """Vector extrema (Forgues et al., 2014): cosine of the two texts' extrema vectors, in [-1, 1]."""
 
     name = "vector_extrema"
+    label = "Vector extrema"
 
     def pair_score(self, cand, ref, table):
         return _cosine(extrema(table[cand]), extrema(table[ref]))
@@ -198,6 +205,7 @@ class GreedyMatching(StaticEmbeddingMetric):
     """
 
     name = "greedy_matching"
+    label = "Greedy matching"
 
     def pair_score(self, cand, ref, table):
         sim = table[cand] @ table[ref].T  # unit vectors: cosine similarities, (cand tokens, ref tokens)
@@ -216,6 +224,8 @@ class WMD(StaticEmbeddingMetric):
     """
 
     name = "wmd"
+    label = "WMD"
+    docs = {**StaticEmbeddingMetric.docs, "output": "similarity (1 / (1 + distance)) or the distance itself"}
     defaults = {**StaticEmbeddingMetric.defaults, "output": "similarity"}
     choices = {**StaticEmbeddingMetric.choices, "output": ("similarity", "distance")}
     libraries = ("POT", "gensim", "numpy")

@@ -109,6 +109,18 @@ class _Likelihood(ModelMetric):
     backbone_kinds: ClassVar[tuple[str, ...]] = ("seq2seq",)
     libraries = ("torch", "transformers")
     choices = {"variant": ("P", "R", "F")}
+    docs = {"variant": "P = log p(candidate | reference), R = the reverse, F = their mean",
+            "backbone": "sequence-to-sequence model", "max_length": "longest input in tokens",
+            "device": "auto, cpu or cuda", "batch_size": "pairs per forward pass"}
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        # the released columns' spelling: BARTScore-BART-base-F, -p, -r; the PRISM paraphraser is just PRISM-F
+        options = {**cls.defaults, **options}
+        tag = "F" if options["variant"] == "F" else options["variant"].lower()
+        if options["backbone"] == "prism":
+            return f"{cls.label}-{tag}"
+        return f"{super().label_for(options)}-{tag}"
 
     def _prefix(self) -> str | None:
         return None
@@ -160,6 +172,8 @@ class _Likelihood(ModelMetric):
 
 class BARTScore(_Likelihood):
     name = "bartscore"
+    label = "BARTScore"
+    citation = "yuan2021bartscore: Yuan et al. (2021), BARTScore"
     defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "max_length": 1024, "device": "auto",
                 "batch_size": 8}
     revision = 1
@@ -167,6 +181,11 @@ class BARTScore(_Likelihood):
 
 class PRISM(_Likelihood):
     name = "prism"
+    label = "PRISM"
+    citation = "thompson2020prism: Thompson & Post (2020), PRISM"
+    types = {"target_prefix": (str, type(None))}
+    docs = {**_Likelihood.docs, "target_prefix": "language tag forced before each target and not scored; auto: <en> "
+                                                 "when the tokenizer has it as one token, none on a paraphraser"}
     defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "target_prefix": "auto", "max_length": 1024,
                 "device": "auto", "batch_size": 8}
     revision = 1
@@ -197,6 +216,11 @@ def _language_tag(path: str, tag: str = "<en>") -> str | None:
 class FrugalScore(ModelMetric):
     name = "frugalscore"
     family = "regression"  # a small regressor distilled from a matching metric (not a likelihood)
+    label = "FrugalScore"
+    paradigm = "Generation"  # where Sun et al.'s Table 6 files it
+    citation = "eddine2022frugalscore: Kamal Eddine et al. (2022), FrugalScore"
+    docs = {"backbone": "FrugalScore checkpoint", "max_length": "longest input in tokens",
+            "device": "auto, cpu or cuda", "batch_size": "pairs per forward pass"}
     defaults = {"backbone": "frugalscore-tiny", "max_length": 512, "device": "auto", "batch_size": 32}
     backbone_kinds: ClassVar[tuple[str, ...]] = ("frugalscore", "regression")
     libraries = ("torch", "transformers")

@@ -125,6 +125,21 @@ class _EncoderMetric(ModelMetric):
 class BERTScore(_EncoderMetric):
     name = "bertscore"
     family = "matching"
+    label = "BERTScore"
+    citation = "zhang2020bertscore: Zhang et al. (2020), BERTScore; bert-score's greedy matching"
+    limits = ("Scores are not baseline-rescaled (Eq. 1 of Sun et al. min-max rescales anyway); the layer of a "
+              "backbone bert-score has not tuned is our choice and is in the signature.")
+    docs = {"variant": "precision, recall or F1 of the greedy match", "backbone": "contextual encoder",
+            "layer": "hidden layer matched (None: bert-score's tuned layer, else ours)",
+            "idf": "weight tokens by idf over the call's references", "adapter": "adapter folder attached",
+            "device": "auto, cpu or cuda", "batch_size": "sentences per forward pass"}
+    types = {"layer": (int, type(None)), "adapter": (str, type(None))}
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        variant = {**cls.defaults, **options}["variant"]
+        return super().label_for(options) + ("" if variant == "F" else f"-{variant}")
+
     defaults = {"variant": "F", "backbone": "all-MiniLM-L6-v2", "layer": None, "idf": False, "adapter": None,
                 "device": "auto", "batch_size": 64}
     choices = {"variant": ("P", "R", "F"), "idf": (False, True)}
@@ -211,6 +226,18 @@ def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[
 class MoverScore(_EncoderMetric):
     name = "moverscore"
     family = "matching"
+    label = "MoverScore"
+    citation = "zhao2019moverscore: Zhao et al. (2019), MoverScore (moverscore_v2)"
+    docs = {"n_gram": "1- or 2-gram embeddings moved", "backbone": "contextual encoder",
+            "layer": "hidden layer (None: the last)", "idf": "idf weights from the call's texts",
+            "remove_subwords": "drop word pieces and punctuation, as moverscore_v2",
+            "adapter": "adapter folder attached", "device": "auto, cpu or cuda", "batch_size": "sentences per pass"}
+    types = {"layer": (int, type(None)), "adapter": (str, type(None))}
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        return super().label_for(options) + ("-2gram" if {**cls.defaults, **options}["n_gram"] == 2 else "")
+
     defaults = {"n_gram": 1, "backbone": "all-MiniLM-L6-v2", "layer": None, "idf": True, "remove_subwords": True,
                 "adapter": None, "device": "auto", "batch_size": 64}
     choices = {"n_gram": (1, 2), "idf": (True, False), "remove_subwords": (True, False)}

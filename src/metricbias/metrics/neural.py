@@ -7,10 +7,17 @@ is a :class:`metricbias.backbones.BackboneError` at once, listing what is availa
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from .. import backbones, models
 from .base import Metric, MetricError
+
+
+def backbone_label(backbone: str) -> str:
+    """A backbone as tables name it: its short label when registered, else its folder's name."""
+    info = backbones.BACKBONES.get(backbone)
+    return info.label if info is not None else Path(str(backbone)).name
 
 
 class ModelMetric(Metric):
@@ -33,6 +40,10 @@ class ModelMetric(Metric):
 
     def _resolve_backbone(self, backbone: str):
         return backbones.resolve(backbone)
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        return f"{cls.label or cls.name}-{backbone_label({**cls.defaults, **options}['backbone'])}"
 
     def _backbone_kind(self, backbone: str) -> str:
         if backbone in backbones.BACKBONES:

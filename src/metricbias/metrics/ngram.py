@@ -90,6 +90,13 @@ class BLEU(NgramMetric):
     """
 
     name = "bleu"
+    label = "BLEU"
+    citation = "post2018sacrebleu: Papineni et al. (2002), BLEU; sacreBLEU (Post, 2018)"
+    limits = "Sentence-level BLEU is noisy; the score depends on tokenization and smoothing (both in the signature)."
+    docs = {"tokenize": "sacreBLEU tokenizer ('none' splits on whitespace, as Sun et al.)",
+            "lowercase": "lowercase both texts first", "smooth_method": "smoothing of zero n-gram counts",
+            "smooth_value": "epsilon of 'floor' / k of 'add-k'", "max_ngram_order": "highest n-gram order",
+            "effective_order": "skip orders longer than the candidate"}
     defaults = {"tokenize": "none", "lowercase": False, "smooth_method": "floor", "smooth_value": 0.1,
                 "max_ngram_order": 4, "effective_order": True}
     choices = {"tokenize": ("none", "13a", "intl", "char"), "lowercase": (True, False),
@@ -122,6 +129,8 @@ class _Rouge(NgramMetric):
     defaults = {"variant": "F", "use_stemmer": True}
     choices = {"variant": ("F", "P", "R"), "use_stemmer": (True, False)}
     libraries = ("rouge-score", "nltk")  # rouge-score stems with nltk's Porter stemmer
+    citation = "Lin (2004), ROUGE; Google's rouge-score package"
+    docs = {"variant": "F-measure, precision or recall", "use_stemmer": "Porter-stem tokens first"}
     rouge_type: ClassVar[str]
 
     def _score(self, candidates, references):
@@ -136,6 +145,7 @@ class Rouge1(_Rouge):
     """ROUGE-1: unigram overlap; default F1 with stemming (Sun et al.'s "ROUGE")."""
 
     name = "rouge1"
+    label = "ROUGE-1"
     rouge_type = "rouge1"
 
 
@@ -143,6 +153,7 @@ class Rouge2(_Rouge):
     """ROUGE-2: bigram overlap."""
 
     name = "rouge2"
+    label = "ROUGE-2"
     rouge_type = "rouge2"
 
 
@@ -150,6 +161,7 @@ class RougeL(_Rouge):
     """ROUGE-L: longest common subsequence (sentence level, not ``rougeLsum``)."""
 
     name = "rougeL"
+    label = "ROUGE-L"
     rouge_type = "rougeL"
 
 
@@ -175,9 +187,14 @@ class RougeSU4(NgramMetric):
     """
 
     name = "rougeSU4"
+    label = "ROUGE-SU4"
     defaults = {"variant": "F", "use_stemmer": True, "max_gap": 4}
     choices = {"variant": ("F", "P", "R"), "use_stemmer": (True, False)}
     libraries = ("rouge-score", "nltk")
+    citation = "Lin (2004), ROUGE (skip-bigrams with gap up to 4, plus unigrams)"
+    limits = "Not in rouge-score; written here after Lin (2004)."
+    docs = {"variant": "F-measure, precision or recall", "use_stemmer": "Porter-stem tokens first",
+            "max_gap": "largest gap between the two words of a skip-bigram"}
 
     def __init__(self, **options):
         super().__init__(**options)
@@ -217,6 +234,12 @@ class METEOR(NgramMetric):
     """
 
     name = "meteor"
+    label = "METEOR"
+    citation = "banerjee2005meteor: Banerjee & Lavie (2005); nltk's implementation"
+    limits = ("nltk's METEOR has no paraphrase stage and other parameters than METEOR 1.5 (MultEval), which Gao & "
+              "Wan used; Sun et al.'s released column scored a Python set of tokens and cannot be reproduced.")
+    docs = {"tokenize": "word tokenizer", "lowercase": "lowercase first", "alpha": "weight of precision vs recall",
+            "beta": "fragmentation penalty exponent", "gamma": "fragmentation penalty weight"}
     defaults = {"tokenize": "none", "lowercase": True, "alpha": 0.9, "beta": 3.0, "gamma": 0.5}
     choices = {"tokenize": TOKENIZERS, "lowercase": (True, False)}
     libraries = ("nltk",)
@@ -280,6 +303,10 @@ class NIST(NgramMetric):
     """
 
     name = "nist"
+    label = "NIST"
+    citation = "Doddington (2002), NIST; nltk's sentence_nist"
+    limits = "n=2 reproduces Sun et al.'s released column (their code asks for 5, which divides by zero on short texts)."
+    docs = {"n": "highest n-gram order", "tokenize": "word tokenizer", "lowercase": "lowercase first"}
     defaults = {"n": 2, "tokenize": "none", "lowercase": False}
     choices = {"tokenize": TOKENIZERS, "lowercase": (True, False)}
     libraries = ("nltk",)
@@ -314,6 +341,12 @@ class ChrF(NgramMetric):
     """
 
     name = "chrf"
+    label = "chrF"
+    citation = "Popović (2015), chrF; nltk's sentence_chrf or sacreBLEU"
+    docs = {"implementation": "nltk (mean F over orders, Sun et al.) or sacrebleu (chrF2)",
+            "char_order": "highest character n-gram order", "beta": "recall weight (None: the implementation's)",
+            "lowercase": "lowercase first"}
+    types = {"beta": (int, float, type(None))}
     defaults = {"implementation": "nltk", "char_order": 6, "beta": None, "lowercase": False}
     choices = {"implementation": ("nltk", "sacrebleu"), "lowercase": (True, False)}
     libraries = ("nltk", "sacrebleu")
@@ -355,6 +388,10 @@ class TER(NgramMetric):
     """
 
     name = "ter"
+    label = "TER"
+    citation = "post2018sacrebleu: Snover et al. (2006), TER; sacreBLEU's implementation"
+    docs = {"case_sensitive": "compare case", "normalized": "sacreBLEU's normalization",
+            "no_punct": "remove punctuation first"}
     direction = "lower"
     defaults = {"case_sensitive": False, "normalized": False, "no_punct": False}
     choices = {"case_sensitive": (True, False), "normalized": (True, False), "no_punct": (True, False)}
@@ -432,6 +469,11 @@ class CIDErD(NgramMetric):
     """
 
     name = "cider"
+    label = "CIDEr-D"
+    citation = "Vedantam et al. (2015), CIDEr-D"
+    limits = "Document frequencies come from the references of the call: scores depend on the whole corpus scored."
+    docs = {"n": "highest n-gram order", "sigma": "length penalty width", "tokenize": "word tokenizer",
+            "lowercase": "lowercase first"}
     corpus_dependent = True
     defaults = {"n": 4, "sigma": 6.0, "tokenize": "13a", "lowercase": True}
     choices = {"tokenize": TOKENIZERS, "lowercase": (True, False)}

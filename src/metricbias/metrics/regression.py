@@ -251,6 +251,11 @@ class Regression(ModelMetric):
 
     name = "regression"
     family = "regression"
+    label = "Regression"
+    citation = "sellam2020bleurt: BLEURT-style regression (Sellam et al., 2020)"
+    docs = {"backbone": "trained regression model or BLEURT checkpoint", "adapter": "adapter folder attached",
+            "device": "auto, cpu or cuda", "batch_size": "pairs per forward pass"}
+    types = {"adapter": (str, type(None))}
     defaults = {"backbone": "stsb-all-MiniLM-L6-v2", "adapter": None, "device": "auto", "batch_size": 32}
     backbone_kinds: ClassVar[tuple[str, ...]] = ("regression",)
     libraries = ("torch", "transformers")
@@ -267,6 +272,16 @@ class Regression(ModelMetric):
 
     def _backbone_kind(self, backbone: str) -> str:
         return "regression" if is_artifact(self.backbone_path) else super()._backbone_kind(backbone)
+
+    @classmethod
+    def label_for(cls, options: dict) -> str:
+        # our trained models are "Regression-<encoder>", public BLEURT checkpoints "BLEURT-<encoder>"
+        from .neural import backbone_label
+
+        backbone = {**cls.defaults, **options}["backbone"]
+        info = backbones.BACKBONES.get(backbone)
+        prefix = "BLEURT" if info is not None and info.hub_id else cls.label
+        return f"{prefix}-{backbone_label(backbone)}"
 
     def _score(self, candidates, references):
         opts = self.options

@@ -23,10 +23,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import datasets
+from ..datasets.registry import ADAPTER_EXCLUDED
+from ..scoring import score_pairs
 from . import training
 
 #: built attributes not used to evaluate adapters, and why
-EXCLUDED_BUILT = {"stereoset_gender": "StereoSet gender examples are in the adapter's training data"}
+EXCLUDED_BUILT = ADAPTER_EXCLUDED
 #: quality measure -> (dataset, what is reported)
 QUALITY = {
     "wmt19-kk-en": "DARR Kendall-like tau",
@@ -34,8 +37,6 @@ QUALITY = {
     "flickr8k": "Kendall tau with the experts' mean (max over references)",
     "stsb-dev": "Pearson with the ratings",
 }
-BIAS_SETS = ("published", "built")
-GENDER = {"published": "gender", "built": "gender"}
 COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
                    "p_value", "signature_before", "signature_after"]
 
@@ -54,47 +55,17 @@ def metric_for(adapter=None, *, meta: dict | None = None, device: str = "auto"):
 
 # --- bias -------------------------------------------------------------------------------------
 
-def bias_pairs(datasets=BIAS_SETS, attributes=None) -> pd.DataFrame:
-    """The pairs measured: ``dataset, attribute, pair_id, candidate_1, candidate_2, reference_1, reference_2``."""
-    frames = []
-    if "published" in datasets:
-        from ..datasets import published
-
-        p = published.pairs(attributes if attributes is None else
-                            [a for a in attributes if a in published.ATTRIBUTES])
-        frames.append(pd.DataFrame({"dataset": "published", "attribute": p["attribute"], "pair_id": p["pair_id"],
-                                    "candidate_1": p["candidate_1"], "candidate_2": p["candidate_2"],
-                                    "reference_1": p["reference"], "reference_2": p["reference_2"]}))
-    if "built" in datasets:
-        from ..datasets import built
-
-        names = [a for a in built.attributes() if a not in EXCLUDED_BUILT and (attributes is None or a in attributes)]
-        b = built.load(names)
-        frames.append(pd.DataFrame({"dataset": "built", "attribute": b["attribute"], "pair_id": b["pair_id"],
-                                    "candidate_1": b["candidate_1"], "candidate_2": b["candidate_2"],
-                                    "reference_1": b["reference"], "reference_2": b["reference"]}))
-    unknown = set(datasets) - set(BIAS_SETS)
-    if unknown or not frames:
-        raise ValueError(f"bias datasets must be among {list(BIAS_SETS)}; got {list(datasets)}")
-    return pd.concat(frames, ignore_index=True)
-
-
-def _sample_pairs(pairs: pd.DataFrame, sample_size: int, seed: int) -> pd.DataFrame:
-    if not sample_size:
-        return pairs
-    shuffled = pairs.sample(frac=1.0, random_state=seed)
-    kept = shuffled[shuffled.groupby(["dataset", "attribute"], sort=False).cumcount() < sample_size]
-    return kept.sort_index().reset_index(drop=True)
+def bias_pairs(attributes=None) -> pd.DataFrame:
+    """The pairs measured: dataset ``adapter-evaluation`` in the pair layout (``dataset`` says published or built)."""
+    return datasets.load("adapter-evaluation", attributes)
 
 
 def _pair_scores(metric, pairs: pd.DataFrame, cache=None) -> dict:
     """(dataset, attribute) -> (scores of candidate 1, scores of candidate 2, labels naming the set): one scoring call."""
-    n = len(pairs)
-    scores = metric.score(list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
-                          list(pairs["reference_1"]) + list(pairs["reference_2"]), cache=cache)
-    s1, s2 = scores[:n], scores[n:]
+    scored = score_pairs(pairs, metric, cache=cache, label=metric.name)
+    s1, s2 = scored["score_1"].to_numpy(), scored["score_2"].to_numpy()
     return {(dataset, attribute): (s1[idx], s2[idx], {"metric": metric.name, "attribute": f"{dataset} {attribute}"})
-            for (dataset, attribute), idx in pairs.groupby(["dataset", "attribute"], sort=False).indices.items()}
+            for (dataset, attribute), idx in scored.groupby(["dataset", "attribute"], sort=False).indices.items()}
 
 
 def _bias_rows(scored: dict) -> pd.DataFrame:
@@ -188,7 +159,7 @@ def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
 
 # --- before / after ---------------------------------------------------------------------------
 
-def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_size: int = 0,
+def compare(adapter, *, attributes=None, measures=tuple(QUALITY), sample_size: int = 0,
             quality_sample_size: int | None = None, seed: int = 0, cache=None, device: str = "auto") -> pd.DataFrame:
     """Bias and quality of the original metric and of the metric with ``adapter``, side by side.
 
@@ -200,7 +171,7 @@ def compare(adapter, *, bias_sets=BIAS_SETS, measures=tuple(QUALITY), sample_siz
     quality_sample_size = sample_size if quality_sample_size is None else quality_sample_size
     meta = training.read_meta(adapter)
     before_m, after_m = metric_for(None, meta=meta, device=device), metric_for(adapter, meta=meta, device=device)
-    pairs = _sample_pairs(bias_pairs(bias_sets), sample_size, seed)
+    pairs = datasets.sample(bias_pairs(attributes), sample_size, seed)
     sets = load_quality_sets(measures, quality_sample_size, seed) if measures else {}
     # each metric scores the pairs once: the biases and the test of their change come from the same scores
     scored_before, scored_after = _pair_scores(before_m, pairs, cache), _pair_scores(after_m, pairs, cache)
@@ -239,7 +210,7 @@ def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: 
         if r["kind"] == "quality":
             crit = (f"quality change on {r['dataset']} ({r['statistic']})", rel, f"|change| <= {quality_tolerance:.0%}",
                     abs(rel) <= quality_tolerance)
-        elif GENDER.get(r["dataset"]) == r["name"]:
+        elif r["name"] == "gender":
             crit = (f"gender bias cut on the {r['dataset']} gender set", -rel, f">= {gender_cut:.0%}", -rel >= gender_cut)
         else:
             crit = (f"bias change on {r['dataset']} {r['name']}", rel, f"<= +{other_rise:.0%}", rel <= other_rise)
@@ -252,12 +223,12 @@ def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: 
                            ignore_index=True)
 
 
-def curve(run_dir, *, bias_sets=BIAS_SETS, attributes=("gender",), measures=("stsb-dev",), sample_size: int = 0,
+def curve(run_dir, *, attributes=("gender",), measures=("stsb-dev",), sample_size: int = 0,
           seed: int = 0, cache=None, device: str = "auto") -> pd.DataFrame:
     """Gender bias and quality at every checkpoint of a training run (step 0: the original metric)."""
     run_dir = Path(run_dir)
     meta = training.read_meta(run_dir)
-    pairs = _sample_pairs(bias_pairs(bias_sets, attributes), sample_size, seed)
+    pairs = datasets.sample(bias_pairs(attributes), sample_size, seed)
     sets = load_quality_sets(measures, sample_size, seed) if measures else {}
     points = [(0, None)] + training.checkpoints(run_dir)
     rows = []
@@ -274,49 +245,6 @@ def curve(run_dir, *, bias_sets=BIAS_SETS, attributes=("gender",), measures=("st
     out["relative_change"] = [(v - base[(k, d, n)]) / abs(base[(k, d, n)]) for k, d, n, v in
                               zip(out["kind"], out["dataset"], out["name"], out["value"])]
     return out
-
-
-def table5(results: dict) -> pd.DataFrame:
-    """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
-
-    ``results`` maps a metric label (``"BERTScore"``) to ``(backbone, compare table)``.
-    Each adapter row's cells read ``value (relative change)``.
-    """
-    rows = []
-    for label, (backbone, table) in results.items():
-        keyed = {}
-        for r in table.to_dict("records"):
-            if r["kind"] == "bias" and r["name"] == GENDER.get(r["dataset"]):
-                keyed[f"gender bias ({r['dataset']})"] = r
-            elif r["kind"] == "quality":
-                keyed[r["dataset"]] = r
-        for variant in ("original", "+ adapter"):
-            row = {"metric": label, "backbone": backbone, "variant": variant}
-            for col, r in keyed.items():
-                if variant == "original":
-                    row[col] = f"{r['before']:.4g}" if r["kind"] == "quality" else f"{r['before']:.2f}"
-                else:
-                    v = f"{r['after']:.4g}" if r["kind"] == "quality" else f"{r['after']:.2f}"
-                    row[col] = f"{v} ({r['relative_change']:+.1%})"
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def published_tables() -> pd.DataFrame:
-    """Table 5 of Sun et al. and the replication's table in one frame (``source`` says whose), relative changes added."""
-    from .. import paper
-
-    sun = paper.table("sun2022_table4_5_mitigation")
-    sun = sun[sun["table"] == 5].drop(columns="table").assign(source="Sun et al. (2022), Table 5")
-    rep = paper.table("zarkadoula2023_replication_mitigation").assign(
-        source="Zarkadoula & Potamopoulou (2023)", realsumm_spearman=np.nan)
-    both = pd.concat([sun, rep], ignore_index=True)
-    base = both[both["variant"] == "original"].set_index(["source", "metric", "backbone"])
-    for col in ("gender_bias", "wmt20_pearson_avg", "realsumm_spearman"):
-        orig = [base.loc[(s, m, b), col] for s, m, b in zip(both["source"], both["metric"], both["backbone"])]
-        both[f"{col}_change"] = (both[col] - orig) / np.abs(orig)
-    return both[["source", "metric", "backbone", "variant", "gender_bias", "gender_bias_change", "wmt20_pearson_avg",
-                 "wmt20_pearson_avg_change", "realsumm_spearman", "realsumm_spearman_change"]]
 
 
 def held_out_texts() -> set[str]:
@@ -343,7 +271,5 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
     return table
 
 
-__all__ = ["BIAS_SETS", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests", "bias_pairs",
-           "compare", "curve",
-           "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "published_tables", "quality", "table5",
-           "target"]
+__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests", "bias_pairs", "compare",
+           "curve", "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "quality", "target"]

@@ -47,9 +47,9 @@ def table2(models, *, sample_size: int = 0, seed: int = 0, device: str = "auto",
 
 def beside_published(ours: pd.DataFrame) -> pd.DataFrame:
     """Liu's printed Table 2 rows, then ours, in one frame (``source`` says whose)."""
-    from .. import paper
+    from .tables import table
 
-    liu = paper.table("liu2024_table2").assign(source="Liu (2024), Table 2", n_pairs=pd.NA)
+    liu = table("liu2024_table2").assign(source="Liu (2024), Table 2", n_pairs=pd.NA)
     return pd.concat([liu[COLUMNS], ours[COLUMNS]], ignore_index=True)
 
 

@@ -1,18 +1,59 @@
-"""Sun et al. (2022) side by side with this book: does the paradigm matter more than the backbone?
+"""Sun et al. (2022), *BERTScore is Unfair*: their tables beside ours.
 
-Sun et al. (Sec. 2.3, Fig. 4) conclude from their Table 6 that "the paradigm, which
-determines how much extrinsic bias is injected, has a greater impact on fairness than
-PLMs". Their paradigms run on different backbones (BERT for matching and regression, BART
-and PRISM's Transformer for generation), so paradigm and backbone are confounded.
-:func:`paradigm_claim` puts two readings side by side:
+* Tables 6 and 9 (bias of 29 released metric configurations; gender, absolute vs
+  stereotypical difference) from the transcribed CSVs, keyed by released column;
+* how far our n-gram metrics reproduce the per-example scores they released
+  (:func:`agreement`);
+* our Table 5 (debiasing adapters, :func:`table5`) in the shape of theirs;
+* the paradigm / backbone axes of their Figure 4 for the released configurations
+  (:func:`released_configs`; live ones: :func:`metricbias.metrics.configurations`).
+
+The released files (:mod:`metricbias.datasets.published`) carry five n-gram
+columns. Their code (``measuring_bias/metrics/metrics.py`` in the authors'
+repository) computes them with nltk and rouge-score on whitespace tokens; our
+defaults reproduce four of them to the printed precision (1e-9) on every row:
+
+* ``BLEU``: sentence BLEU-4, nltk ``SmoothingFunction().method1`` = our
+  ``bleu`` (sacreBLEU, ``tokenize="none"``, ``smooth_method="floor"``, 0.1);
+* ``ROUGE``: rouge-score ROUGE-1 F with the Porter stemmer = our ``rouge1``;
+* ``NIST``: nltk ``sentence_nist`` with ``n=2`` = our ``nist``. Their code
+  calls it with the default ``n=5``, but only ``n=2`` reproduces the column,
+  including its two rows whose candidate is shorter than 5 tokens, where
+  ``n=5`` divides by zero (the error the replication hit);
+* ``chrF``: nltk ``sentence_chrf`` (mean over orders 1-6 of F_3) = our ``chrf``.
+
+Each released row has its own reference (``reference`` for candidate 1,
+``reference_2`` for candidate 2) and both are used. Texts the released TSVs
+wrap in CSV quotes are scored without them (the loader removes the quoting).
+
+``METEOR`` cannot be reproduced: their code passes ``set(tokens)`` to
+``single_meteor_score``, so each score depends on the iteration order of a
+Python set of strings, which changes with the interpreter's hash seed
+(``PYTHONHASHSEED``) from one process to the next. Our ``meteor`` scores the
+tokens in order, as METEOR is defined; :func:`agreement` reports how far that
+is from the released column.
+
+Sun et al. (2022, Sec. 2.3) compare the *paradigm* of a PLM-based metric (matching,
+regression, generation), which decides how much extrinsic bias it adds, with the
+*backbone* (which PLM, how large), which decides its intrinsic bias. A configuration
+here is one row: ``metric`` (a released column or a live label), ``family`` (BERTScore,
+MoverScore, BLEURT, ...), ``paradigm``, ``backbone`` and ``params_m`` (millions of
+parameters). Released configurations come from the transcribed Table 6 (which files
+FrugalScore under *Generation*); live ones from a metric suite.
+
+The summary statistic of the comparison is :func:`metricbias.bias.decomposition.variance_explained`.
+
+Their paradigms run on different backbones (BERT for matching and regression, BART and
+PRISM's Transformer for generation), so paradigm and backbone are confounded.
+:func:`paradigm_claim` puts two readings of "the paradigm has a greater impact on fairness
+than the PLM" side by side:
 
 * **released**: the share of the variance of Table 6's average bias (PLM-based metrics)
-  explained by grouping the configurations by paradigm, and by backbone (eta squared,
-  :func:`metricbias.metrics.paradigms.variance_explained`); the groupings overlap, so the
-  two shares need not add up to one;
+  explained by grouping the configurations by paradigm, and by backbone (eta squared);
+  the groupings overlap, so the two shares need not add up to one;
 * **backbone fixed**: the two-way decomposition of :func:`metricbias.bias.decomposition.decompose`
-  on the 2 x 3 grid where each paradigm runs on the same frozen encoder weights; the shares
-  add up to one with the interaction.
+  on the 2 x 3 grid of :mod:`metricbias.metrics.backbone_grid`, where every paradigm runs on
+  the same frozen encoder weights; the shares add up to one with the interaction.
 
 The claim *holds* for a row when the paradigm's share exceeds the backbone's.
 """
@@ -22,20 +63,146 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
-           "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
-           "p_paradigm_larger", "claim_holds", "n_configurations"]
+from .. import backbones, datasets
+from ..bias import pairwise
+from ..datasets import published
+from ..datasets.published import ATTRIBUTES
+from ..metrics import CONFIG_COLUMNS, get
+from ..scoring import score_pairs
+from .tables import table
+
+#: Table 9 of Sun et al. (metric, configuration) -> released score column
+SUN_TABLE9_COLUMNS = {
+    ("BLEU", "-"): "BLEU",
+    ("ROUGE", "-"): "ROUGE",
+    ("METEOR", "-"): "METEOR",
+    ("NIST", "-"): "NIST",
+    ("chrF", "-"): "chrF",
+    ("BERTScore", "RoBERTa-large"): "BERTScore-RoBERTa-large",
+    ("MoverScore", "DistilBERT"): "MoverScore-DistilBERT",
+    ("BLEURT", "BERT-large"): "BLEURT-BERT-large",
+    ("PRISM", "Fscore"): "PRISM-F",
+    ("BARTScore", "BART-large Fscore"): "BARTScore-BART-large-F",
+}
+
+
+def sun_table6() -> pd.DataFrame:
+    """Table 6 of Sun et al. in long form: ``metric`` (released column), ``attribute``, ``paper``."""
+    wide = table("sun2022_table6_bias")
+    long = wide.melt(id_vars=["published_column", "metric", "backbone", "paradigm"], value_vars=list(ATTRIBUTES) + ["avg"],
+                     var_name="attribute", value_name="paper")
+    long = long.rename(columns={"metric": "family", "published_column": "metric"})
+    return long[["metric", "family", "backbone", "paradigm", "attribute", "paper"]]
+
+
+def sun_table9() -> pd.DataFrame:
+    """Table 9 of Sun et al. (gender, absolute vs stereotypical difference) with the released column."""
+    t9 = table("sun2022_table9_gender_absolute_vs_stereotypical")
+    t9["published_column"] = [SUN_TABLE9_COLUMNS[(m, c)] for m, c in zip(t9["metric"], t9["configuration"])]
+    return t9
+
+
+#: released column -> (registry name, options) that reproduce it
+RELEASED_SETTINGS: dict[str, tuple[str, dict]] = {
+    "BLEU": ("bleu", {}),
+    "ROUGE": ("rouge1", {}),
+    "METEOR": ("meteor", {}),
+    "NIST": ("nist", {}),
+    "chrF": ("chrf", {}),
+}
+
+AGREEMENT_COLUMNS = ["column", "attribute", "n_rows", "pearson_r", "max_abs_diff", "bias_ours", "bias_released",
+                     "bias_diff", "signature"]
+
+
+def _settings(columns, settings) -> dict[str, tuple[str, dict]]:
+    chosen = {**RELEASED_SETTINGS, **(settings or {})}
+    columns = list(chosen) if columns is None else list(columns)
+    unknown = [c for c in columns if c not in chosen]
+    if unknown:
+        raise ValueError(f"no metric settings for released column(s) {unknown}; known: {', '.join(chosen)}")
+    return {c: chosen[c] for c in columns}
+
+
+def live_scores(columns=None, attributes=None, settings=None, cache=None) -> pd.DataFrame:
+    """Our scores of the released pairs beside the released ones, one row per (column, pair).
+
+    ``settings`` maps a released column to ``(metric name, options)`` to try
+    other settings (e.g. ``{"NIST": ("nist", {"n": 5})}``). Columns:
+    ``column, attribute, pair_id, signature, ours_1, ours_2, released_1, released_2``.
+    """
+    released = published.load(attributes)
+    pairs = datasets.load("published", attributes)
+    frames = []
+    for column, (name, options) in _settings(columns, settings).items():
+        ours = score_pairs(pairs, get(name, **options), cache=cache, label=column)
+        frames.append(pd.DataFrame({
+            "column": column, "attribute": ours["attribute"], "pair_id": ours["pair_id"],
+            "signature": ours["signature"], "ours_1": ours["score_1"], "ours_2": ours["score_2"],
+            "released_1": released[f"{column}_1"].to_numpy(), "released_2": released[f"{column}_2"].to_numpy(),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _row(column, attribute, group: pd.DataFrame, bias_ours: float, bias_released: float) -> dict:
+    ours = np.concatenate([group["ours_1"], group["ours_2"]])
+    released = np.concatenate([group["released_1"], group["released_2"]])
+    return {"column": column, "attribute": attribute, "n_rows": ours.size,
+            "pearson_r": float(np.corrcoef(ours, released)[0, 1]),
+            "max_abs_diff": float(np.max(np.abs(ours - released))),
+            "bias_ours": bias_ours, "bias_released": bias_released, "bias_diff": bias_ours - bias_released,
+            "signature": group["signature"].iloc[0]}
+
+
+def agreement(columns=None, attributes=None, settings=None, cache=None) -> pd.DataFrame:
+    """Pearson r between our scores and the released column, and Eq. 2 bias from each, per attribute.
+
+    One row per (released column, attribute) over the 2N scored rows of that
+    attribute, plus an ``all`` row per column: Pearson r and the largest
+    absolute difference over every row, and the *mean* of the per-attribute
+    biases (Eq. 1 rescales within an attribute, so a pooled bias is not defined).
+    """
+    scores = live_scores(columns, attributes, settings, cache)
+    rows = []
+    for column, frame in scores.groupby("column", sort=False):
+        per_attribute = []
+        for attribute, group in frame.groupby("attribute", sort=False):
+            ours = pairwise.absolute_bias(group["ours_1"], group["ours_2"], metric=column, attribute=attribute)
+            theirs = pairwise.absolute_bias(group["released_1"], group["released_2"], metric=column,
+                                            attribute=attribute)
+            per_attribute.append(_row(column, attribute, group, ours, theirs))
+        rows.extend(per_attribute)
+        rows.append(_row(column, "all", frame, float(np.mean([r["bias_ours"] for r in per_attribute])),
+                         float(np.mean([r["bias_released"] for r in per_attribute]))))
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+
+
+def released_configs() -> pd.DataFrame:
+    """The 29 released columns with family, paradigm, backbone and size (n-gram metrics: paradigm ``n-gram``)."""
+    t6 = table("sun2022_table6_bias")
+    family = t6["metric"].str.replace(r"-(precision|recall|Fscore)$", "", regex=True)
+    paradigm = t6["paradigm"].where(t6["paradigm"] != "-", "n-gram")
+    return pd.DataFrame({
+        "metric": t6["published_column"], "family": family, "paradigm": paradigm,
+        "backbone": t6["backbone"].where(t6["backbone"] != "-", None),
+        "params_m": [backbones.params_millions(p) for p in t6["parameters"]], "source": "released",
+    })[CONFIG_COLUMNS]
+
+
+# --- paradigm vs backbone (Fig. 4), with the backbone held fixed -----------------------------------
+CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
+                 "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
+                 "p_paradigm_larger", "claim_holds", "n_configurations"]
 RELEASED = "Sun et al. (2022), Table 6 (released scores; backbones differ by paradigm)"
 FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
 
 def released_shares() -> dict:
     """Eta squared of Table 6's average bias by paradigm and by backbone, over the PLM-based configurations."""
-    from .. import paper
-    from ..metrics.paradigms import released_configs, variance_explained
+    from ..bias.decomposition import variance_explained
 
+    t6 = table("sun2022_table6_bias").set_index("published_column")
     configs = released_configs()
-    t6 = paper.table("sun2022_table6_bias").set_index("published_column")
     plm = configs[configs["paradigm"].isin(["Matching", "Regression", "Generation"])].copy()
     plm["avg"] = plm["metric"].map(t6["avg"])
     return {"share_paradigm": variance_explained(plm["avg"], plm["paradigm"]),
@@ -55,9 +222,36 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
                      "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
                      "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
                      "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
-                     "claim_holds": r["share_paradigm"] > r["share_backbone"],
-                     "n_configurations": n_configurations})
-    return pd.DataFrame(rows, columns=COLUMNS)
+                     "claim_holds": r["share_paradigm"] > r["share_backbone"], "n_configurations": n_configurations})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
-__all__ = ["FIXED", "RELEASED", "paradigm_claim", "released_shares"]
+# --- Table 5: debiasing adapters (chapter 6) -------------------------------------------------------
+#: the bias row of Table 5 in each bias dataset
+GENDER = {"published": "gender", "built": "gender"}
+
+
+def table5(results: dict) -> pd.DataFrame:
+    """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
+
+    ``results`` maps a metric label (``"BERTScore"``) to ``(backbone, compare table)``.
+    Each adapter row's cells read ``value (relative change)``.
+    """
+    rows = []
+    for label, (backbone, table) in results.items():
+        keyed = {}
+        for r in table.to_dict("records"):
+            if r["kind"] == "bias" and r["name"] == GENDER.get(r["dataset"]):
+                keyed[f"gender bias ({r['dataset']})"] = r
+            elif r["kind"] == "quality":
+                keyed[r["dataset"]] = r
+        for variant in ("original", "+ adapter"):
+            row = {"metric": label, "backbone": backbone, "variant": variant}
+            for col, r in keyed.items():
+                if variant == "original":
+                    row[col] = f"{r['before']:.4g}" if r["kind"] == "quality" else f"{r['before']:.2f}"
+                else:
+                    v = f"{r['after']:.4g}" if r["kind"] == "quality" else f"{r['after']:.2f}"
+                    row[col] = f"{v} ({r['relative_change']:+.1%})"
+            rows.append(row)
+    return pd.DataFrame(rows)

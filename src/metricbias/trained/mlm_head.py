@@ -122,18 +122,14 @@ def accuracy(model, states, labels, flags, batch_size: int = 2048) -> dict:
             "masked_positions": n_mask}
 
 
-def train(config: Config, out, *, name: str, sentences=None, counts=None, device: str = "auto",
+def train(config: Config, out, *, name: str, sentences: list[str], counts=None, device: str = "auto",
           progress: bool = True, command: str = "") -> dict:
-    """Train the head of ``config.base`` on ``sentences`` (default: :func:`.data.mlm_sentences`) into ``out``."""
+    """Train the head of ``config.base`` on ``sentences`` into ``out`` (the project's: :mod:`metricbias.recipes`)."""
     import torch
-
-    from . import data
 
     start_time = time.perf_counter()
     device = models.resolve_device(device)
-    if sentences is None:
-        sentences, counts = data.mlm_sentences()
-    train_idx, val_idx = data.split(sentences, config.validation_fraction, config.seed)
+    train_idx, val_idx = parts.split(len(sentences), config.validation_fraction, config.seed)
     if config.max_sentences and len(train_idx) > config.max_sentences:
         train_idx = sorted(np.random.default_rng(config.seed).choice(train_idx, config.max_sentences, replace=False))
     train_s, val_s = [sentences[i] for i in train_idx], [sentences[i] for i in val_idx]

@@ -25,7 +25,7 @@ probability of the target tokens, the closing [SEP] included, as BARTScore count
 output does not depend on anything trained: it is computed once per training example
 (:meth:`Paraphraser.lower`), and each step runs only the top layers and the head. AdamW,
 linear warm-up (6%) and decay, gradient norm clipped at 1, the model in eval mode (no
-dropout), a seeded batch order. ``metricbias train para-<backbone>``.
+dropout), a seeded batch order. ``metricbias train para-<backbone>`` (:mod:`metricbias.recipes`).
 """
 
 from __future__ import annotations
@@ -279,26 +279,24 @@ def _unigram_bias(tokenizer, targets: list[list[int]]):
     return torch.tensor(np.log(counts / counts.sum()), dtype=torch.float32)
 
 
-def train(config: Config, out, *, name: str, examples=None, validation=None, counts=None, device: str = "auto",
+def train(config: Config, out, *, name: str, examples, validation=None, counts=None, device: str = "auto",
           progress: bool = True, command: str = "") -> dict:
-    """Train a paraphraser on ``examples`` (``text, target``; default: :func:`.data.paraphrase_pairs`) into ``out``.
+    """Train a paraphraser on ``examples`` (``text, target``, optionally ``pair``) into ``out``.
 
-    Returns the provenance written with the parts (loss curve end points, validation
-    log-likelihood, data counts and fingerprints, seconds).
+    ``validation`` (same columns) defaults to a seeded ``validation_fraction`` of the pairs;
+    ``counts`` (how the data was gathered) goes into the provenance. The project's data and
+    recipes are in :mod:`metricbias.recipes`. Returns the provenance written with the parts
+    (loss curve end points, validation log-likelihood, data counts and fingerprints, seconds).
     """
     import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from . import data
-
     start_time = time.perf_counter()
     device = models.resolve_device(device)
-    if examples is None:
-        examples, counts = data.paraphrase_pairs()
     if validation is None:
         pairs = examples["pair"].drop_duplicates().tolist() if "pair" in examples else list(range(len(examples)))
-        _, val_idx = data.split(pairs, config.validation_fraction, config.seed)
+        _, val_idx = parts.split(len(pairs), config.validation_fraction, config.seed)
         held = {pairs[i] for i in val_idx}
         key = examples["pair"] if "pair" in examples else examples.index
         validation, examples = examples[key.isin(held)], examples[~key.isin(held)]

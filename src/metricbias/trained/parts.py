@@ -36,11 +36,27 @@ def round_fp16_(tensors) -> None:
 
 
 def library_versions() -> dict:
-    from .. import __version__
-    from ..metrics.base import library_version
+    import importlib.metadata
 
-    return {lib: library_version(lib) for lib in ("torch", "transformers", "adapters", "safetensors")} | \
+    from .. import __version__
+
+    def version(dist: str) -> str:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return "absent"
+
+    return {lib: version(lib) for lib in ("torch", "transformers", "adapters", "safetensors")} | \
         {"metricbias": __version__}
+
+
+def split(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """(train, validation) indices of ``n`` items: a seeded ``fraction`` held out for validation."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = int(round(fraction * n))
+    return sorted(order[n_val:].tolist()), sorted(order[:n_val].tolist())
 
 
 def text_fingerprint(texts) -> str:
@@ -130,4 +146,4 @@ def seed_everything(seed: int) -> None:
 
 
 __all__ = ["MAX_FILE_BYTES", "PARTS_FILE", "PartsError", "base_of", "library_versions", "load", "resolve_folder",
-           "round_fp16_", "save", "scores_fingerprint", "seed_everything", "text_fingerprint"]
+           "round_fp16_", "save", "scores_fingerprint", "seed_everything", "split", "text_fingerprint"]

@@ -1,6 +1,12 @@
-"""Gao & Wan (2022) Tables 5, 6, 7 and 9 (``data/published/gao2022_*.csv``) keyed by our registry names.
+"""Gao & Wan (2022), *Social Biases in Automatic Evaluation Metrics for NLG*: their tables beside ours.
 
-Each printed row label is mapped to a registry metric and a reference
+* Table 3 (WEAT/SEAT effect sizes through metrics; chapter 5): :func:`gao_table3`,
+  our results in its shape (:func:`table3`), cell by cell (:func:`compare_with_gao`)
+  and per metric (:func:`agreement`);
+* Tables 5, 6, 7 and 9 (gender-swapped meta-evaluation; chapter 7) keyed by our
+  registry names (:func:`table5` ... :func:`side_by_side`, :func:`ngram_reproduction`).
+
+Tables 5-9. Each printed row label is mapped to a registry metric and a reference
 aggregation. Where Gao & Wan name no aggregation, they used the metric's own
 multi-reference mode (MultEval for BLEU, METEOR and TER; ROUGE 1.5.5 for
 ROUGE-SU4; nlg-eval for the embedding metrics; bert-score's maximum over
@@ -14,9 +20,79 @@ the difference.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from ..paper import table
+from .tables import table
+
+
+
+
+# --- Gao & Wan's Table 3 ------------------------------------------------------------------
+#: Gao & Wan's Table 3 columns -> our registry names (their BARTScore needs a BART model: not offline)
+GAO_METRICS = {"BLEURT": "regression", "BERTScore": "bertscore", "MoverScore": "moverscore", "WMD": "wmd",
+               "EmbAvg": "embedding_average", "METEOR": "meteor"}
+SIGNIFICANCE = 0.01  # Table 3 stars p <= 0.01
+
+
+def _row_order() -> list[tuple[str, str]]:
+    from ..datasets.seat import TESTS
+
+    return [(name, level) for name, levels in TESTS.items() for level in levels]
+
+
+def gao_table3() -> pd.DataFrame:
+    """Gao & Wan's Table 3 (the columns we compare with), long form, with our registry ``name``."""
+    t3 = table("gao2022_table3_weat_seat").rename(columns={"metric": "paper_metric"})
+    t3["name"] = t3["paper_metric"].map(GAO_METRICS)
+    return t3
+
+
+def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
+    """Results shaped like Gao & Wan's Table 3: rows test × level (their order), one column per metric label,
+    cells "d" with "*" when p <= ``alpha``; "—" where d is undefined (constant r)."""
+    def cell(d, p):
+        return "—" if np.isnan(d) else f"{d:.2f}" + ("*" if p <= alpha else "")
+
+    frame = results.assign(cell=[cell(d, p) for d, p in zip(results["effect_size"], results["p_value"])])
+    wide = frame.pivot(index=["test", "level"], columns="metric", values="cell")
+    order = [key for key in _row_order() if key in wide.index]
+    return wide.reindex(index=pd.MultiIndex.from_tuples(order, names=["test", "level"]),
+                        columns=list(dict.fromkeys(results["metric"])))
+
+
+def compare_with_gao(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
+    """Our cells beside Gao & Wan's for the metric families both measure (joined on test, level, registry name)."""
+    ours = results[["test", "level", "metric", "name", "effect_size", "p_value"]].rename(
+        columns={"effect_size": "ours", "p_value": "ours_p"})
+    merged = gao_table3().rename(columns={"effect_size": "paper", "significant": "paper_significant"}).merge(
+        ours, on=["test", "level", "name"], how="inner")
+    merged["ours_significant"] = merged["ours_p"] <= alpha
+    merged["same_sign"] = np.sign(merged["ours"].fillna(0).round(2)) == np.sign(merged["paper"])
+    return merged[["test", "level", "paper_metric", "metric", "paper", "paper_significant", "ours", "ours_p",
+                   "ours_significant", "same_sign"]]
+
+
+def agreement(compared: pd.DataFrame) -> pd.DataFrame:
+    """Per metric: Spearman correlation of d across cells, share of cells with the same printed sign, shares of
+    cells with a positive d, and counts of significant cells."""
+    from scipy.stats import spearmanr
+
+    rows = []
+    for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
+        both = g.dropna(subset=["ours"])
+        rho = spearmanr(both["paper"], both["ours"]).statistic if len(both) > 2 else np.nan
+        rows.append({
+            "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": len(both),
+            "spearman_d": rho, "same_sign": float(g["same_sign"].mean()),
+            # share of cells whose d is positive: X closer to A than Y is (the stereotype-congruent direction)
+            "paper_positive": float((g["paper"] > 0).mean()), "ours_positive": float((g["ours"] > 0).mean()),
+            "paper_significant": int(g["paper_significant"].sum()),
+            "ours_significant": int(g["ours_significant"].sum()),
+            "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
+        })
+    return pd.DataFrame(rows)
+
 
 #: Gao & Wan's row label -> (registry name, our aggregation, theirs)
 LABELS: dict[str, tuple[str, str, str]] = {
@@ -116,7 +192,7 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
     Elliott & Keller's released code does), with ``within`` = |ours - paper| <= ``tolerance``.
     """
     from .. import metrics
-    from .analysis import JUDGES, correlations
+    from ..metaeval.analysis import JUDGES, correlations
 
     paper = table9().set_index("paper_metric")
     rows = []

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from metricbias.metaeval import gao
+from metricbias.reproduction import gao2022 as gao
 
 
 def test_tables_map_every_row():

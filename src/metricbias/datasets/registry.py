@@ -1,0 +1,215 @@
+"""One registry of paired datasets, one pair layout.
+
+Every paired-candidate dataset loads by name, ``load("published")``, into one
+table with one row per pair (:data:`PAIR_COLUMNS`):
+
+``dataset``
+    where the pair comes from (``published``, ``built``, ...; a composite set
+    such as ``adapter-evaluation`` keeps each part's name);
+``attribute``, ``pair_id``
+    the sensitive attribute and the pair's id, unique within (dataset, attribute);
+``candidate_1``, ``candidate_2``
+    the two candidates; candidate 1 is the stereotypical one (WinoBias
+    pro-stereotyped, CrowS-Pairs ``sent_more``);
+``reference_1``, ``reference_2``
+    the reference each candidate is scored against (the same text for built
+    pairs; the released rows sometimes differ slightly);
+``group_1``, ``group_2``
+    the protected group of each candidate where the data say it (empty otherwise).
+
+Datasets add their own columns after these (``direction``, ``source``, ...).
+:func:`register` adds a dataset (a fork of the book registers its own the same
+way); :func:`sample` draws at most ``n`` pairs per (dataset, attribute).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+PAIR_COLUMNS = ["dataset", "attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2",
+                "group_1", "group_2"]
+REQUIRED = ["attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2"]
+
+
+class DatasetNameError(ValueError):
+    """An unknown dataset name."""
+
+
+@dataclass(frozen=True)
+class PairDataset:
+    name: str
+    description: str
+    #: ``loader(attributes, built_dir) -> frame`` (attributes: list or None = all)
+    loader: Callable
+    #: ``attributes() -> list[str]``: what ``attributes=None`` loads
+    attributes: Callable
+    #: True when the loader draws ``sample_size`` itself (its unit is not a pair)
+    samples_itself: bool = False
+
+
+DATASETS: dict[str, PairDataset] = {}
+
+
+def register(name: str, *, description: str, attributes: Callable, samples_itself: bool = False,
+             replace: bool = False):
+    """Decorator: register ``loader(attributes, built_dir, **kw) -> pair frame`` as dataset ``name``."""
+    def add(loader):
+        if name in DATASETS and not replace:
+            raise DatasetNameError(f"dataset {name!r} is already registered")
+        DATASETS[name] = PairDataset(name, description, loader, attributes, samples_itself)
+        return loader
+
+    return add
+
+
+def names() -> list[str]:
+    return list(DATASETS)
+
+
+def get(name: str) -> PairDataset:
+    if name not in DATASETS:
+        raise DatasetNameError(f"unknown dataset {name!r}; datasets: {', '.join(DATASETS)}")
+    return DATASETS[name]
+
+
+def attributes(name: str) -> list[str]:
+    """The attributes dataset ``name`` loads by default."""
+    return list(get(name).attributes())
+
+
+def load(name: str, attributes=None, *, sample_size: int = 0, seed: int = 0, built_dir=None) -> pd.DataFrame:
+    """The pairs of dataset ``name`` in the pair layout, optionally ``sample_size`` per (dataset, attribute).
+
+    ``attributes``: a list or a comma-separated string (default: all of the dataset's);
+    ``built_dir``: where the built datasets are read from (default ``data/built``).
+    """
+    dataset = get(name)
+    if isinstance(attributes, str):
+        attributes = [a.strip() for a in attributes.split(",") if a.strip()]
+    if isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 0:
+        raise ValueError(f"sample_size must be a whole number >= 0, not {sample_size!r}")
+    kwargs = {"sample_size": sample_size, "seed": seed} if dataset.samples_itself else {}
+    frame = dataset.loader(attributes, Path(built_dir) if built_dir is not None else None, **kwargs)
+    pairs = check(frame, f"dataset {name}")
+    return sample(pairs, sample_size, seed) if sample_size and not dataset.samples_itself else pairs
+
+
+def check(pairs: pd.DataFrame, what: str = "pairs") -> pd.DataFrame:
+    """Validate a pair table and put it in the pair layout (missing ``dataset``/group columns filled)."""
+    missing = [c for c in REQUIRED if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"{what}: missing column(s) {missing}; the pair layout is {', '.join(PAIR_COLUMNS)}")
+    out = pairs.copy()
+    if "dataset" not in out.columns:
+        out["dataset"] = "pairs"
+    for col in ("group_1", "group_2"):
+        if col not in out.columns:
+            out[col] = ""
+    dup = out.duplicated(["dataset", "attribute", "pair_id"])
+    if dup.any():
+        row = out.loc[dup].iloc[0]
+        raise ValueError(f"{what}: pair_id {row['pair_id']!r} appears more than once in "
+                         f"{row['dataset']}/{row['attribute']}")
+    extra = [c for c in out.columns if c not in PAIR_COLUMNS]
+    return out[PAIR_COLUMNS + extra].reset_index(drop=True)
+
+
+def sample(pairs: pd.DataFrame, sample_size: int, seed: int = 0) -> pd.DataFrame:
+    """At most ``sample_size`` pairs per (dataset, attribute), drawn with ``seed``, kept in their original order."""
+    if not sample_size:
+        return pairs
+    parts = [group.sample(n=min(sample_size, len(group)), random_state=seed).sort_index()
+             for _, group in pairs.groupby(["dataset", "attribute"], sort=False)]
+    return pd.concat(parts).reset_index(drop=True)
+
+
+# --- the registered datasets ---------------------------------------------------------------------
+
+def _published_attributes():
+    from .published import ATTRIBUTES
+
+    return ATTRIBUTES
+
+
+@register("published", description="the six datasets released by Sun et al. (2022), each row's own reference",
+          attributes=_published_attributes)
+def _published(attributes, built_dir):
+    from . import published
+
+    p = published.pairs(attributes)
+    return pd.DataFrame({"dataset": "published", "attribute": p["attribute"], "pair_id": p["pair_id"],
+                         "candidate_1": p["candidate_1"], "candidate_2": p["candidate_2"],
+                         "reference_1": p["reference"], "reference_2": p["reference_2"],
+                         "shared_reference": p["shared_reference"]})
+
+
+def _built_attributes():
+    from .lexicons import attributes
+
+    return attributes()
+
+
+def built_pairs(frame: pd.DataFrame, dataset: str = "built") -> pd.DataFrame:
+    """A frame of ``datasets.built`` columns in the pair layout (the shared reference on both sides)."""
+    out = frame.rename(columns={"reference": "reference_1"})
+    out.insert(0, "dataset", dataset)
+    out["reference_2"] = out["reference_1"]
+    return out
+
+
+@register("built", description="the pairs chapter 2 builds from WinoBias, CrowS-Pairs and StereoSet",
+          attributes=_built_attributes)
+def _built(attributes, built_dir):
+    from . import built
+
+    return built_pairs(built.load(attributes, folder=built_dir))
+
+
+@register("matched", description="the released pairs that chapter 2 also builds, scored against the built reference "
+          "(dataset built) and against their released references (dataset released)", attributes=_published_attributes)
+def _matched(attributes, built_dir):
+    from . import built
+
+    return built.matched_pairs(attributes)
+
+
+def _counterfactual_attributes():
+    from .counterfactuals import config
+
+    return list(config())
+
+
+@register("counterfactual", description="multi-group counterfactuals of the built pairs (chapter 4): every pair "
+          "of protected groups of a source, its original pair and its neutral reference", samples_itself=True,
+          attributes=_counterfactual_attributes)
+def _counterfactual(attributes, built_dir, *, sample_size: int = 0, seed: int = 0):
+    from . import counterfactuals
+
+    rows, _ = counterfactuals.build_attributes(attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
+    return counterfactuals.as_pairs(rows)
+
+
+#: built attributes not used to evaluate debiasing adapters, and why
+ADAPTER_EXCLUDED = {"stereoset_gender": "StereoSet gender examples are in the adapters' training data"}
+
+
+def _adapter_attributes():
+    return list(dict.fromkeys([*_published_attributes(), *(a for a in _built_attributes()
+                                                           if a not in ADAPTER_EXCLUDED)]))
+
+
+@register("adapter-evaluation", description="the bias sets debiasing adapters are evaluated on (chapter 6): every "
+          "published attribute and every built one except those in the adapters' training data",
+          attributes=_adapter_attributes)
+def _adapter_evaluation(attributes, built_dir):
+    published = [a for a in _published_attributes() if attributes is None or a in attributes]
+    built = [a for a in _built_attributes() if a not in ADAPTER_EXCLUDED and (attributes is None or a in attributes)]
+    frames = ([_published(published, built_dir)] if published else []) + ([_built(built, built_dir)] if built else [])
+    if not frames:
+        raise ValueError(f"dataset adapter-evaluation has none of the attributes {attributes}; it has "
+                         f"{', '.join(_adapter_attributes())}")
+    return pd.concat(frames, ignore_index=True)

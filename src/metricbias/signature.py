@@ -1,0 +1,28 @@
+"""Score signatures: ``key:value|key:value|...`` strings that say what produced a score (as sacreBLEU's).
+
+A metric writes its signature (:attr:`metricbias.metrics.Metric.signature`); score
+tables carry it in a ``signature`` column and every table of the book prints it.
+This module formats and reads them, so that code holding only a score table can
+still ask, say, whether lower scores are better.
+"""
+
+from __future__ import annotations
+
+
+def format_signature(fields: dict[str, str]) -> str:
+    return "|".join(f"{k}:{v}" for k, v in fields.items())
+
+
+def parse_signature(signature: str) -> dict[str, str]:
+    """``"metric:bleu|direction:higher|..."`` -> ``{"metric": "bleu", "direction": "higher", ...}``."""
+    out = {}
+    for part in str(signature).split("|"):
+        key, sep, value = part.partition(":")
+        if sep:
+            out[key] = value
+    return out
+
+
+def direction(signature: str) -> str:
+    """``higher`` or ``lower``: which scores are better, as the signature records it (``higher`` if unrecorded)."""
+    return parse_signature(signature).get("direction", "higher")
