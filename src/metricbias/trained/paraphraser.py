@@ -126,8 +126,8 @@ class Paraphraser:
         adapters.init(model, interface=_interface(model.config.model_type))
         n = int(model.config.num_hidden_layers)
         model.add_adapter(ADAPTER, config=SeqBnConfig(reduction_factor=config.reduction_factor,
-                                                      leave_out=list(range(n - config.adapter_layers))))
-        model.set_active_adapters(ADAPTER)
+                                                      leave_out=list(range(n - config.adapter_layers))),
+                          set_active=True)
         model.requires_grad_(False)
         for p in [*cls.adapter_parameters(model).values(), *head_parameters(model).values()]:
             p.requires_grad_(True)
