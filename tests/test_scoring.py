@@ -104,14 +104,20 @@ def test_suites_name_registered_metrics_with_unique_labels():
     offline = profiles.suite("offline")
     assert {"BLEU", "WMD", "BERTScore-MiniLM", "MoverScore-MiniLM", "MoverScore-MiniLM-2gram",
             "Regression-MiniLM"} <= {e[0] for e in offline}
-    assert not {"bartscore", "prism", "frugalscore"} & {e[1] for e in offline}  # no seq2seq backbone here
+    here = set(backbones.available())
+    paraphrasers = {b for b in ("para-all-MiniLM-L6-v2", "para-all-mpnet-base-v2") if b in here}
+    # generation metrics run offline exactly on the UniLM paraphrasers trained here (no hub seq2seq model)
+    assert {e[2]["backbone"] for e in offline if e[1] in ("bartscore", "prism")} == paraphrasers
+    assert "frugalscore" not in {e[1] for e in offline}
     paper = {e[0] for e in profiles.suite("paper")}
     released = {m for m in published.METRICS if not m.startswith(("ROUGE", "METEOR"))} - {"BLEU", "NIST", "chrF"}
     assert released <= paper  # every released PLM column has its live configuration
 
 
 def test_backbone_registry_helpers(tiny_bert, tiny_bart, tiny_bert_regressor):
-    assert profiles.backbones_for("offline", "encoder") == ["all-MiniLM-L6-v2"]
+    assert profiles.backbones_for("offline", "encoder") == [b for b in ("all-MiniLM-L6-v2", "all-mpnet-base-v2")
+                                                            if b in backbones.available()]
+    assert profiles.BACKBONES["offline"]["encoder"] == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]
     assert "roberta-large" in profiles.backbones_for("paper", "encoder")
     assert [backbones.kind_of(str(p)) for p in (tiny_bert, tiny_bart, tiny_bert_regressor)] == \
         ["encoder", "seq2seq", "regression"]

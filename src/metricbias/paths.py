@@ -117,6 +117,27 @@ def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
             tmp_path.unlink()
 
 
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary folder next to ``target``; on success it replaces ``target``, on failure it is removed."""
+    import shutil
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the result is an ordinary folder
+    try:
+        yield tmp
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.rename(target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
 def write_csv_atomic(frame, target: str | os.PathLike, **kwargs) -> Path:
     """Write a pandas frame to CSV atomically (``index=False`` unless given)."""
     kwargs.setdefault("index", False)

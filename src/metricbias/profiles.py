@@ -16,8 +16,9 @@ A profile fixes three things:
   all n-gram and static-embedding metrics, BERTScore-F and MoverScore (1- and
   2-grams) on each encoder, the regression metric on each regression backbone, and
   the generation metrics on each sequence-to-sequence backbone (``offline`` and
-  ``smoke``: only the backbones available on this machine). A new metric or
-  backbone is one line here.
+  ``smoke``: only the backbones available on this machine, which includes the
+  UniLM paraphrasers ``para-<encoder>`` shipped under ``models/``, for BARTScore and
+  PRISM-style scoring alike). A new metric or backbone is one line here.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def parameters(profile: str, chapter: str | None = None) -> dict:
 
 #: the backbones each profile measures, by kind (see ``metricbias.backbones.KINDS``)
 BACKBONES: dict[str, dict[str, list[str]]] = {
-    "offline": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"],
+    "offline": {"encoder": ["all-MiniLM-L6-v2", "all-mpnet-base-v2"], "static": ["word2vec-googlenews-bolukbasi"],
                 "regression": ["stsb-all-MiniLM-L6-v2"]},
     "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"],
               "regression": ["stsb-all-MiniLM-L6-v2-smoke"]},
@@ -115,6 +116,8 @@ def backbones_for(profile: str, kind: str) -> list[str]:
         registry_kind = "seq2seq" if kind == "prism" else kind
         listed += [b for b in here if backbones.BACKBONES[b].kind == registry_kind and (b == "prism") == (kind == "prism")
                    and b not in listed]
+        if kind == "prism":  # PRISM-style scoring on the paraphrasers trained here (para-<encoder>)
+            listed += [b for b in here if backbones.BACKBONES[b].kind == "seq2seq" and backbones.BACKBONES[b].trained]
     # a trained regression model missing here is trained on first use (see prepare)
     return [b for b in listed if b in here or kind == "regression"]
 

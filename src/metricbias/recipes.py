@@ -1,0 +1,273 @@
+"""What the project trains on top of its frozen encoders, on what data, and how well it came out.
+
+The trained parts themselves (a UniLM paraphraser, a masked-LM head; saving, loading,
+training loops) are in :mod:`metricbias.trained`; this module holds the project's
+**recipes** (:data:`RECIPES`, :func:`train`: ``metricbias train NAME``), their **training
+data** and the **figures** they reached (:func:`summary`, :func:`measure_quality`).
+
+**Held out** (compared after :func:`metricbias.mitigation.cda.normalize_text`): every text of
+the evaluation sets as :func:`metricbias.mitigation.evaluation.held_out_texts` gathers them
+(the bias pairs, released and built; WMT19 kk-en, REALSumm, the judged Flickr8k captions,
+STS-B dev), plus the SEAT sets, CrowS-Pairs, every StereoSet sentence and context, and MRPC
+dev. A training pair is dropped when either side is held out; the counts say how many.
+
+* **paraphrase pairs**: MRPC train pairs labelled paraphrases, STS-B train pairs rated at
+  least 4, and pairs of Flickr8k captions of the same image (images that the experts judged
+  are evaluation data, and the registered Flickr8k source holds only those, so none
+  remains); each pair in both directions;
+* **masked-LM sentences**: every sentence of MRPC train and STS-B train.
+
+**Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
+BARTScore-F on it, through :func:`metricbias.mitigation.evaluation.quality` (Flickr8k Kendall,
+WMT19 kk-en DARR tau, REALSumm system-level Spearman, STS-B dev Pearson), each set drawn down
+on a CPU (:data:`CPU_SAMPLE_SIZES`, seeded), recorded in the parts' ``provenance.json``
+(``metricbias train NAME --quality``). Recording figures there does not change the metric's
+signature (:func:`metricbias.trained.parts.scores_fingerprint`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from . import backbones, sources
+
+#: trained backbone name -> (module under metricbias.trained, recipe options)
+RECIPES: dict[str, tuple[str, dict]] = {
+    # CPU recipes, sized for 2 shared cores: the vocabulary projection (30k x hidden per predicted token) dominates.
+    # Masked-LM heads: a seeded sample of the held-out-clean sentences, one masking each, a few epochs.
+    "mlm-all-MiniLM-L6-v2": ("mlm_head", {"base": "all-MiniLM-L6-v2", "max_sentences": 1500, "epochs": 15,
+                                          "batch_size": 128, "lr": 5e-3, "validation_fraction": 0.05}),
+    "mlm-all-mpnet-base-v2": ("mlm_head", {"base": "all-mpnet-base-v2", "max_sentences": 1500, "epochs": 15,
+                                           "batch_size": 128, "lr": 5e-3, "validation_fraction": 0.05}),
+    # paraphrasers: adapters in the top layers (the frozen layers below computed once per example), one epoch
+    "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 3, "steps": 300,
+                                              "batch_size": 16}),
+    "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 300,
+                                               "batch_size": 16, "max_examples": 1600}),
+}
+
+
+def recipe(name: str):
+    """``(module, config)`` of a registered recipe, the config built from its options."""
+    import importlib
+
+    if name not in RECIPES:
+        raise ValueError(f"no training recipe for {name!r}; recipes: {', '.join(RECIPES)}")
+    module_name, options = RECIPES[name]
+    module = importlib.import_module(f"metricbias.trained.{module_name}")
+    return module, module.Config(**options)
+
+
+def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "") -> dict:
+    """Train recipe ``name`` (``config`` overrides its configuration) on the project's data into ``out``.
+
+    ``out`` defaults to ``<cache>/trained/NAME`` (``models/NAME`` ships it with the project).
+    Returns the provenance written with the parts.
+    """
+    module, default = recipe(name)
+    config = config or default
+    out = out or backbones.trained_dirs(name)[1]
+    if module.KIND == "mlm":
+        sentences, counts = mlm_sentences()
+        return module.train(config, out, name=name, sentences=sentences, counts=counts, device=device,
+                            progress=progress, command=command)
+    examples, counts = paraphrase_pairs()
+    return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
+                        command=command)
+
+
+# --- training data ---------------------------------------------------------------------------------
+
+PAIR_SOURCES = ("mrpc", "stsb", "flickr8k")
+#: STS-B ratings at or above this are paraphrase-like (5 = equivalent, 4 = mostly equivalent)
+STSB_MIN_RATING = 4.0
+FLICKR_REFS = "flickr8k_expert/refs.json"
+STEREOSET_FILE = "stereoset/dev.json"
+
+
+def _stereoset_texts() -> set[str]:
+    data = json.loads(sources.path(STEREOSET_FILE).read_text(encoding="utf-8"))["data"]
+    out = set()
+    for task in ("intersentence", "intrasentence"):
+        for item in data.get(task, []):
+            out.add(item["context"])
+            out.update(s["sentence"] for s in item["sentences"])
+    return out
+
+
+def _seat_texts() -> set[str]:
+    from .datasets import seat
+
+    out = set()
+    for name, level in seat.select("all"):
+        test = seat.load(name, level)
+        out.update(test.targets + test.attributes)
+    return out
+
+
+@lru_cache(maxsize=1)
+def held_out_texts() -> frozenset[str]:
+    """Every evaluation text, normalized (see the module docstring for the sets)."""
+    from .datasets import crows_pairs
+    from .mitigation import cda, evaluation
+
+    texts = set(evaluation.held_out_texts()) | _seat_texts() | _stereoset_texts()
+    texts.update(t for row in crows_pairs.read() for t in (row["sent_more"], row["sent_less"]))
+    mrpc_dev = cda.read_mrpc("dev")
+    texts.update(mrpc_dev["sentence_1"])
+    texts.update(mrpc_dev["sentence_2"])
+    normalized = {cda.normalize_text(t) for t in texts}
+    normalized.discard("")
+    return frozenset(normalized)
+
+
+def flickr8k_caption_pairs() -> pd.DataFrame:
+    """Consecutive captions of each Flickr8k image in the registered source: ``image_id, sentence_1, sentence_2``."""
+    refs = json.loads(sources.path(FLICKR_REFS).read_text(encoding="utf-8"))
+    by_image: dict[str, list[str]] = {}
+    for r in refs:
+        caption = r["caption"].strip()
+        if caption and caption not in by_image.setdefault(r["image_id"], []):
+            by_image[r["image_id"]].append(caption)
+    rows = [(img, a, b) for img, caps in by_image.items() for a, b in zip(caps, caps[1:])]
+    return pd.DataFrame(rows, columns=["image_id", "sentence_1", "sentence_2"])
+
+
+def _raw_pairs(source: str) -> pd.DataFrame:
+    from .datasets import stsb
+    from .mitigation import cda
+
+    if source == "mrpc":
+        t = cda.read_mrpc("train")
+        return t[t["label"] == 1][["sentence_1", "sentence_2"]]
+    if source == "stsb":
+        t = stsb.load("train")
+        t = t[t["score"] >= STSB_MIN_RATING]
+        return pd.DataFrame({"sentence_1": t["sentence1"], "sentence_2": t["sentence2"]})
+    if source == "flickr8k":
+        return flickr8k_caption_pairs()[["sentence_1", "sentence_2"]]
+    raise ValueError(f"unknown paraphrase source {source!r}; sources: {', '.join(PAIR_SOURCES)}")
+
+
+def _drop_held_out(frame: pd.DataFrame, columns, held_out) -> tuple[pd.DataFrame, int]:
+    from .mitigation.cda import normalize_text
+
+    keep = np.array([not any(normalize_text(row[c]) in held_out for c in columns) for _, row in frame.iterrows()],
+                    dtype=bool)
+    return frame[keep], int((~keep).sum())
+
+
+def paraphrase_pairs(sources_=PAIR_SOURCES, held_out=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(examples, counts)``: ``source, pair, text, target`` (each kept pair in both directions) and per-source counts."""
+    held_out = held_out_texts() if held_out is None else held_out
+    rows, counts = [], []
+    for src in sources_:
+        raw = _raw_pairs(src).reset_index(drop=True)
+        kept, dropped = _drop_held_out(raw, ["sentence_1", "sentence_2"], held_out)
+        kept = kept[kept["sentence_1"].str.strip() != kept["sentence_2"].str.strip()]
+        for i, (a, b) in enumerate(zip(kept["sentence_1"], kept["sentence_2"])):
+            rows += [(src, f"{src}-{i:05d}", a.strip(), b.strip()), (src, f"{src}-{i:05d}", b.strip(), a.strip())]
+        counts.append({"source": src, "pairs_read": len(raw), "dropped_held_out": dropped, "pairs_used": len(kept)})
+    examples = pd.DataFrame(rows, columns=["source", "pair", "text", "target"]).drop_duplicates(["text", "target"])
+    return examples.reset_index(drop=True), pd.DataFrame(counts)
+
+
+def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
+    """``(sentences, counts)``: the distinct sentences of MRPC train and STS-B train that are not held out."""
+    from .datasets import stsb
+    from .mitigation import cda
+
+    held_out = held_out_texts() if held_out is None else held_out
+    mrpc, sts = cda.read_mrpc("train"), stsb.load("train")
+    found = {"mrpc": list(mrpc["sentence_1"]) + list(mrpc["sentence_2"]),
+             "stsb": list(sts["sentence1"]) + list(sts["sentence2"])}
+    out, counts, seen = [], [], set()
+    for src, texts in found.items():
+        distinct = list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+        kept = [t for t in distinct if cda.normalize_text(t) not in held_out and t not in seen]
+        seen.update(kept)
+        out += kept
+        counts.append({"source": src, "sentences_read": len(distinct),
+                       "dropped_held_out": sum(cda.normalize_text(t) in held_out for t in distinct),
+                       "sentences_used": len(kept)})
+    return out, pd.DataFrame(counts)
+
+
+# --- figures ---------------------------------------------------------------------------------------
+
+# --- figures ---------------------------------------------------------------------------------------
+
+#: items per quality set on a CPU: Flickr8k images, WMT DARR pairs, REALSumm documents, STS-B dev pairs
+CPU_SAMPLE_SIZES = {"flickr8k": 20, "wmt19-kk-en": 200, "realsumm": 5, "stsb-dev": 200}
+
+
+def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, variant: str = "F",
+                    device: str = "auto", cache=None) -> pd.DataFrame:
+    """``dataset, statistic, value, n, sample_size`` of BARTScore-``variant`` on ``backbone``."""
+    from . import metrics
+    from .mitigation import evaluation
+
+    sizes = CPU_SAMPLE_SIZES if sizes is None else sizes
+    metric = metrics.get("bartscore", backbone=backbone, variant=variant, device=device)
+    frames = []
+    for name, size in sizes.items():
+        sets = evaluation.load_quality_sets((name,), sample_size=size, seed=seed)
+        frames.append(evaluation.quality(metric, sets, cache=cache).assign(sample_size=size))
+    out = pd.concat(frames, ignore_index=True)
+    out["signature"] = metric.signature
+    return out
+
+
+def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds: float | None = None) -> None:
+    """Add ``table`` under ``quality`` in the provenance of trained backbone ``backbone`` (written atomically)."""
+    from .paths import atomic_path
+
+    folder = backbones.resolve(backbone)
+    path = folder / backbones.PROVENANCE_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["quality"] = {"metric": "bartscore F", "seed": seed, "seconds": seconds,
+                       "rows": table.drop(columns="signature").to_dict("records")}
+    with atomic_path(path, suffix=".json") as tmp:
+        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+
+
+def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, device: str = "auto"):
+    start = time.perf_counter()
+    table = measure_quality(backbone, sizes=sizes, seed=seed, device=device)
+    record_quality(backbone, table, seed=seed, seconds=round(time.perf_counter() - start, 1))
+    return table
+
+
+def summary(names=tuple(RECIPES)) -> pd.DataFrame:
+    """One row per trained backbone found here: what it is, how it was trained and the figures it reached.
+
+    Figures: the paraphrasers' validation log-likelihood (and perplexity) and, once measured
+    (``metricbias train NAME --quality``), their quality as a metric; the heads' masked-token
+    accuracy on held-out sentences (before training, with the untrained head, too).
+    """
+    rows = []
+    for name in names:
+        folder = backbones.trained_path(name)
+        if folder is None:
+            rows.append({"name": name, "available": False})
+            continue
+        info = backbones.trained_info(folder)
+        row = {"name": name, "available": True, "kind": info["kind"], "base": info["base"], "steps": info["steps"],
+               "device": info["device"], "trainable_parameters": info["trainable_parameters"],
+               "seconds": info["seconds"]["total"], **{k: v for k, v in info["data"].items() if k != "counts"},
+               **{k: v for k, v in info["figures"].items() if k != "log"}}
+        for q in info.get("quality", {}).get("rows", []):
+            row[f"{q['dataset']} {q['statistic']}"] = q["value"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+
+__all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "RECIPES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
+           "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "recipe",
+           "record_quality", "summary", "train"]

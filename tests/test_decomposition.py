@@ -1,0 +1,105 @@
+"""Two-way decomposition of bias into paradigm, backbone and interaction; the 2 x 3 grid; the papers beside it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.bias import decomposition
+from metricbias.bias.pairwise import bias_table
+from metricbias.metrics import backbone_grid
+
+
+def cells(values):
+    paradigms, backbones = ["Matching", "Regression", "Generation"], ["MiniLM", "MPNet"]
+    return pd.DataFrame([{"paradigm": p, "backbone": b, "bias": values[i][j]}
+                         for i, p in enumerate(paradigms) for j, b in enumerate(backbones)])
+
+
+def test_additive_grid_hand_worked():
+    # rows 2, 3, 7; columns 3, 5; grand mean 4: SS_paradigm = 2 (4 + 1 + 9) = 28, SS_backbone = 3 (1 + 1) = 6
+    d = decomposition.two_way(cells([[1, 3], [2, 4], [6, 8]]))
+    assert d["ss_paradigm"] == pytest.approx(28) and d["ss_backbone"] == pytest.approx(6)
+    assert d["ss_interaction"] == pytest.approx(0) and d["total_ss"] == pytest.approx(34)
+    assert d["share_paradigm"] == pytest.approx(28 / 34)
+
+
+def test_shares_add_up_to_one_with_interaction():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        d = decomposition.two_way(cells(rng.normal(size=(3, 2)).tolist()))
+        assert d["share_paradigm"] + d["share_backbone"] + d["share_interaction"] == pytest.approx(1)
+    # a pure interaction: rows and columns have equal means
+    d = decomposition.two_way(cells([[1, -1], [-1, 1], [0, 0]]))
+    assert d["share_interaction"] == pytest.approx(1)
+
+
+def test_an_empty_cell_is_named():
+    c = cells([[1, 2], [3, 4], [5, 6]]).iloc[:-1]
+    with pytest.raises(ValueError, match="Generation"):
+        decomposition.two_way(c)
+
+
+def synthetic_scores(n=60, seed=0):
+    """Six configurations scoring the same pairs; generation metrics differ a lot between candidates."""
+    rng = np.random.default_rng(seed)
+    configs = cells([[0, 0], [0, 0], [0, 0]]).drop(columns="bias")
+    configs["metric"] = [f"{p}-{b}" for p, b in zip(configs["paradigm"], configs["backbone"])]
+    rows = []
+    for attribute in ("gender", "race"):
+        for m, p in zip(configs["metric"], configs["paradigm"]):
+            spread = {"Matching": 0.1, "Regression": 0.5, "Generation": 1.0}[p]
+            s1 = rng.uniform(0, 1, n)
+            s2 = s1 + spread * rng.uniform(-1, 1, n)
+            rows += [{"attribute": attribute, "pair_id": f"{attribute}-{i}", "metric": m, "score_1": a, "score_2": b}
+                     for i, (a, b) in enumerate(zip(s1, s2))]
+    return pd.DataFrame(rows), configs
+
+
+def test_decompose_point_estimates_match_the_bias_table():
+    scores, configs = synthetic_scores()
+    out = decomposition.decompose(scores, configs, n_resamples=99, seed=0)
+    assert list(out["attribute"]) == ["gender", "race", "average"]
+    table = bias_table(scores, n_resamples=9).merge(configs, on="metric")
+    for attribute in ("gender", "race"):
+        expected = decomposition.two_way(table[table["attribute"] == attribute])
+        row = out.set_index("attribute").loc[attribute]
+        assert row["share_paradigm"] == pytest.approx(expected["share_paradigm"])
+        assert row["share_paradigm_ci_low"] <= row["share_paradigm"] <= row["share_paradigm_ci_high"]
+    assert (out["share_paradigm"] > 0.8).all() and (out["p_first_larger"] > 0.95).all()
+
+
+def test_grid_configurations_hold_the_backbone_fixed():
+    c = backbone_grid.configs()
+    assert set(c["paradigm"]) == set(backbone_grid.PARADIGMS)
+    for encoder, block in c.groupby("backbone"):
+        assert set(block["runs_on"]) == {encoder, f"stsb-{encoder}", f"para-{encoder}"}
+    decomposed = c[c["decomposed"]]
+    assert len(decomposed) == 2 * len(backbone_grid.FAMILIES)
+    assert "BERTScore-F-MPNet" in set(c["metric"]) and "BARTScore-R-MiniLM" in set(c["metric"])
+
+
+def test_sun_claim_reads_the_released_table():
+    from metricbias.reproduction import sun2022
+
+    rel = sun2022.released_shares()
+    assert 0 < rel["share_paradigm"] < 1 and 0 < rel["share_backbone"] < 1
+    assert rel["n_configurations"] == 24  # the PLM-based rows of Table 6 (FrugalScore filed under Generation)
+    scores, configs = synthetic_scores()
+    claim = sun2022.paradigm_claim(decomposition.decompose(scores, configs, n_resamples=19), 6)
+    assert claim["source"].iloc[0] == sun2022.RELEASED and len(claim) == 4
+    assert claim["claim_holds"].iloc[1:].all()
+
+
+def test_grid_lays_out_families_by_backbone_and_attribute():
+    c = backbone_grid.configs()
+    rows = []
+    for i, m in enumerate(c["metric"]):
+        for attribute in ("gender", "race"):
+            rows.append({"attribute": attribute, "metric": m, "n_pairs": 10, "bias": float(i),
+                         "bias_ci_low": i - 0.5, "bias_ci_high": i + 0.5, "stereotypical_difference": 0.0})
+    wide = backbone_grid.grid(pd.DataFrame(rows))
+    assert list(wide.index.get_level_values("paradigm").unique()) == list(backbone_grid.PARADIGMS)
+    assert ("all-mpnet-base-v2", "average") in wide.columns
+    first = c["metric"].iloc[0]  # BERTScore-F on MiniLM: bias 0 on both attributes
+    assert wide.loc[("Matching", "BERTScore", "F"), ("all-MiniLM-L6-v2", "gender")] == "0.00 [-0.50, 0.50]"
+    assert first == "BERTScore-F-MiniLM"
