@@ -65,10 +65,9 @@ def live_configs(entries) -> pd.DataFrame:
         cls = metric_class(name)
         family, paradigm = LIVE_FAMILIES.get(name, (None, _TRADITIONAL.get(cls.family, cls.family)))
         backbone = options.get("backbone", cls.defaults.get("backbone")) if cls.needs_backbone else None
-        if name == "regression" and backbone is not None:  # a trained model: report the encoder it was trained from
-            from .regression import RECIPES
-
-            backbone = RECIPES[backbone].backbone if backbone in RECIPES else backbone
+        trained = backbones.BACKBONES.get(backbone) if backbone else None
+        if trained is not None and trained.trained:  # trained parts on a frozen backbone: report that backbone
+            backbone = trained.base
         if family is None:
             family = label
         elif name == "moverscore" and options.get("n_gram", 1) == 2:

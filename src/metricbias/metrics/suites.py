@@ -34,8 +34,8 @@ SHORT = {
     "frugalscore-small": "BERT-small", "frugalscore-medium": "BERT-medium", "prism": "PRISM",
 }
 
-#: the trained regression model each profile uses (see metrics.regression.RECIPES)
-REGRESSION_MODEL = {"offline": "stsb-all-MiniLM-L6-v2", "smoke": "stsb-all-MiniLM-L6-v2-smoke"}
+#: the trained regression backbone each profile uses (shipped under models/, see metrics.regression)
+REGRESSION_MODEL = {"offline": "stsb-all-MiniLM-L6-v2", "smoke": "stsb-all-MiniLM-L6-v2"}
 
 
 def _matching(encoders: list[str], moverscore_encoders: list[str], bigrams: bool = False) -> list[Entry]:
@@ -85,11 +85,6 @@ def suite(profile: str = "offline") -> list[Entry]:
 
 
 def prepare(entries: list[Entry], *, device: str = "auto", progress: bool = True) -> list[Entry]:
-    """Make every entry runnable: train the regression models the entries name that have a recipe but no artifact."""
-    from . import regression
-
-    for _, name, options in entries:
-        if name == "regression" and options.get("backbone") in regression.RECIPES:
-            regression.ensure_trained(options["backbone"], device=device, progress=progress)
+    """The entries, unchanged: trained backbones (the regression metric's) ship under models/, nothing is trained."""
     return entries
 
