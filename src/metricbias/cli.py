@@ -222,8 +222,8 @@ def _cmd_adapters(args) -> int:
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
     if args.record:
         has_curve = bool(training.checkpoints(args.adapter))
-        curve = evaluation.curve(args.adapter, seed=args.seed, cache=None if args.no_cache else True,
-                                 device=args.device) if has_curve else None
+        curve = evaluation.curve(args.adapter, sample_size=args.sample_size, seed=args.seed,
+                                 cache=None if args.no_cache else True, device=args.device) if has_curve else None
         training.record_evaluation(args.adapter, table, criteria, curve=curve)
         print(f"recorded the figures{' and the checkpoint curve' if has_curve else ''} in "
               f"{Path(args.adapter) / 'provenance.json'}")

@@ -608,11 +608,20 @@ class Shipped:
 
     def evaluation(self) -> pd.DataFrame:
         """The before/after table recorded by ``metricbias adapters evaluate --record`` (empty if none)."""
-        return pd.DataFrame(self.provenance.get("figures", {}).get("evaluation", []))
+        return _frame(self.provenance.get("figures", {}).get("evaluation", []))
 
     def curve(self) -> pd.DataFrame:
         """Gender bias and quality at every checkpoint of the run, as recorded (empty if none)."""
-        return pd.DataFrame(self.provenance.get("figures", {}).get("curve", []))
+        return _frame(self.provenance.get("figures", {}).get("curve", []))
+
+
+def _frame(records: list[dict]) -> pd.DataFrame:
+    """A table from JSON records, with JSON's nulls back to NaN in numeric columns."""
+    frame = pd.DataFrame(records)
+    for col in frame.columns:
+        if frame[col].map(lambda v: v is None or isinstance(v, (int, float))).all() and frame[col].isna().any():
+            frame[col] = frame[col].astype(float)
+    return frame
 
 
 def shipped(metric: str, backbone: str) -> Shipped:
