@@ -12,8 +12,11 @@ from __future__ import annotations
 import json
 import platform
 import shlex
+import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .backbones import PROVENANCE_FILE
 
@@ -75,4 +78,26 @@ def write(folder, record: dict) -> Path:
     return target
 
 
-__all__ = ["command", "data_files", "device_name", "files", "read", "versions", "write"]
+@contextmanager
+def new_folder(folder) -> Iterator[Path]:
+    """Build an artifact folder in a temporary folder beside ``folder``, then swap it in.
+
+    A failure leaves ``folder`` as it was (and no temporary folder behind).
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        yield tmp
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+__all__ = ["command", "data_files", "device_name", "files", "new_folder", "read", "versions", "write"]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -273,26 +272,14 @@ def save(model: RegressionModel, folder, config: dict, record: dict) -> Path:
     """Write a model folder atomically (built next to ``folder``, then renamed onto it); provenance last."""
     from safetensors.torch import save_file
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        tmp.mkdir(parents=True)
+    with provenance.new_folder(folder) as tmp:
         model.encoder.save_adapter(str(tmp / ADAPTER_DIR), TASK_ADAPTER, use_safetensors=True)
         save_file({k: v.detach().cpu().contiguous() for k, v in model.head.state_dict().items()},
                   str(tmp / HEAD_FILE))
         (tmp / CONFIG_FILE).write_text(json.dumps({**config, "pooling": model.pooling}, indent=2) + "\n",
                                        encoding="utf-8")
         provenance.write(tmp, {**record, "files": provenance.files(tmp)})
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return folder
+    return Path(folder)
 
 
 def is_model_folder(path) -> bool:

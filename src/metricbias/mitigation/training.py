@@ -55,6 +55,7 @@ import pandas as pd
 from ..backbones import PROVENANCE_FILE
 from ..paths import atomic_path, write_csv_atomic
 from ..provenance import files as provenance_files
+from ..provenance import new_folder
 from ..provenance import read as read_provenance
 from ..provenance import write as write_provenance
 from .cda import CDAData
@@ -656,22 +657,11 @@ def ship(run, name: str | None = None, dest=None) -> Path:
     read_provenance(run)  # a finished run
     name = name or adapter_name(meta["metric"], meta["backbone"])
     dest = Path(dest) if dest is not None else project_root() / "models" / name
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
+    with new_folder(dest) as tmp:
         for f in SHIPPED_FILES:
             if (run / f).exists():
                 shutil.copy2(run / f, tmp / f)
-        record = read_provenance(tmp)
-        write_provenance(tmp, {**record, "name": name, "files": provenance_files(tmp)})
-        if dest.exists():
-            shutil.rmtree(dest)
-        tmp.rename(dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        write_provenance(tmp, {**read_provenance(tmp), "name": name, "files": provenance_files(tmp)})
     return dest
 
 
