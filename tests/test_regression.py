@@ -12,6 +12,7 @@ from metricbias.datasets import stsb
 from metricbias.datasets.published import DatasetError
 from metricbias.metrics import regression
 from metricbias.metrics import regression_model as rm
+from metricbias.trained.parts import PartsError
 
 PAIRS = pd.DataFrame({
     "sentence1": ["A man is playing a guitar.", "A woman is singing.", "The cat sat on the mat.",
@@ -100,9 +101,9 @@ def test_training_is_deterministic_given_the_seed(trained, tiny_bert, tmp_path):
 
 def test_a_changed_base_backbone_is_refused(trained, tiny_backbone, tmp_path):
     folder = backbones.resolve(tiny_backbone)
-    config = json.loads((folder / "regression.json").read_text())
-    (folder / "regression.json").write_text(json.dumps({**config, "base_fingerprint": "000000000000"}))
-    with pytest.raises(models.ModelError, match="was trained on .* with weights 000000000000"):
+    prov = json.loads((folder / "provenance.json").read_text())
+    (folder / "provenance.json").write_text(json.dumps({**prov, "base_fingerprint": "000000000000"}))
+    with pytest.raises(PartsError, match="trained on .* with fingerprint 000000000000"):
         regression.load(tiny_backbone, "cpu")
 
 

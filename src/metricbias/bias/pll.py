@@ -16,7 +16,9 @@ f(S_st) > f(S_at)) or KLS/JSS on the two sets of AUL scores (Eqs. 6, 9; Liu
 computes them on AUL), per bias type and weighted over types (Eqs. 10–11).
 
 Models are loaded through :mod:`metricbias.backbones` (a registered name or a
-local folder); a checkpoint without a masked-LM head is refused.
+local folder); a checkpoint without a masked-LM head is refused. The offline masked
+LMs are the heads trained here on the frozen encoders, ``mlm-all-MiniLM-L6-v2`` and
+``mlm-all-mpnet-base-v2`` (:mod:`metricbias.trained.mlm_head`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
     backbones.offline_env()
     path = backbones.resolve(name_or_path)
     import torch
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if backbones.is_trained_dir(path):  # a head trained here on a frozen encoder (mlm-all-MiniLM-L6-v2, ...)
+        from ..trained import mlm_head
+
+        tokenizer, model = mlm_head.load(str(path), device)
+        return MaskedLM(tokenizer, model, device, str(name_or_path))
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -67,8 +77,6 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
         raise backbones.BackboneError(
             f"backbone {name_or_path!r} ({path}) has no trained masked-LM head (missing {head[:3]}); "
             "PLL measures need a masked LM such as bert-base-cased or roberta-large")
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device).eval()
     return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path))
 

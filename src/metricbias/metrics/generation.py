@@ -19,6 +19,15 @@ start of the target and not scored. P/R/F as above. Any checkpoint that
 class that transformers 4.57 does not ship, so the ``prism`` backbone is for readers
 whose transformers has one.
 
+**On the project's paraphrasers** (``para-all-MiniLM-L6-v2``, ``para-all-mpnet-base-v2``:
+a frozen encoder run as a UniLM sequence-to-sequence model with adapters and a tied LM
+head, :mod:`metricbias.trained.paraphraser`) both metrics compute the same average token
+log-likelihood, the closing [SEP] counted as BARTScore counts ``</s>``. These models have
+no language tag, so PRISM's ``target_prefix="auto"`` resolves to none and PRISM-F equals
+BARTScore-F on them by definition (PRISM's segment score is the mean of the two
+directions' average token log-probabilities, i.e. BARTScore's F); each (source, target)
+log-likelihood is computed once per process and shared by both metrics.
+
 **FrugalScore** (Kamal Eddine et al., 2022) is a small model distilled to predict an
 expensive metric: a sequence-regression checkpoint with one output reading
 ``candidate [SEP] reference`` (the order of its released usage).
@@ -31,6 +40,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from .. import models
+from .base import MetricError
 from .neural import ModelMetric
 
 
@@ -75,6 +85,25 @@ def conditional_log_likelihood(tokenizer, model, sources: Sequence[str], targets
     return np.array([result[p] for p in zip(sources, targets)])
 
 
+#: (paraphraser folder fingerprint, source, target) -> log-likelihood, shared by bartscore and prism
+_PARAPHRASER_LL: dict = {}
+
+
+def paraphraser_log_likelihood(backbone: str, sources: Sequence[str], targets: Sequence[str], *, device: str = "auto",
+                               batch_size: int = 16) -> np.ndarray:
+    """Average log p(target | source) under a UniLM paraphraser; each distinct pair computed once per process."""
+    from .. import backbones
+    from ..trained import paraphraser
+
+    para = paraphraser.load(backbone, device)
+    key = backbones.fingerprint_path(backbones.resolve(backbone))
+    todo = [pair for pair in dict.fromkeys(zip(sources, targets)) if (key, *pair) not in _PARAPHRASER_LL]
+    if todo:
+        values = para.log_likelihood([s for s, _ in todo], [t for _, t in todo], batch_size=batch_size)
+        _PARAPHRASER_LL.update({(key, *pair): float(v) for pair, v in zip(todo, values)})
+    return np.array([_PARAPHRASER_LL[(key, s, t)] for s, t in zip(sources, targets)])
+
+
 class _Likelihood(ModelMetric):
     family = "generation"
     backbone_kinds: ClassVar[tuple[str, ...]] = ("seq2seq",)
@@ -84,12 +113,35 @@ class _Likelihood(ModelMetric):
     def _prefix(self) -> str | None:
         return None
 
+    @property
+    def _paraphraser(self) -> bool:
+        from ..trained.paraphraser import is_paraphraser
+
+        return is_paraphraser(self.backbone_path)
+
+    def fingerprints(self) -> dict[str, str]:
+        out = super().fingerprints()
+        if self._paraphraser:  # the frozen encoder the adapters and head sit on
+            from .. import backbones
+
+            out["base"] = backbones.trained_info(self.backbone_path)["base_fingerprint"]
+        return out
+
     def directions(self, candidates: list[str], references: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(P, R) = (log p(cand | ref), log p(ref | cand)) per pair."""
+        variant = self.options["variant"]
+        if self._paraphraser:
+            if self._prefix():
+                raise MetricError(f"metric {self.name}: the UniLM paraphraser {self.options['backbone']!r} has no "
+                                  f"language tag; use target_prefix=None (or auto), not {self._prefix()!r}")
+            kw = {"device": self.options["device"], "batch_size": self.options["batch_size"]}
+            path = str(self.backbone_path)
+            p = paraphraser_log_likelihood(path, references, candidates, **kw) if variant != "R" else None
+            r = paraphraser_log_likelihood(path, candidates, references, **kw) if variant != "P" else None
+            return p, r
         tokenizer, model = models.load_seq2seq(self.options["backbone"], self.options["device"])
         kw = {"prefix": self._prefix(), "max_length": self.options["max_length"],
               "batch_size": self.options["batch_size"]}
-        variant = self.options["variant"]
         p = conditional_log_likelihood(tokenizer, model, references, candidates, **kw) if variant != "R" else None
         r = conditional_log_likelihood(tokenizer, model, candidates, references, **kw) if variant != "P" else None
         return p, r
@@ -112,12 +164,31 @@ class BARTScore(_Likelihood):
 
 class PRISM(_Likelihood):
     name = "prism"
-    defaults = {"variant": "F", "backbone": "prism", "target_prefix": "<en>", "max_length": 1024, "device": "auto",
+    defaults = {"variant": "F", "backbone": "prism", "target_prefix": "auto", "max_length": 1024, "device": "auto",
                 "batch_size": 8}
     revision = 1
 
+    def __init__(self, **options):
+        super().__init__(**options)
+        if self.options["target_prefix"] == "auto":  # resolved here, so the signature names the tag used
+            self.options["target_prefix"] = None if self._paraphraser else _language_tag(str(self.backbone_path))
+
     def _prefix(self) -> str | None:
         return self.options["target_prefix"] or None
+
+
+def _language_tag(path: str, tag: str = "<en>") -> str | None:
+    """PRISM's target-language tag when the checkpoint's tokenizer has it as one token, else None."""
+    from transformers import AutoTokenizer
+
+    from .. import backbones
+
+    backbones.offline_env()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError):
+        return tag  # the original PRISM checkpoint (its tokenizer needs a Prism class): keep its tag
+    return tag if len(tokenizer(tag, add_special_tokens=False)["input_ids"]) == 1 else None
 
 
 class FrugalScore(ModelMetric):

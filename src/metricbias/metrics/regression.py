@@ -57,17 +57,9 @@ def load(name_or_path: str, device: str = "auto", adapter=None):
                  str(Path(adapter).resolve()) if adapter is not None else None, models.adapter_fingerprint(adapter))
 
 
-def resolve(backbone: str) -> Path:
-    """The folder of a regression backbone: a saved model folder as given, else :func:`metricbias.backbones.resolve`
-    (a registered trained backbone: ``models/<name>/`` first, then ``<cache>/trained/<name>/``)."""
-    if is_trained_folder(backbone):
-        return Path(backbone).resolve()
-    return backbones.resolve(backbone)
-
-
 def trained_folder(name_or_path: str) -> Path:
     """The folder of a trained regression backbone (name or folder); an error for anything else."""
-    folder = resolve(name_or_path)
+    folder = backbones.resolve(name_or_path)
     if not is_trained_folder(folder):
         raise MetricError(f"{name_or_path!r} ({folder}) is not a trained regression model folder")
     return folder
@@ -108,15 +100,9 @@ class Regression(ModelMetric):
     libraries = ("torch", "transformers", "adapters")
     revision = 2  # 2: frozen backbone + task adapter + head (1: fully fine-tuned encoder)
 
-    def _resolve_backbone(self, backbone: str):
-        return resolve(backbone)
-
     @property
     def _trained(self) -> bool:
         return is_trained_folder(self.backbone_path)
-
-    def _backbone_kind(self, backbone: str) -> str:
-        return "regression" if self._trained else super()._backbone_kind(backbone)
 
     def fingerprints(self) -> dict[str, str]:
         out = super().fingerprints()

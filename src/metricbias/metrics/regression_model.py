@@ -11,7 +11,7 @@ trained, on STS-B train with a fixed seed. A saved model is a *trained backbone*
 
     adapter/            the task adapter (adapters' save_adapter format, safetensors)
     head.safetensors    the linear head
-    regression.json     the TrainConfig, the base backbone and its fingerprint
+    regression.json     the TrainConfig (base backbone, task adapter, pooling, ...)
     provenance.json     how it was made: command, seed, steps, device, data sha256, versions,
                         STS-B dev Pearson, train time (written last: it marks the folder complete)
 
@@ -22,7 +22,6 @@ Debiasing adapters (chapter 6) stack on top of the task adapter: :func:`load_fol
 from __future__ import annotations
 
 import json
-import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 import torch
 
 from .. import backbones, models, provenance
+from ..trained.parts import base_of, seed_everything
 
 CONFIG_FILE = "regression.json"
 HEAD_FILE = "head.safetensors"
@@ -137,12 +137,6 @@ def recipe(name: str) -> TrainConfig:
     return TrainConfig(backbone=entry.base, **RECIPES.get(name, {}))
 
 
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def build(config: TrainConfig, device: str = "cpu"):
     """``(tokenizer, model)``: the frozen base backbone with a fresh seeded task adapter and head, ready to train."""
     import adapters
@@ -153,7 +147,7 @@ def build(config: TrainConfig, device: str = "cpu"):
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     encoder = AutoModel.from_pretrained(str(path))
     adapters.init(encoder)
-    _seed_everything(config.seed)
+    seed_everything(config.seed)
     encoder.add_adapter(TASK_ADAPTER, config=config.adapter)
     encoder.train_adapter(TASK_ADAPTER)  # freezes every backbone weight, activates the task adapter
     model = RegressionModel(encoder, pooling=config.pooling)
@@ -231,17 +225,12 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     check = dev_df.head(CHECK_ROWS)
     check_scores = predict(tokenizer, model, check["sentence1"].tolist(), check["sentence2"].tolist(),
                            batch_size=CHECK_ROWS, max_length=config.max_length)
-    saved = {
-        **asdict(config),
-        "name": name,
-        "base_fingerprint": backbones.fingerprint(config.backbone),
-        "rating_scale": RATING_SCALE,
-    }
+    saved = {**asdict(config), "name": name, "rating_scale": RATING_SCALE}
     record = {
         "name": name,
         "kind": "regression",
         "base": config.backbone,
-        "base_fingerprint": saved["base_fingerprint"],
+        "base_fingerprint": backbones.fingerprint(config.backbone),
         "command": command if command is not None else provenance.command(),
         "seed": config.seed,
         "steps": step,
@@ -301,11 +290,7 @@ def load_folder(folder, adapter=None):
     backbones.offline_env()
     folder = Path(folder)
     config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-    path = backbones.resolve(config["backbone"])
-    got = backbones.fingerprint_path(path)
-    if got != config["base_fingerprint"]:
-        raise models.ModelError(f"{folder} was trained on {config['backbone']} with weights {config['base_fingerprint']}, "
-                                f"but {path} has weights {got}; retrain it (see its provenance.json for the command)")
+    path = base_of(provenance.read(folder), folder)  # the frozen weights it was trained on, or an error
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     encoder = AutoModel.from_pretrained(str(path))
     adapters.init(encoder)

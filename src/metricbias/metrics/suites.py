@@ -27,7 +27,8 @@ EMBEDDING: list[Entry] = [
 
 #: short names of backbones in labels (as the released columns spell them)
 SHORT = {
-    "all-MiniLM-L6-v2": "MiniLM", "distilbert-base-uncased": "DistilBERT", "bert-base-uncased": "BERT-base",
+    "all-MiniLM-L6-v2": "MiniLM", "all-mpnet-base-v2": "MPNet", "distilbert-base-uncased": "DistilBERT",
+    "bert-base-uncased": "BERT-base",
     "bert-large-uncased": "BERT-large", "roberta-base": "RoBERTa-base", "roberta-large": "RoBERTa-large",
     "bart-base": "BART-base", "bart-large": "BART-large", "bleurt-tiny": "BERT-tiny", "bleurt-base": "BERT-base",
     "bleurt-large": "BERT-large", "bleurt-20": "RemBERT", "frugalscore-tiny": "BERT-tiny",

@@ -172,7 +172,7 @@ def load_target(metric: str, backbone: str, *, layer: int | None = None, idf_dic
     if metric == "regression":
         from ..metrics import regression
 
-        folder = regression.resolve(backbone)
+        folder = backbones.resolve(backbone)
         if regression.is_trained_folder(folder):
             from ..metrics.regression_model import load_folder
 
@@ -388,9 +388,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     if config.metric == "bertscore":
         backbone_path = backbones.resolve(config.backbone)
     else:
-        from ..metrics import regression
-
-        backbone_path = regression.resolve(config.backbone)
+        backbone_path = backbones.resolve(config.backbone)
     metric_backbone = config.backbone
     target = load_target(config.metric, metric_backbone, layer=config.layer, idf_dict=idf_dict, device=config.device)
     torch.manual_seed(config.seed)

@@ -1,0 +1,149 @@
+"""Training text for the paraphrasers and masked-LM heads, with every evaluation text held out.
+
+Held out (compared after :func:`metricbias.mitigation.cda.normalize_text`): every text of
+the evaluation sets as :func:`metricbias.mitigation.evaluation.held_out_texts` gathers them
+(the bias pairs, released and built; WMT19 kk-en, REALSumm, the judged Flickr8k captions,
+STS-B dev), plus the SEAT sets, CrowS-Pairs, every StereoSet sentence and context, and
+MRPC dev. A training pair is dropped when either side is held out; the counts say how many.
+
+* **paraphrase pairs**: MRPC train pairs labelled paraphrases, STS-B train pairs rated at
+  least 4, and pairs of Flickr8k captions of the same image (images that the experts
+  judged are evaluation data: the registered Flickr8k source holds only those, so none
+  remains); each pair in both directions;
+* **masked-LM sentences**: every sentence of MRPC train and STS-B train.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .. import sources
+
+PAIR_SOURCES = ("mrpc", "stsb", "flickr8k")
+#: STS-B ratings at or above this are paraphrase-like (5 = equivalent, 4 = mostly equivalent)
+STSB_MIN_RATING = 4.0
+FLICKR_REFS = "flickr8k_expert/refs.json"
+STEREOSET_FILE = "stereoset/dev.json"
+
+
+def _stereoset_texts() -> set[str]:
+    data = json.loads(sources.path(STEREOSET_FILE).read_text(encoding="utf-8"))["data"]
+    out = set()
+    for task in ("intersentence", "intrasentence"):
+        for item in data.get(task, []):
+            out.add(item["context"])
+            out.update(s["sentence"] for s in item["sentences"])
+    return out
+
+
+def _seat_texts() -> set[str]:
+    from ..datasets import seat
+
+    out = set()
+    for name, level in seat.select("all"):
+        test = seat.load(name, level)
+        out.update(test.targets + test.attributes)
+    return out
+
+
+@lru_cache(maxsize=1)
+def held_out_texts() -> frozenset[str]:
+    """Every evaluation text, normalized (see the module docstring for the sets)."""
+    from ..datasets import crows_pairs
+    from ..mitigation import cda, evaluation
+
+    texts = set(evaluation.held_out_texts()) | _seat_texts() | _stereoset_texts()
+    texts.update(t for row in crows_pairs.read() for t in (row["sent_more"], row["sent_less"]))
+    mrpc_dev = cda.read_mrpc("dev")
+    texts.update(mrpc_dev["sentence_1"])
+    texts.update(mrpc_dev["sentence_2"])
+    normalized = {cda.normalize_text(t) for t in texts}
+    normalized.discard("")
+    return frozenset(normalized)
+
+
+def flickr8k_caption_pairs() -> pd.DataFrame:
+    """Consecutive captions of each Flickr8k image in the registered source: ``image_id, sentence_1, sentence_2``."""
+    refs = json.loads(sources.path(FLICKR_REFS).read_text(encoding="utf-8"))
+    by_image: dict[str, list[str]] = {}
+    for r in refs:
+        caption = r["caption"].strip()
+        if caption and caption not in by_image.setdefault(r["image_id"], []):
+            by_image[r["image_id"]].append(caption)
+    rows = [(img, a, b) for img, caps in by_image.items() for a, b in zip(caps, caps[1:])]
+    return pd.DataFrame(rows, columns=["image_id", "sentence_1", "sentence_2"])
+
+
+def _raw_pairs(source: str) -> pd.DataFrame:
+    from ..datasets import stsb
+    from ..mitigation import cda
+
+    if source == "mrpc":
+        t = cda.read_mrpc("train")
+        return t[t["label"] == 1][["sentence_1", "sentence_2"]]
+    if source == "stsb":
+        t = stsb.load("train")
+        t = t[t["score"] >= STSB_MIN_RATING]
+        return pd.DataFrame({"sentence_1": t["sentence1"], "sentence_2": t["sentence2"]})
+    if source == "flickr8k":
+        return flickr8k_caption_pairs()[["sentence_1", "sentence_2"]]
+    raise ValueError(f"unknown paraphrase source {source!r}; sources: {', '.join(PAIR_SOURCES)}")
+
+
+def _drop_held_out(frame: pd.DataFrame, columns, held_out) -> tuple[pd.DataFrame, int]:
+    from ..mitigation.cda import normalize_text
+
+    keep = np.array([not any(normalize_text(row[c]) in held_out for c in columns) for _, row in frame.iterrows()],
+                    dtype=bool)
+    return frame[keep], int((~keep).sum())
+
+
+def paraphrase_pairs(sources_=PAIR_SOURCES, held_out=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(examples, counts)``: ``source, pair, text, target`` (each kept pair in both directions) and per-source counts."""
+    held_out = held_out_texts() if held_out is None else held_out
+    rows, counts = [], []
+    for src in sources_:
+        raw = _raw_pairs(src).reset_index(drop=True)
+        kept, dropped = _drop_held_out(raw, ["sentence_1", "sentence_2"], held_out)
+        kept = kept[kept["sentence_1"].str.strip() != kept["sentence_2"].str.strip()]
+        for i, (a, b) in enumerate(zip(kept["sentence_1"], kept["sentence_2"])):
+            rows += [(src, f"{src}-{i:05d}", a.strip(), b.strip()), (src, f"{src}-{i:05d}", b.strip(), a.strip())]
+        counts.append({"source": src, "pairs_read": len(raw), "dropped_held_out": dropped, "pairs_used": len(kept)})
+    examples = pd.DataFrame(rows, columns=["source", "pair", "text", "target"]).drop_duplicates(["text", "target"])
+    return examples.reset_index(drop=True), pd.DataFrame(counts)
+
+
+def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
+    """``(sentences, counts)``: the distinct sentences of MRPC train and STS-B train that are not held out."""
+    from ..datasets import stsb
+    from ..mitigation import cda
+
+    held_out = held_out_texts() if held_out is None else held_out
+    mrpc, sts = cda.read_mrpc("train"), stsb.load("train")
+    found = {"mrpc": list(mrpc["sentence_1"]) + list(mrpc["sentence_2"]),
+             "stsb": list(sts["sentence1"]) + list(sts["sentence2"])}
+    out, counts, seen = [], [], set()
+    for src, texts in found.items():
+        distinct = list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+        kept = [t for t in distinct if cda.normalize_text(t) not in held_out and t not in seen]
+        seen.update(kept)
+        out += kept
+        counts.append({"source": src, "sentences_read": len(distinct),
+                       "dropped_held_out": sum(cda.normalize_text(t) in held_out for t in distinct),
+                       "sentences_used": len(kept)})
+    return out, pd.DataFrame(counts)
+
+
+def split(items: list, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """(train, validation) indices: a seeded ``fraction`` of ``items`` held out for validation."""
+    order = np.random.default_rng(seed).permutation(len(items))
+    n_val = int(round(fraction * len(items)))
+    return sorted(order[n_val:].tolist()), sorted(order[:n_val].tolist())
+
+
+__all__ = ["PAIR_SOURCES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts", "mlm_sentences",
+           "paraphrase_pairs", "split"]

@@ -1,0 +1,386 @@
+"""A frozen encoder used as a paraphraser: UniLM's sequence-to-sequence mask, adapters and a tied LM head.
+
+The generation paradigm needs p(target | source). Following UniLM (Dong et al., 2019), one
+encoder reads ``[CLS] source [SEP] target [SEP]`` under a **sequence-to-sequence
+self-attention mask**: source tokens attend to every source token (both directions);
+target tokens attend to the whole source and to the target tokens up to themselves. The
+backbone's weights stay frozen and identical to the ones the matching and regression
+metrics use. Trained, and saved (fp16, :mod:`.parts`):
+
+* bottleneck **adapters** (the ``adapters`` library's ``seq_bn``, Pfeiffer et al.: after the
+  feed-forward sub-layer) in the top ``adapter_layers`` layers;
+* the **LM head**: the backbone's own masked-LM head class (dense + GELU + LayerNorm, then a
+  decoder tied to the frozen word embeddings, plus an output bias); the dense, the LayerNorm
+  and the bias are trained, the bias starting at the log unigram frequencies of the targets.
+
+The objective is next-token prediction: the hidden state of a position predicts the next
+target token (the source's closing [SEP] predicts the first one, the last target token the
+closing [SEP]), so one pass scores every target token. (UniLM trains by masking target
+tokens; the shifted form has the same attention pattern and gives the exact left-to-right
+factorisation BARTScore and PRISM average.) :func:`log_likelihood` is the mean log
+probability of the target tokens, the closing [SEP] included, as BARTScore counts
+``</s>``.
+
+**CPU recipe.** The layers below the adapters are frozen and see the same mask, so their
+output does not depend on anything trained: it is computed once per training example
+(:meth:`Paraphraser.lower`), and each step runs only the top layers and the head. AdamW,
+linear warm-up (6%) and decay, gradient norm clipped at 1, the model in eval mode (no
+dropout), a seeded batch order. ``metricbias train para-<backbone>``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .. import backbones, models
+from . import parts
+
+KIND = "seq2seq"
+ADAPTER = "paraphrase"
+#: the module holding the masked-LM head, by model type
+HEADS = {"bert": "cls", "mpnet": "lm_head"}
+
+
+@dataclass
+class Config:
+    base: str = "all-MiniLM-L6-v2"
+    adapter_layers: int = 3  # adapters in this many top layers; the rest is computed once per example
+    reduction_factor: int = 16
+    max_length: int = 128  # tokens per side, special tokens included
+    steps: int = 1500
+    batch_size: int = 32
+    lr: float = 1e-3
+    warmup_fraction: float = 0.06
+    weight_decay: float = 0.01
+    seed: int = 0
+    validation_fraction: float = 0.05
+    eval_every: int = 250
+
+
+def _interface(model_type: str):
+    """How the ``adapters`` library finds the sub-layers of a model it has no built-in support for (MPNet)."""
+    from adapters import AdapterModelInterface
+
+    if model_type == "mpnet":
+        return AdapterModelInterface(
+            adapter_methods=["bottleneck"], model_embeddings="embeddings", model_layers="encoder.layer",
+            layer_self_attn="attention", layer_cross_attn=None, attn_k_proj="attn.k", attn_q_proj="attn.q",
+            attn_v_proj="attn.v", attn_o_proj="attn.o", layer_intermediate_proj="intermediate.dense",
+            layer_output_proj="output.dense")
+    return None
+
+
+def _masked_lm(base_path: Path):
+    """The base encoder inside its masked-LM class (the head is new: weights come from our parts)."""
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    backbones.offline_env()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # "newly initialized head" is expected: it is trained here
+    try:
+        model = AutoModelForMaskedLM.from_pretrained(str(base_path))
+        tokenizer = AutoTokenizer.from_pretrained(str(base_path))
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    if model.config.model_type not in HEADS:
+        raise parts.PartsError(f"{base_path}: model type {model.config.model_type!r} is not supported "
+                               f"(supported: {', '.join(HEADS)})")
+    model.requires_grad_(False)
+    return tokenizer, model.eval()
+
+
+def head_of(model):
+    return getattr(model, HEADS[model.config.model_type])
+
+
+def head_parameters(model) -> dict:
+    """The trainable head tensors by name: the dense, the LayerNorm and the output bias (not the tied decoder)."""
+    prefix = model.base_model_prefix + "."
+    return {n: p for n, p in model.named_parameters() if not n.startswith(prefix)}
+
+
+class Paraphraser:
+    """A frozen encoder + adapters + LM head; scores ``log p(target | source)`` (see the module docstring)."""
+
+    def __init__(self, tokenizer, model, config: Config, device: str = "cpu"):
+        self.tokenizer, self.model, self.config, self.device = tokenizer, model, config, device
+        self.n_layers = int(model.config.num_hidden_layers)
+        if not 1 <= config.adapter_layers <= self.n_layers:
+            raise parts.PartsError(f"adapter_layers={config.adapter_layers} but the base has {self.n_layers} layers")
+        self.split = self.n_layers - config.adapter_layers  # first layer with an adapter
+
+    # --- building -------------------------------------------------------------------------
+    @classmethod
+    def new(cls, config: Config, base_path: Path, device: str = "cpu") -> "Paraphraser":
+        import adapters
+        from adapters import SeqBnConfig
+
+        tokenizer, model = _masked_lm(base_path)
+        adapters.init(model, interface=_interface(model.config.model_type))
+        n = int(model.config.num_hidden_layers)
+        model.add_adapter(ADAPTER, config=SeqBnConfig(reduction_factor=config.reduction_factor,
+                                                      leave_out=list(range(n - config.adapter_layers))))
+        model.set_active_adapters(ADAPTER)
+        model.requires_grad_(False)
+        for p in [*cls.adapter_parameters(model).values(), *head_parameters(model).values()]:
+            p.requires_grad_(True)
+        return cls(tokenizer, model.eval().to(device), config, device)
+
+    @staticmethod
+    def adapter_parameters(model) -> dict:
+        return {n: p for n, p in model.named_parameters() if f"adapters.{ADAPTER}." in n}
+
+    def trained_tensors(self) -> dict:
+        return {**self.adapter_parameters(self.model), **head_parameters(self.model)}
+
+    # --- the forward pass -----------------------------------------------------------------
+    def encode(self, sources: Sequence[str], targets: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """Token ids of each (source, target): ``[CLS] source [SEP]`` and ``target [SEP]``, each side truncated."""
+        m = self.config.max_length
+        src = self.tokenizer(list(sources), truncation=True, max_length=m)["input_ids"]
+        tgt = self.tokenizer(list(targets), truncation=True, max_length=m)["input_ids"]
+        return [(s, t[1:]) for s, t in zip(src, tgt)]  # the target keeps its closing [SEP], not its [CLS]
+
+    def batch(self, encoded: Sequence[tuple[list[int], list[int]]]):
+        """``input_ids`` (padded), the UniLM mask (batch x from x to), and per row (source length, target length)."""
+        import torch
+
+        pad = self.tokenizer.pad_token_id
+        width = max(len(s) + len(t) for s, t in encoded)
+        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width, width))
+        for i, (s, t) in enumerate(encoded):
+            ls, lt = len(s), len(t)
+            ids[i, :ls + lt] = torch.tensor(s + t)
+            mask[i, :ls + lt, :ls] = 1.0  # everyone sees the whole source
+            mask[i, ls:ls + lt, ls:ls + lt] = torch.tril(torch.ones(lt, lt))  # target: itself and earlier targets
+        return ids, mask, [(len(s), len(t)) for s, t in encoded]
+
+    def _extended(self, mask, dtype):
+        return self.model.base_model.get_extended_attention_mask(mask.to(self.device), mask.shape[:2], dtype=dtype)
+
+    def run_layers(self, hidden, mask, start: int, stop: int):
+        """Layers ``start .. stop-1`` of the encoder on ``hidden`` under the (batch x from x to) ``mask``."""
+        base = self.model.base_model
+        ext = self._extended(mask, hidden.dtype)
+        extra = {"position_bias": base.encoder.compute_position_bias(hidden)} \
+            if self.model.config.model_type == "mpnet" else {}
+        for layer in base.encoder.layer[start:stop]:
+            hidden = layer(hidden, ext, **extra)[0]
+        return hidden
+
+    def lower(self, ids, mask):
+        """Embeddings and the frozen layers below the adapters (nothing trained reaches them)."""
+        import torch
+
+        with torch.no_grad():
+            hidden = self.model.base_model.embeddings(input_ids=ids.to(self.device))
+            return self.run_layers(hidden, mask, 0, self.split)
+
+    def target_log_probs(self, top_hidden, lengths, target_ids):
+        """log p of every target token: the hidden state before each target token predicts it."""
+        import torch
+
+        rows, cols = [], []
+        for i, (ls, lt) in enumerate(lengths):
+            rows += [i] * lt
+            cols += list(range(ls - 1, ls + lt - 1))
+        picked = top_hidden[torch.tensor(rows), torch.tensor(cols)]
+        logits = head_of(self.model)(picked).float()
+        return torch.log_softmax(logits, -1).gather(-1, target_ids.to(self.device)[:, None])[:, 0]
+
+    def log_probs(self, encoded, lower_hidden=None):
+        """Per-token target log-probabilities (flat) and the target lengths of a batch of encoded pairs."""
+        import torch
+
+        ids, mask, lengths = self.batch(encoded)
+        hidden = self.lower(ids, mask) if lower_hidden is None else lower_hidden
+        top = self.run_layers(hidden, mask, self.split, self.n_layers)
+        targets = torch.tensor([tok for _, t in encoded for tok in t])
+        return self.target_log_probs(top, lengths, targets), [lt for _, lt in lengths]
+
+    def log_likelihood(self, sources: Sequence[str], targets: Sequence[str], *, batch_size: int = 16,
+                       progress: bool = False) -> np.ndarray:
+        """Mean log p(target token | source, earlier target tokens) per pair (BARTScore's average)."""
+        import torch
+        from tqdm.auto import tqdm
+
+        encoded = self.encode(sources, targets)
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]) + len(encoded[i][1]))
+        out = np.zeros(len(encoded))
+        starts = range(0, len(order), batch_size)
+        for start in tqdm(starts, desc="paraphraser log p", disable=not progress):
+            idx = order[start:start + batch_size]
+            with torch.inference_mode():
+                lp, lens = self.log_probs([encoded[i] for i in idx])
+            sums = torch.split(lp.double().cpu(), lens)
+            out[idx] = [float(s.mean()) for s in sums]
+        return out
+
+    # --- saving and loading ---------------------------------------------------------------
+    def save(self, folder, provenance: dict) -> Path:
+        return parts.save(folder, self.trained_tensors(), provenance)
+
+    @classmethod
+    def load(cls, folder, device: str = "cpu") -> "Paraphraser":
+        import torch
+
+        tensors, info = parts.load(folder)
+        if info.get("kind") != KIND or info.get("model") != "unilm-paraphraser":
+            raise parts.PartsError(f"{folder} does not hold a UniLM paraphraser")
+        config = Config(**info["config"])
+        para = cls.new(config, parts.base_of(info, folder), device)
+        own = para.trained_tensors()
+        if set(own) != set(tensors):
+            raise parts.PartsError(f"{folder}: saved tensors do not match the model (missing "
+                                   f"{sorted(set(own) - set(tensors))[:3]}, unexpected {sorted(set(tensors) - set(own))[:3]})")
+        with torch.no_grad():
+            for name, value in tensors.items():
+                own[name].copy_(value)
+        para.model.requires_grad_(False)
+        return para
+
+
+def is_paraphraser(path) -> bool:
+    path = Path(path)
+    return backbones.is_trained_dir(path) and backbones.trained_info(path).get("model") == "unilm-paraphraser"
+
+
+_LOADED: dict = {}
+
+
+def load(name_or_path: str, device: str = "auto") -> Paraphraser:
+    """A trained paraphraser by backbone name or folder, loaded once per process (per folder fingerprint)."""
+    folder = parts.resolve_folder(name_or_path, KIND)
+    device = models.resolve_device(device)
+    key = (str(folder), backbones.fingerprint_path(folder), device)
+    if key not in _LOADED:
+        _LOADED.clear()  # one paraphraser at a time: MPNet's is 440 MB
+        _LOADED[key] = Paraphraser.load(folder, device)
+    return _LOADED[key]
+
+
+# --- training ---------------------------------------------------------------------------------
+
+def _unigram_bias(tokenizer, targets: list[list[int]]):
+    """Log relative frequency of each vocabulary item among the training targets (add-one smoothed)."""
+    import torch
+
+    counts = np.ones(len(tokenizer))
+    for t in targets:
+        np.add.at(counts, t, 1)
+    return torch.tensor(np.log(counts / counts.sum()), dtype=torch.float32)
+
+
+def train(config: Config, out, *, name: str, examples=None, validation=None, counts=None, device: str = "auto",
+          progress: bool = True, command: str = "") -> dict:
+    """Train a paraphraser on ``examples`` (``text, target``; default: :func:`.data.paraphrase_pairs`) into ``out``.
+
+    Returns the provenance written with the parts (loss curve end points, validation
+    log-likelihood, data counts and fingerprints, seconds).
+    """
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from . import data
+
+    start_time = time.perf_counter()
+    device = models.resolve_device(device)
+    if examples is None:
+        examples, counts = data.paraphrase_pairs()
+    if validation is None:
+        pairs = examples["pair"].drop_duplicates().tolist() if "pair" in examples else list(range(len(examples)))
+        _, val_idx = data.split(pairs, config.validation_fraction, config.seed)
+        held = {pairs[i] for i in val_idx}
+        key = examples["pair"] if "pair" in examples else examples.index
+        validation, examples = examples[key.isin(held)], examples[~key.isin(held)]
+    parts.seed_everything(config.seed)
+    base_path = backbones.resolve(config.base)
+    para = Paraphraser.new(config, base_path, device)
+    train_enc = para.encode(examples["text"].tolist(), examples["target"].tolist())
+    val_enc = para.encode(validation["text"].tolist(), validation["target"].tolist()) if len(validation) else []
+    with torch.no_grad():
+        para.model.get_output_embeddings().bias.copy_(_unigram_bias(para.tokenizer, [t for _, t in train_enc]))
+
+    # the frozen lower layers, once per example (fp16 in memory: MPNet's are ~100 kB each)
+    cache = [None] * len(train_enc)
+    order = sorted(range(len(train_enc)), key=lambda i: len(train_enc[i][0]) + len(train_enc[i][1]))
+    for b in tqdm(range(0, len(order), 64), desc=f"{name}: frozen layers 0-{para.split - 1}", disable=not progress):
+        idx = order[b:b + 64]
+        ids, mask, lengths = para.batch([train_enc[i] for i in idx])
+        hidden = para.lower(ids, mask).half().cpu()
+        for row, i in enumerate(idx):
+            cache[i] = hidden[row, :sum(lengths[row])].clone()
+    lower_seconds = time.perf_counter() - start_time
+
+    trainable = [p for p in para.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * config.steps), config.steps)
+    generator = torch.Generator().manual_seed(config.seed)
+    log, losses, perm, pos = [], [], [], 0
+
+    def evaluate() -> float:
+        if not val_enc:
+            return float("nan")
+        with torch.inference_mode():
+            total, n = 0.0, 0
+            for b in range(0, len(val_enc), 64):
+                lp, _ = para.log_probs(val_enc[b:b + 64])
+                total, n = total + float(lp.double().sum()), n + lp.numel()
+        return total / n
+
+    bar = tqdm(total=config.steps, desc=f"train {name}", disable=not progress)
+    for step in range(1, config.steps + 1):
+        if pos + config.batch_size > len(perm):
+            perm, pos = torch.randperm(len(train_enc), generator=generator).tolist(), 0
+        idx = perm[pos:pos + config.batch_size]
+        pos += config.batch_size
+        encoded = [train_enc[i] for i in idx]
+        width = max(len(s) + len(t) for s, t in encoded)
+        lower = torch.zeros((len(idx), width, cache[idx[0]].shape[-1]))
+        for row, i in enumerate(idx):
+            lower[row, :cache[i].shape[0]] = cache[i].float()
+        lp, _ = para.log_probs(encoded, lower_hidden=lower.to(device))
+        loss = -lp.mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.detach()))
+        bar.update(1)
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        if step % config.eval_every == 0 or step == config.steps:
+            log.append({"step": step, "train_loss": float(np.mean(losses[-config.eval_every:])),
+                        "validation_log_likelihood": evaluate() if step != config.steps else None})
+    bar.close()
+    parts.round_fp16_(para.trained_tensors().values())  # what is saved is what is evaluated
+    val_ll = evaluate()
+    log[-1]["validation_log_likelihood"] = val_ll
+    provenance = {
+        "name": name, "kind": KIND, "model": "unilm-paraphraser", "base": config.base,
+        "base_fingerprint": backbones.fingerprint_path(base_path), "config": asdict(config),
+        "command": command or f"metricbias train {name}", "seed": config.seed, "steps": config.steps,
+        "device": device, "trainable_parameters": int(sum(p.numel() for p in trainable)),
+        "data": {"train_examples": len(train_enc), "validation_examples": len(val_enc),
+                 "train_fingerprint": parts.text_fingerprint(examples["text"] + "\x01" + examples["target"]),
+                 "validation_fingerprint": parts.text_fingerprint(validation["text"] + "\x01" + validation["target"]),
+                 "counts": counts.to_dict("records") if counts is not None else None},
+        "library_versions": parts.library_versions(),
+        "figures": {"first_loss": losses[0], "final_train_loss": float(np.mean(losses[-50:])),
+                    "validation_log_likelihood": val_ll, "validation_perplexity": float(np.exp(-val_ll)),
+                    "log": log},
+        "seconds": {"frozen_layers": round(lower_seconds, 1), "total": round(time.perf_counter() - start_time, 1)},
+    }
+    para.save(out, provenance)
+    return provenance
+
+
+__all__ = ["Config", "HEADS", "KIND", "Paraphraser", "head_parameters", "is_paraphraser", "load", "train"]

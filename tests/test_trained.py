@@ -1,0 +1,137 @@
+"""Trained parts on a frozen tiny encoder: the UniLM paraphraser and the masked-LM head (train, save, load, score)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from tiny_models import CORPUS
+
+from metricbias import backbones, metrics
+from metricbias.metrics import generation
+from metricbias.trained import mlm_head, paraphraser, parts
+
+SOURCES = ["The nurse helped the doctor because she was kind.", "A man is playing a guitar."]
+TARGETS = ["The nurse helped the doctor since she was kind.", "A man plays the guitar."]
+
+
+@pytest.fixture(scope="module")
+def trained_para(tiny_bert, tmp_path_factory):
+    examples = pd.DataFrame({"text": CORPUS + CORPUS[::-1], "target": CORPUS[1:] + CORPUS[:1] + CORPUS,
+                             "pair": [f"p{i}" for i in range(10)]})
+    config = paraphraser.Config(base=str(tiny_bert), adapter_layers=1, steps=16, batch_size=5, lr=2e-2, eval_every=8)
+    out = tmp_path_factory.mktemp("para") / "para-tiny"
+    saved = paraphraser.train(config, out, name="para-tiny", examples=examples, validation=examples.head(2),
+                              device="cpu", progress=False)
+    return out, saved
+
+
+@pytest.fixture(scope="module")
+def trained_mlm(tiny_bert, tmp_path_factory):
+    config = mlm_head.Config(base=str(tiny_bert), epochs=8, batch_size=16, lr=1e-2, maskings=3,
+                             validation_fraction=0.2)
+    out = tmp_path_factory.mktemp("mlm") / "mlm-tiny"
+    sentences = CORPUS + [s.upper() for s in CORPUS] + [s.replace("the", "a") for s in CORPUS]
+    saved = mlm_head.train(config, out, name="mlm-tiny", sentences=sentences, device="cpu", progress=False)
+    return out, saved
+
+
+def test_paraphraser_training_lowers_its_loss_and_records_provenance(trained_para):
+    out, saved = trained_para
+    assert saved["figures"]["final_train_loss"] < saved["figures"]["first_loss"] - 0.2
+    info = json.loads((out / "provenance.json").read_text())
+    assert info["kind"] == "seq2seq" and info["steps"] == 16 and info["seed"] == 0 and info["device"] == "cpu"
+    assert info["base_fingerprint"] == backbones.fingerprint_path(info["base"])
+    assert {"torch", "transformers", "adapters"} <= set(info["library_versions"])
+    assert info["data"]["train_examples"] == 10 and len(info["data"]["train_fingerprint"]) == 16
+    assert backbones.kind_of(str(out)) == "seq2seq"
+    assert (out / parts.PARTS_FILE).stat().st_size < parts.MAX_FILE_BYTES
+
+
+def test_unilm_mask_source_bidirectional_target_left_to_right(trained_para):
+    para = paraphraser.Paraphraser.load(trained_para[0])
+    a = para.encode(["The cat sat on the mat."], ["The dog slept by the door."])
+    b = para.encode(["The cat sat on the mat."], ["The dog slept by a window."])
+    with torch.no_grad():
+        lp_a, _ = para.log_probs(a)
+        lp_b, _ = para.log_probs(b)
+    same = next(i for i, (x, y) in enumerate(zip(a[0][1], b[0][1])) if x != y)
+    # a target token's probability depends only on the source and the target tokens before it
+    assert same >= 3
+    np.testing.assert_allclose(lp_a[:same].numpy(), lp_b[:same].numpy(), rtol=0, atol=1e-5)
+    # ... and the tokens after a changed one see the change
+    assert abs(float(lp_a[same + 1] - lp_b[same + 1])) > 1e-6
+    # every target token sees the whole source: changing its last word changes the first target token's probability
+    c = para.encode(["The cat sat on the rug."], ["The dog slept by the door."])
+    with torch.no_grad():
+        lp_c, _ = para.log_probs(c)
+    assert abs(float(lp_c[0] - lp_a[0])) > 1e-6
+
+
+def test_cached_lower_layers_give_the_full_forward(trained_para):
+    para = paraphraser.Paraphraser.load(trained_para[0])
+    enc = para.encode(SOURCES, TARGETS)
+    ids, mask, _ = para.batch(enc)
+    with torch.no_grad():
+        full, _ = para.log_probs(enc)
+        cached, _ = para.log_probs(enc, lower_hidden=para.lower(ids, mask))
+    np.testing.assert_allclose(full.numpy(), cached.numpy(), rtol=0, atol=1e-6)
+
+
+def test_generation_metrics_score_with_the_paraphraser_and_survive_a_reload(trained_para):
+    out = str(trained_para[0])
+    bart = {v: metrics.get("bartscore", backbone=out, variant=v, device="cpu") for v in "PRF"}
+    prism = metrics.get("prism", backbone=out, device="cpu")
+    assert prism.options["target_prefix"] is None and "base:" in prism.signature
+    p, r, f = (bart[v].score(TARGETS, SOURCES) for v in "PRF")
+    para = paraphraser.load(out, "cpu")
+    np.testing.assert_allclose(p, para.log_likelihood(SOURCES, TARGETS), rtol=0, atol=1e-12)  # P = log p(cand | ref)
+    np.testing.assert_allclose(r, para.log_likelihood(TARGETS, SOURCES), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(f, (p + r) / 2)
+    np.testing.assert_array_equal(prism.score(TARGETS, SOURCES), f)  # PRISM-F = BARTScore-F without a tag
+    assert np.all(p < 0)
+    # save -> load round trip: a fresh load (no process cache) gives identical scores
+    paraphraser._LOADED.clear()
+    generation._PARAPHRASER_LL.clear()
+    again = metrics.get("bartscore", backbone=out, variant="F", device="cpu").score(TARGETS, SOURCES)
+    np.testing.assert_array_equal(again, f)
+    with pytest.raises(metrics.MetricError, match="no language tag"):
+        metrics.get("prism", backbone=out, target_prefix="<en>", device="cpu").score(TARGETS, SOURCES)
+
+
+def test_a_changed_base_is_refused(trained_para, tmp_path):
+    info = json.loads((trained_para[0] / "provenance.json").read_text())
+    assert parts.base_of(info, trained_para[0]) is not None
+    with pytest.raises(parts.PartsError, match="frozen backbone changed"):
+        parts.base_of({**info, "base_fingerprint": "0" * 12}, trained_para[0])
+
+
+def test_mlm_head_training_lowers_its_loss(trained_mlm):
+    _, saved = trained_mlm
+    fig = saved["figures"]
+    assert fig["final_train_loss"] < fig["first_loss"] - 0.5
+    assert fig["masked_token_accuracy"] >= fig["masked_token_accuracy_untrained_head"]
+    assert saved["kind"] == "mlm" and saved["data"]["validation_sentences"] == 3
+
+
+def test_mlm_head_round_trip_gives_identical_pll_scores(trained_mlm):
+    from metricbias.bias import pll
+
+    pairs = pd.DataFrame({"stereotype": ["The nurse helped the doctor because she was kind."],
+                          "anti_stereotype": ["The nurse helped the doctor because he was kind."],
+                          "bias_type": ["gender"]})
+    first = pll.score_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
+    again = pll.score_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
+    pd.testing.assert_frame_equal(first, again)
+    assert np.isfinite(first[["score_st", "score_at"]].to_numpy()).all()
+    assert set(first["method"]) == {"aul", "cps", "sss"}
+
+
+def test_bert_masking_selects_fifteen_percent_and_never_special_tokens():
+    rng = np.random.default_rng(0)
+    ids, special = list(range(100, 142)), [1] + [0] * 40 + [1]
+    out, chosen, flags = mlm_head.mask_tokens(ids, special, rng, mask_id=7, vocab_size=1000, fraction=0.15)
+    assert len(chosen) == 6 and 0 not in chosen and 41 not in chosen
+    assert all(out[p] == 7 for p, f in zip(chosen, flags) if f)
+    assert all(out[i] == ids[i] for i in range(42) if i not in chosen)
