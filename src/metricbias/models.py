@@ -84,7 +84,6 @@ def attach_adapter(model, adapter):
     the new one: ``Stack(active, new)``. Returns the model.
     """
     import adapters as adapters_lib
-    from adapters.composition import Stack
 
     path = Path(adapter)
     if not (path / "adapter_config.json").exists():
@@ -92,11 +91,18 @@ def attach_adapter(model, adapter):
     adapters_lib.init(model)
     active = model.active_adapters
     name = model.load_adapter(str(path), use_safetensors=True)  # falls back to pytorch_adapter.bin
-    if active is None:
+    stack_adapter(model, name, active)
+    return model
+
+
+def stack_adapter(model, name: str, below) -> None:
+    """Activate adapter ``name`` on top of the adapter setup ``below`` (``None``: alone)."""
+    from adapters.composition import Stack
+
+    if below is None:
         model.set_active_adapters(name)
     else:
-        model.set_active_adapters(Stack(*(active.children if isinstance(active, Stack) else [active]), name))
-    return model
+        model.set_active_adapters(Stack(*(below.children if isinstance(below, Stack) else [below]), name))
 
 
 def _from_pretrained(loader, path: Path, what: str, backbone: str):

@@ -201,7 +201,8 @@ def add_adapter(host, *, reduction_factor: int = 16, seed: int = 0, leave_out=()
     import adapters
     import torch
     from adapters import SeqBnConfig
-    from adapters.composition import Stack
+
+    from ..models import stack_adapter
 
     adapters.init(host)
     below = host.active_adapters
@@ -209,8 +210,7 @@ def add_adapter(host, *, reduction_factor: int = 16, seed: int = 0, leave_out=()
     host.add_adapter(ADAPTER_NAME, config=SeqBnConfig(reduction_factor=reduction_factor, leave_out=list(leave_out)),
                      set_active=True)
     host.train_adapter(ADAPTER_NAME)  # freezes the backbone, activates the adapter
-    if below is not None:
-        host.set_active_adapters(Stack(*(below.children if isinstance(below, Stack) else [below]), ADAPTER_NAME))
+    stack_adapter(host, ADAPTER_NAME, below)
     host.eval()  # ...but keep dropout off: train on the metric's own deterministic scores
     for name, param in host.named_parameters():  # a plain Hugging Face head stays trainable: freeze it too
         if f"adapters.{ADAPTER_NAME}." not in name:
