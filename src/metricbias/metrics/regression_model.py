@@ -11,7 +11,7 @@ trained, on STS-B train with a fixed seed. A saved model is a *trained backbone*
 
     adapter/            the task adapter (adapters' save_adapter format, safetensors)
     head.safetensors    the linear head
-    regression.json     the TrainConfig (base backbone, task adapter, pooling, ...)
+    regression.json     the TrainConfig (base backbone and its fingerprint, task adapter, pooling, ...)
     provenance.json     how it was made: command, seed, steps, device, data sha256, versions,
                         STS-B dev Pearson, train time (written last: it marks the folder complete)
 
@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from .. import backbones, models, provenance
+from ..trained.paraphraser import _interface
 from ..trained.parts import base_of, seed_everything
 
 CONFIG_FILE = "regression.json"
@@ -146,7 +147,7 @@ def build(config: TrainConfig, device: str = "cpu"):
     path = backbones.resolve(config.backbone)
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     encoder = AutoModel.from_pretrained(str(path))
-    adapters.init(encoder)
+    adapters.init(encoder, interface=_interface(encoder.config.model_type))  # MPNet: no built-in support
     seed_everything(config.seed)
     encoder.add_adapter(TASK_ADAPTER, config=config.adapter)
     encoder.train_adapter(TASK_ADAPTER)  # freezes every backbone weight, activates the task adapter
@@ -225,12 +226,13 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     check = dev_df.head(CHECK_ROWS)
     check_scores = predict(tokenizer, model, check["sentence1"].tolist(), check["sentence2"].tolist(),
                            batch_size=CHECK_ROWS, max_length=config.max_length)
-    saved = {**asdict(config), "name": name, "rating_scale": RATING_SCALE}
+    saved = {**asdict(config), "name": name, "base_fingerprint": backbones.fingerprint(config.backbone),
+             "rating_scale": RATING_SCALE}
     record = {
         "name": name,
         "kind": "regression",
         "base": config.backbone,
-        "base_fingerprint": backbones.fingerprint(config.backbone),
+        "base_fingerprint": saved["base_fingerprint"],
         "command": command if command is not None else provenance.command(),
         "seed": config.seed,
         "steps": step,
@@ -293,7 +295,7 @@ def load_folder(folder, adapter=None):
     path = base_of(provenance.read(folder), folder)  # the frozen weights it was trained on, or an error
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     encoder = AutoModel.from_pretrained(str(path))
-    adapters.init(encoder)
+    adapters.init(encoder, interface=_interface(encoder.config.model_type))  # MPNet: no built-in support
     encoder.load_adapter(str(folder / ADAPTER_DIR), load_as=TASK_ADAPTER, use_safetensors=True)
     encoder.set_active_adapters(TASK_ADAPTER)
     if adapter is not None:
