@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,13 +72,9 @@ class Timer:
 
 @contextlib.contextmanager
 def fresh_cache_env():
-    """Environment for child processes with a new, empty score cache holding only the trained regression model
-    (training it is ``metricbias train-regression``, measured separately)."""
-    from metricbias.metrics import regression
-
-    model = regression.ensure_trained("stsb-all-MiniLM-L6-v2")
+    """Environment for child processes with a new, empty score cache (the trained regression model ships
+    under models/)."""
     with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(model, Path(tmp) / "regression" / model.name)
         yield {**os.environ, "METRICBIAS_CACHE": tmp}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from metricbias.reproduction import sun2022, zarkadoula2023
 
 torch = pytest.importorskip("torch")
 
-from metricbias import metrics  # noqa: E402
+from metricbias import metrics, provenance  # noqa: E402
 from metricbias.mitigation import training  # noqa: E402
 from metricbias.mitigation.cda import CDAData  # noqa: E402
 from metricbias.mitigation.differentiable import BERTScoreF, truncate_encoder  # noqa: E402
@@ -25,18 +26,17 @@ REFS = ["The person is a doctor.", "The nurse helped the patient.", "Someone pla
 
 @pytest.fixture(scope="module")
 def tiny_regression(tiny_bert, tmp_path_factory):
-    """The project's regression metric model (encoder + head), trained 2 steps on the tiny BERT: its folder."""
-    from metricbias.metrics import regression
+    """The project's regression metric (frozen tiny BERT + task adapter + head), trained 2 steps: its folder."""
+    from metricbias.metrics import regression, regression_model
 
     pairs = pd.DataFrame({"sentence1": ["A man sings.", "A cat sleeps.", "It rains."],
                           "sentence2": ["A man is singing.", "A dog barks.", "The sun shines."],
                           "score": [4.5, 0.5, 1.0]})
-    config = regression.TrainConfig(backbone=str(tiny_bert), max_steps=2, batch_size=3, learning_rate=1e-3)
-    cache = tmp_path_factory.mktemp("regression-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("METRICBIAS_CACHE", str(cache))
-        regression.train("tiny-sts", config, device="cpu", progress=False, train_data=pairs, dev_data=pairs)
-    return cache / "regression" / "tiny-sts"
+    config = regression_model.TrainConfig(backbone=str(tiny_bert), adapter="seq_bn[reduction_factor=4]", max_steps=2,
+                                          batch_size=3, learning_rate=1e-3)
+    out = tmp_path_factory.mktemp("regression") / "tiny-sts"
+    regression.train("tiny-sts", config, out=out, device="cpu", progress=False, train_data=pairs, dev_data=pairs)
+    return out
 
 
 def toy_data() -> CDAData:
@@ -156,15 +156,75 @@ def test_resume_continues_exactly_and_runs_are_deterministic(trained, tmp_path):
 
 
 def test_regression_adapter_round_trip(tiny_regression, tmp_path):
+    """The debiasing adapter stacks on the regression backbone's task adapter; backbone and task adapter stay frozen."""
+    from metricbias.metrics import regression
+
     cfg = _config(tiny_regression, metric="regression", layer=None, steps=2, checkpoint_every=0)
     result = training.train(cfg, toy_data(), tmp_path / "reg", progress=False)
     assert result.meta["num_layers_with_adapter"] == 2 and result.meta["layer"] is None
+    host = result.scorer.host
+    assert str(host.active_adapters) == "Stack[stsb, debias]"
+    assert {n.split(".adapters.")[1].split(".")[0] for n, p in host.named_parameters() if p.requires_grad} == {"debias"}
+    _, before, _ = regression.load(str(tiny_regression), "cpu")
+    frozen = {k: v for k, v in before.state_dict().items()}
+    for name, value in result.scorer.model.state_dict().items():
+        if ".debias." not in name:  # the backbone, the task adapter and the head are unchanged
+            assert torch.equal(value, frozen[name]), name
     loaded = training.load_scorer(tmp_path / "reg")
     with torch.no_grad():
         trained_scores = result.scorer(CANDS, REFS)
         assert torch.equal(trained_scores, loaded(CANDS, REFS))
     m = metrics.get("regression", backbone=str(tiny_regression), adapter=str(tmp_path / "reg"), device="cpu")
     np.testing.assert_allclose(m.score(CANDS, REFS), trained_scores.double().numpy(), rtol=0, atol=1e-6)
+    prov = provenance.read(tmp_path / "reg")
+    assert prov["kind"] == "debiasing adapter" and prov["steps"] == 2 and len(prov["check"]["scores"]) == 16
+
+
+def test_ship_find_by_name_and_record(trained, tmp_path, monkeypatch):
+    """A run shipped without its checkpoints scores the same (same adapter fingerprint), is found by name, and keeps
+    the figures recorded in its provenance."""
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    backbone = trained.meta["backbone"]
+    name = training.adapter_name("bertscore", backbone)
+    assert name == f"debiased-bertscore-{Path(backbone).name}"
+    with pytest.raises(FileNotFoundError, match="train one with `metricbias adapters train --metric bertscore"):
+        training.shipped("bertscore", backbone)
+    dest = training.ship(trained.out, dest=training.default_out("bertscore", backbone))
+    assert dest == tmp_path / "cache" / "trained" / name
+    assert sorted(p.name for p in dest.iterdir()) == sorted(training.SHIPPED_FILES)
+    found = training.shipped("bertscore", backbone)
+    assert found.folder == dest and found.provenance["name"] == name and found.provenance["steps"] == 5
+    assert set(found.provenance["files"]) == set(training.SHIPPED_FILES) - {"provenance.json"}
+    by_name = metrics.get("bertscore", backbone=backbone, layer=1, adapter=name, device="cpu")
+    by_run = metrics.get("bertscore", backbone=backbone, layer=1, adapter=str(trained.out), device="cpu")
+    assert by_name.signature == by_run.signature  # checkpoints and provenance are not the adapter
+    np.testing.assert_allclose(by_name.score(*training.check_pairs()), found.provenance["check"]["scores"],
+                               rtol=0, atol=1e-6)
+    table = pd.DataFrame({"kind": ["bias"], "dataset": ["published"], "name": ["gender"], "before": [2.0],
+                          "after": [1.0], "p_value": [np.nan]})
+    curve = pd.DataFrame({"step": [0, 5], "value": [2.0, 1.0]})
+    training.record_evaluation(dest, table, table.assign(met=True), curve=curve, command="metricbias adapters evaluate")
+    again = training.shipped("bertscore", backbone)
+    assert again.provenance["figures"]["command"] == "metricbias adapters evaluate"
+    pd.testing.assert_frame_equal(again.evaluation(), table)
+    pd.testing.assert_frame_equal(again.curve(), curve)
+    assert metrics.get("bertscore", backbone=backbone, layer=1, adapter=name).signature == by_run.signature
+
+
+@pytest.mark.parametrize("metric", ["bertscore", "regression"])
+def test_shipped_adapters_load_and_score_as_recorded(metric):
+    """models/debiased-*: found by name, trained on the shipped backbone, and the loaded adapter gives the scores
+    the trained one recorded before it was saved; the figures of `adapters evaluate --record` are there."""
+    found = training.shipped(metric, training.DEFAULT_BACKBONES[metric])
+    assert found.folder.parent.name == "models" and found.provenance["metric"] == metric
+    for f, size in found.provenance["files"].items():
+        assert size <= 8 * 2**20 and (found.folder / f).stat().st_size == size
+    options = {"layer": found.meta["layer"]} if metric == "bertscore" else {}
+    m = metrics.get(metric, backbone=found.meta["metric_backbone"], adapter=found.name, device="cpu", **options)
+    np.testing.assert_allclose(m.score(*training.check_pairs()), found.provenance["check"]["scores"], rtol=0, atol=1e-5)
+    criteria = pd.DataFrame(found.provenance["figures"]["criteria"])
+    assert {"gender bias cut on the published gender set", "gender bias cut on the built gender set",
+            "quality change on stsb-dev (pearson)"} <= set(criteria["criterion"])
 
 
 def test_bleurt_style_checkpoint_adapter(tiny_bert_regressor, tmp_path):
@@ -276,7 +336,7 @@ def test_cli_train_then_evaluate(tiny_bert, tmp_path, capsys):
     assert {r["source"] for r in meta["data_counts"]} == {"stsb", "mrpc", "stereoset", "total (deduplicated)"}
     csv = tmp_path / "eval.csv"
     assert cli.main(["adapters", "evaluate", "--adapter", str(out), "--sample-size", "6", "--quality-sample-size",
-                     "3", "--device", "cpu", "--no-cache", "--out", str(csv)]) == 0
+                     "3", "--device", "cpu", "--no-cache", "--out", str(csv), "--record"]) == 0
     table = pd.read_csv(csv)
     from metricbias.mitigation import evaluation
 
@@ -287,4 +347,8 @@ def test_cli_train_then_evaluate(tiny_bert, tmp_path, capsys):
     gender = table[(table["kind"] == "bias") & (table["name"] == "gender")]
     assert set(gender["dataset"]) == {"published", "built"} and (gender["n"] == 6).all()
     assert "stereoset_gender" not in set(table["name"])  # training data, not evaluated
-    assert "gender bias cut on the published gender set" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "gender bias cut on the published gender set" in printed and "recorded the figures and the" in printed
+    figures = provenance.read(out)["figures"]
+    assert len(figures["evaluation"]) == len(table) and figures["command"]
+    assert sorted({r["step"] for r in figures["curve"]}) == [0, 1, 2]  # the original metric and both checkpoints

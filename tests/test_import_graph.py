@@ -2,7 +2,8 @@
 
 Every import counts, lazy ones inside functions too. Layers, lowest first:
 
-0. infrastructure: paths, sources, signature, cache, backbones, models, wordnet, model_setup, trained
+0. infrastructure: paths, sources, signature, cache, backbones, models, wordnet, model_setup, trained,
+   provenance, progress
 1. datasets and metrics (siblings: neither imports the other)
 2. scoring (where a metric meets pairs)
 3. bias (measures over score tables)
@@ -19,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = {
     "paths": 0, "sources": 0, "signature": 0, "cache": 0, "backbones": 0, "models": 0, "wordnet": 0,
-    "model_setup": 0, "trained": 0,
+    "model_setup": 0, "trained": 0, "provenance": 0, "progress": 0,
     "datasets": 1, "metrics": 1,
     "scoring": 2,
     "bias": 3,

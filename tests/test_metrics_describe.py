@@ -17,17 +17,14 @@ def test_configuration_table_carries_each_signature():
     assert table["signature"].tolist() == [metrics.get("bleu").signature, metrics.get("chrf").signature]
 
 
-def test_regression_note_states_the_training_recipe(monkeypatch):
+def test_regression_note_states_the_shipped_model():
     assert describe.regression_note([Spec.of("bleu")]) == ""
-    monkeypatch.setitem(regression.RECIPES, "tiny-regressor", regression.RECIPES[next(iter(regression.RECIPES))])
-    monkeypatch.setattr(regression, "trained_config", lambda name: {
-        "backbone": "base-model", "pooling": "cls", "steps": 100, "batch_size": 8, "train_rows_used": 400,
-        "seed": 3, "frozen_layers": 2, "dev_pearson": 0.8123, "dev_rows_used": 50})
-    note = describe.regression_note([("Regression", "regression", {"backbone": "tiny-regressor"})])
-    assert note == ("* **Regression.** `tiny-regressor`: base-model + cls pooling + a linear head, fine-tuned for "
-                    "100 steps of 8 pairs (2.00 passes over the 400 STS-B training pairs; seed 3; the embedding "
-                    "layer and the lowest 2 transformer layers frozen to keep CPU training short): Pearson r = "
-                    "**0.812** on 50 STS-B dev pairs.")
+    prov = regression.provenance("stsb-all-MiniLM-L6-v2")
+    note = describe.regression_note([Spec.of("regression", backbone="stsb-all-MiniLM-L6-v2")])
+    assert note.startswith("* **Regression.** `stsb-all-MiniLM-L6-v2` (shipped in `models/`): the frozen "
+                           "all-MiniLM-L6-v2 + a task adapter")
+    assert f"{prov['steps']} steps of {prov['batch_size']} pairs" in note
+    assert f"Pearson r = **{prov['figures']['stsb_dev_pearson']:.3f}**" in note and prov["figures"]["stsb_dev_pearson"] >= 0.83
 
 
 def test_layer_check_scores_every_layer_on_a_sample(tiny_bert, monkeypatch):

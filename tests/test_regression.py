@@ -1,4 +1,5 @@
-"""The BLEURT-style regression metric: training (tiny model, a few steps), saving, reloading, BLEURT checkpoints."""
+"""The BLEURT-style regression metric: a frozen backbone + task adapter + head, trained (tiny model, a few
+steps), saved, reloaded by name and by folder; the shipped model; BLEURT checkpoints."""
 
 import json
 
@@ -6,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias import metrics, models
+from metricbias import backbones, metrics, models, sources
 from metricbias.datasets import stsb
 from metricbias.datasets.published import DatasetError
 from metricbias.metrics import regression
-from metricbias.metrics.base import MetricError
+from metricbias.metrics import regression_model as rm
+from metricbias.trained.parts import PartsError
 
 PAIRS = pd.DataFrame({
     "sentence1": ["A man is playing a guitar.", "A woman is singing.", "The cat sat on the mat.",
@@ -21,45 +23,108 @@ PAIRS = pd.DataFrame({
 })
 
 
+def tiny_config(tiny_bert, **kw):
+    base = dict(backbone=str(tiny_bert), adapter="seq_bn[reduction_factor=4]", epochs=2, max_steps=4, batch_size=3,
+                learning_rate=1e-2)
+    return rm.TrainConfig(**{**base, **kw})
+
+
 @pytest.fixture
-def trained(tiny_bert, tmp_path, monkeypatch):
+def tiny_backbone(tiny_bert, tmp_path, monkeypatch):
+    """A registered trained regression backbone ``stsb-tiny`` on the tiny BERT, with an empty cache."""
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
-    config = regression.TrainConfig(backbone=str(tiny_bert), epochs=2, max_steps=4, batch_size=3, learning_rate=1e-3,
-                                    frozen_layers=1)
-    saved = regression.train("tiny-sts", config, device="cpu", progress=False, train_data=PAIRS, dev_data=PAIRS)
-    return saved
+    monkeypatch.setitem(backbones.BACKBONES, "stsb-tiny", backbones.Backbone(
+        "stsb-tiny", "regression", base=str(tiny_bert), train_command="metricbias train-regression --name stsb-tiny"))
+    return "stsb-tiny"
 
 
-def test_training_saves_a_model_that_reloads_by_name(trained, tmp_path):
-    folder = tmp_path / "cache" / "regression" / "tiny-sts"
-    assert {p.name for p in folder.iterdir()} == {"encoder", "head.safetensors", "regression.json"}
-    config = json.loads((folder / "regression.json").read_text())
-    assert config["steps"] == 4 and config["seed"] == 0 and config["pooling"] == "cls"
-    assert -1 <= config["dev_pearson"] <= 1 and config["train_rows_used"] == 6
-    m = metrics.get("regression", backbone="tiny-sts", device="cpu")
-    scores = m.score(PAIRS["sentence2"].tolist(), PAIRS["sentence1"].tolist())
-    tok, model, _ = regression.load("tiny-sts", "cpu")
-    from metricbias.metrics.regression_model import predict
-
-    np.testing.assert_allclose(scores, predict(tok, model, PAIRS["sentence1"].tolist(), PAIRS["sentence2"].tolist()))
-    assert m.signature.startswith("metric:regression|backbone:tiny-sts|weights:")
+@pytest.fixture
+def trained(tiny_backbone, tiny_bert):
+    return regression.train(tiny_backbone, tiny_config(tiny_bert), device="cpu", progress=False, train_data=PAIRS,
+                            dev_data=PAIRS)
 
 
-def test_training_is_deterministic_given_the_seed(trained, tiny_bert):
-    again = regression.train("tiny-sts-again", regression.TrainConfig(
-        backbone=str(tiny_bert), epochs=2, max_steps=4, batch_size=3, learning_rate=1e-3, frozen_layers=1),
-        device="cpu", progress=False, train_data=PAIRS, dev_data=PAIRS)
+def test_an_untrained_backbone_names_its_training_command(tiny_backbone):
+    with pytest.raises(backbones.BackboneError, match="train it with `metricbias train-regression --name stsb-tiny`"):
+        metrics.get("regression", backbone=tiny_backbone)
+
+
+def test_training_saves_small_parts_that_resolve_by_name(trained, tiny_backbone, tmp_path):
+    folder = tmp_path / "cache" / "trained" / tiny_backbone
+    assert backbones.resolve(tiny_backbone) == folder
+    assert {p.name for p in folder.iterdir()} == {"adapter", "head.safetensors", "regression.json", "provenance.json"}
+    assert {p.name for p in (folder / "adapter").iterdir()} == {"adapter_config.json", "adapter.safetensors"}
+    prov = json.loads((folder / "provenance.json").read_text())
+    assert prov["steps"] == 4 and prov["seed"] == 0 and prov["device"] == "cpu" and prov["train_rows"] == 6
+    assert prov["files"].keys() == {"adapter/adapter_config.json", "adapter/adapter.safetensors", "head.safetensors",
+                                    "regression.json"}
+    # seq_bn at reduction 4 on hidden 32: a 32 -> 8 -> 32 bottleneck in each of 2 layers, plus the 32 -> 1 head
+    assert prov["trainable_parameters"] == 2 * (32 * 8 + 8 + 8 * 32 + 32) + 33
+    assert prov["base_fingerprint"] == backbones.fingerprint(prov["base"])
+    m = metrics.get("regression", backbone=tiny_backbone, device="cpu")
+    assert m.signature.startswith(f"metric:regression|backbone:{tiny_backbone}|weights:")
+    assert f"|base:{prov['base_fingerprint']}|" in m.signature
+
+
+def test_scores_after_save_and_load_equal_the_trained_models(trained, tiny_backbone, tiny_bert):
+    """train() reports the dev Pearson and check scores of the in-memory model; the saved one must give them back."""
+    from scipy import stats
+
+    m = metrics.get("regression", backbone=tiny_backbone, device="cpu")
+    got = m.score(PAIRS["sentence2"].tolist(), PAIRS["sentence1"].tolist())
+    assert stats.pearsonr(got * rm.RATING_SCALE, PAIRS["score"]).statistic == trained["figures"]["stsb_dev_pearson"]
+    assert got.tolist() == trained["check"]["scores"]  # 6 rows < CHECK_ROWS: all of them, bit for bit
+
+
+def test_the_backbone_stays_frozen_and_identical(trained, tiny_backbone, tiny_bert):
+    import torch
+    from transformers import AutoModel
+
+    _, model, _ = regression.load(tiny_backbone, "cpu")
+    original = AutoModel.from_pretrained(str(tiny_bert)).state_dict()
+    encoder = {k: v for k, v in model.encoder.state_dict().items() if "adapters" not in k and "prompt_tuning" not in k}
+    assert encoder.keys() == original.keys()
+    for name, value in encoder.items():
+        assert torch.equal(value, original[name]), name
+    assert [str(a) for a in model.encoder.active_adapters] == [rm.TASK_ADAPTER]
+
+
+def test_training_is_deterministic_given_the_seed(trained, tiny_bert, tmp_path):
+    again = regression.train("other", tiny_config(tiny_bert), out=tmp_path / "again", device="cpu", progress=False,
+                             train_data=PAIRS, dev_data=PAIRS)
     assert again["final_loss"] == trained["final_loss"]
-    assert again["dev_pearson"] == trained["dev_pearson"]
-    a = metrics.get("regression", backbone="tiny-sts", device="cpu").score(["a b"], ["a c"])
-    b = metrics.get("regression", backbone="tiny-sts-again", device="cpu").score(["a b"], ["a c"])
-    np.testing.assert_allclose(a, b)
+    assert again["check"]["scores"] == trained["check"]["scores"]
+    a = metrics.get("regression", backbone="stsb-tiny", device="cpu").score(["a b"], ["a c"])
+    b = metrics.get("regression", backbone=str(tmp_path / "again"), device="cpu").score(["a b"], ["a c"])
+    assert a.tolist() == b.tolist()
 
 
-def test_untrained_recipe_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "empty"))
-    with pytest.raises(MetricError, match="not trained yet; run `metricbias train-regression --name stsb-all"):
-        metrics.get("regression")
+def test_a_changed_base_backbone_is_refused(trained, tiny_backbone, tmp_path):
+    folder = backbones.resolve(tiny_backbone)
+    prov = json.loads((folder / "provenance.json").read_text())
+    (folder / "provenance.json").write_text(json.dumps({**prov, "base_fingerprint": "000000000000"}))
+    with pytest.raises(PartsError, match="trained on .* with fingerprint 000000000000"):
+        regression.load(tiny_backbone, "cpu")
+
+
+@pytest.mark.parametrize("name", ["stsb-all-MiniLM-L6-v2", "stsb-all-mpnet-base-v2"])
+def test_shipped_model_reaches_its_target_and_scores_as_recorded(name):
+    """models/stsb-*: frozen backbone + task adapter + head, Pearson >= 0.830 on STS-B dev (issue 17), and the loaded
+    model gives the scores the trained one recorded before it was saved. MPNet only where it is installed."""
+    base = backbones.BACKBONES[name].base
+    if base not in backbones.available():
+        pytest.skip(f"{base} is not installed here (`metricbias install-backbone {base}`)")
+    prov = regression.provenance(name)
+    assert prov["folder"].endswith(f"models/{name}")
+    assert prov["base"] == base and prov["base_fingerprint"] == backbones.fingerprint(base)
+    assert prov["figures"]["stsb_dev_pearson"] >= 0.830 and prov["dev_rows"] == 1500
+    assert prov["data"] == {f: sources.source(f).sha256 for f in rm.STSB_FILES}
+    for f, size in prov["files"].items():
+        assert size <= 8 * 2**20 and (backbones.resolve(name) / f).stat().st_size == size
+    dev = stsb.load("dev").head(prov["check"]["stsb_dev_rows"])
+    got = metrics.get("regression", backbone=name, device="cpu").score(dev["sentence2"].tolist(),
+                                                                      dev["sentence1"].tolist())
+    np.testing.assert_allclose(got, prov["check"]["scores"], rtol=0, atol=1e-6)
 
 
 def test_bleurt_checkpoint_path_reads_reference_then_candidate(tiny_bert_regressor):
@@ -73,12 +138,12 @@ def test_bleurt_checkpoint_path_reads_reference_then_candidate(tiny_bert_regress
     np.testing.assert_allclose(got, want, atol=1e-6)
 
 
-def test_regression_adapter_is_attached_to_the_encoder(trained, tiny_bert, tmp_path):
+def test_an_adapter_stacks_on_the_task_adapter(trained, tiny_backbone, tmp_path):
     import adapters
     import torch
     from transformers import BertModel
 
-    model = BertModel.from_pretrained(str(tmp_path / "cache" / "regression" / "tiny-sts" / "encoder"))
+    model = BertModel.from_pretrained(str(backbones.BACKBONES[tiny_backbone].base))
     adapters.init(model)
     model.add_adapter("debias", config="seq_bn")
     with torch.no_grad():
@@ -86,10 +151,12 @@ def test_regression_adapter_is_attached_to_the_encoder(trained, tiny_bert, tmp_p
             if "adapters" in name:
                 p.add_(torch.randn_like(p))
     model.save_adapter(str(tmp_path / "adapter"), "debias")
-    plain = metrics.get("regression", backbone="tiny-sts", device="cpu")
-    adapted = metrics.get("regression", backbone="tiny-sts", device="cpu", adapter=str(tmp_path / "adapter"))
+    plain = metrics.get("regression", backbone=tiny_backbone, device="cpu")
+    adapted = metrics.get("regression", backbone=tiny_backbone, device="cpu", adapter=str(tmp_path / "adapter"))
     assert plain.signature != adapted.signature
     assert not np.allclose(plain.score(["a b c"], ["a b d"]), adapted.score(["a b c"], ["a b d"]))
+    _, loaded, _ = regression.load(tiny_backbone, "cpu", adapter=str(tmp_path / "adapter"))
+    assert str(loaded.encoder.active_adapters) == "Stack[stsb, debias]"
 
 
 def test_stsb_reader(tmp_path):
@@ -108,12 +175,15 @@ def test_train_regression_command_on_stsb(tiny_bert, tmp_path, monkeypatch, caps
     from metricbias import cli
 
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "tiny-stsb"
     args = ["train-regression", "--name", "tiny-stsb", "--backbone", str(tiny_bert), "--max-steps", "2",
-            "--device", "cpu"]
+            "--device", "cpu", "--out", str(out)]
     assert cli.main(args) == 0
-    out = capsys.readouterr().out
-    assert "trained tiny-stsb on 4249 STS-B train pairs (2 steps" in out and "on 1500 pairs" in out
+    printed = capsys.readouterr().out
+    assert "trained tiny-stsb on 4249 STS-B train pairs (2 steps" in printed and "on 1500 pairs" in printed
     assert cli.main(args) == 0
     assert "already trained" in capsys.readouterr().out
-    config = regression.trained_config("tiny-stsb")
-    assert config["backbone"] == str(tiny_bert) and config["train_rows_used"] == 4249
+    prov = regression.provenance(str(out))
+    assert prov["base"] == str(tiny_bert) and prov["train_rows"] == 4249
+    assert prov["command"]  # this process's command line (pytest's here)
+    assert set(prov["data"]) == set(rm.STSB_FILES)

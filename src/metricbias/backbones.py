@@ -88,9 +88,12 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
              "Google News word2vec subset (Bolukbasi et al.), raw source embeddings/…bolukbasi.bin",
              short="word2vec"),
     # trained here on top of a frozen offline backbone (small parts shipped under models/)
-    Backbone("stsb-all-MiniLM-L6-v2", "regression", None, "22M", "BLEURT-style regression metric trained on "
-             "STS-B on all-MiniLM-L6-v2", short="MiniLM", base="all-MiniLM-L6-v2",
+    Backbone("stsb-all-MiniLM-L6-v2", "regression", None, "22M", "BLEURT-style regression metric: frozen "
+             "all-MiniLM-L6-v2 + task adapter + linear head trained on STS-B", short="MiniLM", base="all-MiniLM-L6-v2",
              train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2 --force"),
+    Backbone("stsb-all-mpnet-base-v2", "regression", None, "110M", "BLEURT-style regression metric: frozen "
+             "all-mpnet-base-v2 + task adapter + linear head trained on STS-B", short="MPNet", base="all-mpnet-base-v2",
+             train_command="metricbias train-regression --name stsb-all-mpnet-base-v2 --force"),
     # the generation paradigm and masked-LM heads on the same frozen encoders (metricbias.trained)
     Backbone("para-all-MiniLM-L6-v2", "seq2seq", None, "22M", "UniLM-style paraphraser: frozen all-MiniLM-L6-v2 + "
              "adapters + tied LM head", short="MiniLM", base="all-MiniLM-L6-v2",

@@ -170,23 +170,32 @@ def _cmd_metrics(args) -> int:
 def _cmd_train_regression(args) -> int:
     from dataclasses import replace
 
-    from .metrics import regression
+    from . import backbones
+    from .metrics import regression, regression_model
 
-    config = regression.RECIPES.get(args.name, regression.TrainConfig())
+    config = regression_model.recipe(args.name) if args.backbone is None else regression_model.TrainConfig()
     changes = {k: v for k, v in {"backbone": args.backbone, "epochs": args.epochs, "max_steps": args.max_steps,
-                                  "learning_rate": args.lr, "seed": args.seed, "pooling": args.pooling}.items()
-               if v is not None}
+                                  "learning_rate": args.lr, "seed": args.seed, "pooling": args.pooling,
+                                  "adapter": args.adapter}.items() if v is not None}
     config = replace(config, **changes)
-    folder = regression.resolve_artifact(args.name)
-    if folder is not None and not args.force:
-        saved = regression.trained_config(args.name)
-        print(f"{args.name} is already trained at {folder} (STS-B dev Pearson {saved['dev_pearson']:.4f}); "
-              "pass --force to train again")
+    out = args.out or backbones.trained_dirs(args.name)[-1]
+    existing = out if regression_model.is_model_folder(out) else backbones.trained_path(args.name)
+    if existing is not None and not args.force:
+        saved = regression.provenance(str(existing))
+        print(f"{args.name} is already trained at {existing} (STS-B dev Pearson "
+              f"{saved['figures']['stsb_dev_pearson']:.4f}); pass --force to train again")
         return 0
-    saved = regression.train(args.name, config, device=args.device)
-    print(f"trained {args.name} on {saved['train_rows_used']} STS-B train pairs ({saved['steps']} steps, "
-          f"{saved['seconds']} s); STS-B dev Pearson {saved['dev_pearson']:.4f} on {saved['dev_rows_used']} pairs; "
-          f"saved to {regression.artifacts_dir() / args.name}")
+    from .datasets import stsb
+
+    saved = regression.train(args.name, config, out=out, device=args.device, train_data=stsb.load("train"),
+                             dev_data=stsb.load("dev"), data_sources=regression_model.STSB_FILES)
+    print(f"trained {args.name} on {saved['train_rows']} STS-B train pairs ({saved['steps']} steps, "
+          f"{saved['train_seconds']} s, {saved['seconds_per_step']} s/step); STS-B dev Pearson "
+          f"{saved['figures']['stsb_dev_pearson']:.4f} on {saved['dev_rows']} pairs; saved to {out}")
+    used = backbones.trained_path(args.name)
+    if used is not None and used.resolve() != Path(out).resolve():
+        print(f"note: metrics named {args.name!r} use {used} (looked up first); pass --backbone {out} to use the new "
+              f"model, or train with --out {used} to replace it")
     return 0
 
 
@@ -260,21 +269,38 @@ def _cmd_adapters(args) -> int:
         batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
         steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
         lr = args.lr or training.DEFAULTS[args.metric]["lr"]
-        config = training.TrainConfig(metric=args.metric, backbone=args.backbone, steps=steps, lr=lr,
+        backbone = args.backbone or training.DEFAULT_BACKBONES[args.metric]
+        config = training.TrainConfig(metric=args.metric, backbone=backbone, steps=steps, lr=lr,
                                       batch_size=batch_size, seed=args.seed, layer=args.layer,
                                       checkpoint_every=args.checkpoint_every, device=args.device)
         print(data.counts.to_string(index=False))
-        result = training.train(config, data, args.out, resume=not args.fresh)
+        out = args.out or training.default_out(args.metric, backbone)
+        result = training.train(config, data, out, resume=not args.fresh)
         meta = result.meta
         print(f"trained {meta['trainable_parameters']} adapter parameters for {meta['steps_done']} steps in "
               f"{meta['seconds_total']:.0f} s ({meta['seconds_per_step']} s/step); adapter, log.csv and checkpoints "
               f"in {result.out}")
         return 0
+    if args.adapters_command == "ship":
+        dest = training.ship(args.run, name=args.name)
+        print(f"shipped {args.run} as {dest} ({sum(f.stat().st_size for f in dest.iterdir()):,} bytes)")
+        return 0
+    from .models import adapter_folder
+
+    args.adapter = adapter_folder(args.adapter)  # a folder or a shipped adapter's name
     table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size,
                                 quality_sample_size=args.quality_sample_size, seed=args.seed,
                                 device=args.device, cache=None if args.no_cache else True)
-    print(evaluation.target(table)[["criterion", "value", "threshold", "met", "p_value"]].to_string(index=False))
+    criteria = evaluation.target(table)
+    print(criteria[["criterion", "value", "threshold", "met", "p_value"]].to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
+    if args.record:
+        has_curve = bool(training.checkpoints(args.adapter))
+        curve = evaluation.curve(args.adapter, sample_size=args.sample_size, seed=args.seed,
+                                 cache=None if args.no_cache else True, device=args.device) if has_curve else None
+        training.record_evaluation(args.adapter, table, criteria, curve=curve)
+        print(f"recorded the figures{' and the checkpoint curve' if has_curve else ''} in "
+              f"{Path(args.adapter) / 'provenance.json'}")
 def _cmd_metaeval(args) -> int:
     _check_out(args)
     from . import metrics
@@ -377,8 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_metrics)
 
     p = sub.add_parser("train-regression", help="train the BLEURT-style regression metric on STS-B (fixed seed)")
-    p.add_argument("--name", default="stsb-all-MiniLM-L6-v2", help="artifact name (default: stsb-all-MiniLM-L6-v2)")
-    p.add_argument("--backbone", default=None, help="encoder to fine-tune (default: the recipe's, all-MiniLM-L6-v2)")
+    p.add_argument("--name", default="stsb-all-MiniLM-L6-v2",
+                   help="trained backbone name (default: stsb-all-MiniLM-L6-v2; stsb-all-mpnet-base-v2 is the other)")
+    p.add_argument("--backbone", default=None, help="frozen base encoder (default: the registered base of --name)")
+    p.add_argument("--adapter", default=None, help="task adapter, an adapters config string (default: the recipe's)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default: <cache>/trained/NAME; models/NAME, looked up first, is what ships)")
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
@@ -437,8 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
     asub = p.add_subparsers(dest="adapters_command", required=True)
     t = asub.add_parser("train", help="train a debiasing adapter for a metric's backbone (Sun et al. 2022, 3.2)")
     t.add_argument("--metric", required=True, choices=["bertscore", "regression"])
-    t.add_argument("--backbone", default="all-MiniLM-L6-v2",
-                   help="bertscore: the encoder; regression: the trained regression model (name or folder)")
+    t.add_argument("--backbone", default=None,
+                   help="bertscore: the encoder (default all-MiniLM-L6-v2); regression: the regression backbone, "
+                        "name or folder (default stsb-all-MiniLM-L6-v2)")
     t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: Table 7's 6 epochs on our data)")
     t.add_argument("--lr", type=float, default=0.0, help="learning rate (default: training.DEFAULTS)")
     t.add_argument("--batch-size", type=int, default=0,
@@ -451,17 +482,25 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--cda-limit", type=int, default=0, help="read only the first N pairs of each source (quick runs)")
     t.add_argument("--no-exclude", action="store_true",
                    help="keep training pairs that share a sentence with the evaluation sets")
-    t.add_argument("--out", required=True, type=Path, help="output folder (adapter, log.csv, checkpoints/)")
+    t.add_argument("--out", type=Path, default=None,
+                   help="output folder (adapter, log.csv, provenance.json, checkpoints/); "
+                        "default <cache>/trained/debiased-METRIC-BACKBONE")
     t.set_defaults(func=_cmd_adapters)
     e = asub.add_parser("evaluate", help="bias and metric quality before and after an adapter")
-    e.add_argument("--adapter", required=True, type=Path, help="folder written by `adapters train` (or a checkpoint)")
+    e.add_argument("--adapter", required=True, type=Path, help="folder written by `adapters train` (or a checkpoint), or a shipped adapter's name")
     e.add_argument("--sample-size", type=int, default=0, help="pairs per attribute (0: all)")
     e.add_argument("--quality-sample-size", type=int, default=0, help="items per quality set (0: all)")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--device", default="auto")
     e.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     e.add_argument("--out", required=True, type=Path, help="output CSV")
+    e.add_argument("--record", action="store_true",
+                   help="also record the figures (and, with checkpoints, the curve) in the adapter's provenance.json")
     e.set_defaults(func=_cmd_adapters)
+    h = asub.add_parser("ship", help="copy a trained adapter (no checkpoints) to models/<name>/, where the book finds it")
+    h.add_argument("--run", required=True, type=Path, help="folder written by `adapters train`")
+    h.add_argument("--name", default=None, help="default: debiased-METRIC-BACKBONE")
+    h.set_defaults(func=_cmd_adapters)
     return parser
 
 

@@ -18,6 +18,7 @@ before any ``from_pretrained``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sqlite3
@@ -46,21 +47,45 @@ def resolve_device(device: str | None = "auto") -> str:
     return str(device)
 
 
+def adapter_folder(adapter) -> Path:
+    """The folder of an adapter given as a folder or by the name of a shipped one (``models/<name>/``,
+    then ``<cache>/trained/<name>/``, as :func:`metricbias.backbones.trained_path` looks them up)."""
+    path = Path(adapter)
+    if path.is_dir():
+        return path
+    shipped = backbones.trained_path(str(adapter)) if "/" not in str(adapter) else None
+    if shipped is None:
+        raise ModelError(f"adapter {adapter!r} is neither a folder nor a trained adapter in "
+                         f"{' or '.join(map(str, backbones.trained_dirs(path.name)))}")
+    return shipped
+
+
+#: the files of an adapter folder that determine scores (adapters' save_adapter format)
+ADAPTER_FILES = ("adapter_config.json", "adapter.safetensors", "pytorch_adapter.bin")
+
+
 def adapter_fingerprint(adapter) -> str:
-    """Short hash of an adapter folder's files (``-`` for no adapter)."""
+    """Short hash of an adapter's config and weights (``-`` for no adapter).
+
+    Only :data:`ADAPTER_FILES` count: the same adapter in a training run's folder (with checkpoints)
+    and shipped under ``models/`` (with its provenance, which gains figures later) scores the same.
+    """
     if adapter is None:
         return "-"
     path = Path(adapter)
     if not path.is_dir():
         raise ModelError(f"adapter folder {path} does not exist")
-    return backbones.fingerprint_path(path)
+    parts = [f"{f}:{backbones.fingerprint_path(path / f)}" for f in ADAPTER_FILES if (path / f).is_file()]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
 def attach_adapter(model, adapter):
     """Load the adapter saved in folder ``adapter`` into ``model`` and activate it.
 
     Uses the ``adapters`` library (``adapters.init`` + ``load_adapter``), the format in
-    which :mod:`metricbias.mitigation` saves debiasing adapters. Returns the model.
+    which :mod:`metricbias.mitigation` saves debiasing adapters. An adapter already active
+    in ``model`` (the task adapter of a trained regression backbone) stays active, under
+    the new one: ``Stack(active, new)``. Returns the model.
     """
     import adapters as adapters_lib
 
@@ -68,9 +93,20 @@ def attach_adapter(model, adapter):
     if not (path / "adapter_config.json").exists():
         raise ModelError(f"adapter folder {path} has no adapter_config.json (save it with model.save_adapter)")
     adapters_lib.init(model)
-    name = model.load_adapter(str(path))
-    model.set_active_adapters(name)
+    active = model.active_adapters
+    name = model.load_adapter(str(path), use_safetensors=True)  # falls back to pytorch_adapter.bin
+    stack_adapter(model, name, active)
     return model
+
+
+def stack_adapter(model, name: str, below) -> None:
+    """Activate adapter ``name`` on top of the adapter setup ``below`` (``None``: alone)."""
+    from adapters.composition import Stack
+
+    if below is None:
+        model.set_active_adapters(name)
+    else:
+        model.set_active_adapters(Stack(*(below.children if isinstance(below, Stack) else [below]), name))
 
 
 def _from_pretrained(loader, path: Path, what: str, backbone: str):

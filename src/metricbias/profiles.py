@@ -40,10 +40,8 @@ PROFILES: dict[str, dict[str, dict]] = {
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
-        # a few steps on a few examples; the smoke recipe of the regression model (12 steps)
-        "06_debiasing_adapters": {"regression_backbone": "stsb-all-MiniLM-L6-v2-smoke", "fallback_steps": 2,
-                                  "fallback_examples": 16, "cda_limit": 200, "quality_sample_size": 3,
-                                  "curve_sample_size": 12},
+        # the shipped adapters, evaluated on a few examples
+        "06_debiasing_adapters": {"cda_limit": 200, "quality_sample_size": 3},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "darr_pairs": 12, "skip_on_summaries": "meteor,ter,bertscore",
                            "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
@@ -74,7 +72,7 @@ BACKBONES: dict[str, dict[str, list[str]]] = {
     "offline": {"encoder": ["all-MiniLM-L6-v2", "all-mpnet-base-v2"], "static": ["word2vec-googlenews-bolukbasi"],
                 "regression": ["stsb-all-MiniLM-L6-v2"]},
     "smoke": {"encoder": ["all-MiniLM-L6-v2"], "static": ["word2vec-googlenews-bolukbasi"],
-              "regression": ["stsb-all-MiniLM-L6-v2-smoke"]},
+              "regression": ["stsb-all-MiniLM-L6-v2"]},
     "paper": {
         "encoder": ["distilbert-base-uncased", "bert-base-uncased", "bert-large-uncased", "roberta-base",
                     "roberta-large"],
@@ -118,7 +116,7 @@ def backbones_for(profile: str, kind: str) -> list[str]:
                    and b not in listed]
         if kind == "prism":  # PRISM-style scoring on the paraphrasers trained here (para-<encoder>)
             listed += [b for b in here if backbones.BACKBONES[b].kind == "seq2seq" and backbones.BACKBONES[b].trained]
-    # a trained regression model missing here is trained on first use (see prepare)
+    # a trained regression backbone ships under models/ (or is named by the user): kept for a clear error
     return [b for b in listed if b in here or kind == "regression"]
 
 
@@ -142,10 +140,6 @@ def suite(profile: str = "offline") -> list[Spec]:
 
 
 def prepare(specs: list, *, device: str = "auto", progress: bool = True) -> list:
-    """Make every configuration runnable: train the regression models it names that have a recipe but no artifact."""
-    from .metrics import regression
-
-    for _, name, options in specs:
-        if name == "regression" and options.get("backbone") in regression.RECIPES:
-            regression.ensure_trained(options["backbone"], device=device, progress=progress)
+    """The configurations, unchanged: nothing is trained at build time (trained parts ship under ``models/``;
+    ``metricbias train-regression --force`` and ``metricbias train NAME`` retrain them)."""
     return specs

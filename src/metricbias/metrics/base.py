@@ -15,7 +15,6 @@ is built, and are what ``metricbias metrics`` and ``help()`` show.
 
 from __future__ import annotations
 
-import importlib.metadata
 import inspect
 from abc import ABC, abstractmethod
 from typing import ClassVar, Sequence
@@ -24,6 +23,7 @@ import numpy as np
 
 from .. import __version__
 from ..signature import format_signature
+from ..provenance import library_version
 
 FAMILIES = ("ngram", "embedding", "matching", "regression", "generation", "user")
 #: family -> paradigm as Sun et al. (2022) name it (the traditional families keep their own names)
@@ -33,13 +33,6 @@ PARADIGMS = {"ngram": "n-gram", "embedding": "static embedding", "matching": "Ma
 
 class MetricError(ValueError):
     """Bad metric input or configuration; the message names what and where."""
-
-
-def library_version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "absent"
 
 
 class Metric(ABC):

@@ -9,6 +9,8 @@ The BERTScore layer check is meta-evaluation: :func:`metricbias.metaeval.layers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from . import configurations, get
@@ -22,21 +24,23 @@ def configuration_table(specs) -> pd.DataFrame:
 
 
 def regression_note(specs) -> str:
-    """A Markdown bullet on the first trained regression model among ``specs``: backbone, pooling, training
-    steps and passes over STS-B, frozen layers, and its Pearson r on STS-B dev ("" when there is none)."""
-    from . import regression
+    """A Markdown bullet on the first trained regression model among ``specs``: what is trained on the frozen
+    backbone, training steps and passes over STS-B, and its Pearson r on STS-B dev ("" when there is none)."""
+    from . import get, regression
 
-    names = [o["backbone"] for _, name, o in specs if name == "regression" and o.get("backbone") in regression.RECIPES]
-    if not names:
-        return ""
-    reg = regression.trained_config(names[0])
-    frozen = "the embedding layer" + (f" and the lowest {reg['frozen_layers']} transformer layers"
-                                      if reg["frozen_layers"] else "")
-    passes = reg["steps"] * reg["batch_size"] / reg["train_rows_used"]
-    return (f"* **Regression.** `{names[0]}`: {reg['backbone']} + {reg['pooling']} pooling + a linear head, "
-            f"fine-tuned for {reg['steps']} steps of {reg['batch_size']} pairs ({passes:.2f} passes over the "
-            f"{reg['train_rows_used']} STS-B training pairs; seed {reg['seed']}; {frozen} frozen to keep CPU "
-            f"training short): Pearson r = **{reg['dev_pearson']:.3f}** on {reg['dev_rows_used']} STS-B dev pairs.")
+    for _, name, options in specs:
+        folder = get(name, **options).backbone_path if name == "regression" else None
+        if folder is None or not regression.is_trained_folder(folder):
+            continue
+        reg = regression.provenance(str(folder))
+        where = "shipped in `models/`" if Path(folder).parent.name == "models" else "trained in the cache"
+        return (f"* **Regression.** `{options['backbone']}` ({where}): the frozen {reg['base']} + a task adapter "
+                f"(`{reg['config']['adapter']}`) + {reg['config']['pooling']} pooling + a linear head, "
+                f"{reg['trainable_parameters']:,} trained parameters, {reg['steps']} steps of {reg['batch_size']} "
+                f"pairs ({reg['epochs']:.2f} passes over the {reg['train_rows']} STS-B training pairs; seed "
+                f"{reg['seed']}; `{reg['command']}` on {reg['device']}): Pearson r = "
+                f"**{reg['figures']['stsb_dev_pearson']:.3f}** on {reg['dev_rows']} STS-B dev pairs.")
+    return ""
 
 
 __all__ = ["configuration_table", "regression_note"]

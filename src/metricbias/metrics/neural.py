@@ -36,7 +36,8 @@ class ModelMetric(Metric):
             raise MetricError(f"metric {self.name}: backbone {backbone!r} is a {kind} backbone; "
                               f"{self.name} takes {' or '.join(self.backbone_kinds)} backbones")
         if "adapter" in self.options and self.options["adapter"] is not None:
-            models.adapter_fingerprint(self.options["adapter"])  # fails now if the folder is missing
+            # a folder, or the name of a shipped adapter; fails now if it is missing
+            self.options["adapter"] = str(models.adapter_folder(self.options["adapter"]))
 
     def _resolve_backbone(self, backbone: str):
         return backbones.resolve(backbone)

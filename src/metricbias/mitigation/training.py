@@ -18,14 +18,25 @@ initialisation is seeded, and the example order of each stream is a seeded
 permutation per epoch, computed from the step number, so a resumed run sees
 the same batches as an uninterrupted one.
 
-Output folder (``--out DIR``)::
+For a regression backbone that has a task adapter (``stsb-all-MiniLM-L6-v2``), the debiasing
+adapter is stacked on top of it (``Stack(task, debias)``): backbone and task adapter stay frozen.
 
-    DIR/adapter_config.json, pytorch_adapter.bin   the trained adapter (adapters' own format)
+Output folder (``--out DIR``, default ``<cache>/trained/<name>/``, :func:`default_out`)::
+
+    DIR/adapter_config.json, adapter.safetensors   the trained adapter (adapters' own format)
     DIR/metricbias_adapter.json                    metric, backbone, layer, idf, training config, counts, timings
                                                    (wall clock; seconds_per_step includes validation)
     DIR/log.csv                                    step, split (train/validation), loss, debias_loss, kd_loss, lr, elapsed_s
+    DIR/provenance.json                            command, seed, steps, device, data sha256, versions, timings;
+                                                   written last (the folder is complete); evaluation figures added by
+                                                   :func:`record_evaluation` (``metricbias adapters evaluate --record``)
     DIR/checkpoints/step-NNNNNN/                   adapter + metadata + trainer_state.pt (optimizer, scheduler)
     DIR/train_config.json, teacher_kd.npy          what a resumed run checks and reuses
+
+**Shipped adapters.** :func:`ship` copies the first five into ``models/<name>/`` (name:
+:func:`adapter_name`, e.g. ``debiased-bertscore-all-MiniLM-L6-v2``); :func:`shipped` finds
+an adapter by metric and backbone (``models/`` first, then the cache) without training anything.
+Metrics take it by name or folder: ``metrics.get("bertscore", adapter="debiased-bertscore-all-MiniLM-L6-v2")``.
 """
 
 from __future__ import annotations
@@ -41,8 +52,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from ..backbones import PROVENANCE_FILE
 from ..paths import atomic_path, write_csv_atomic
+from ..provenance import files as provenance_files
+from ..provenance import new_folder
+from ..provenance import read as read_provenance
+from ..provenance import write as write_provenance
 from .cda import CDAData
 
 ADAPTER_NAME = "debias"
@@ -59,13 +74,8 @@ PAPER_EXAMPLES = 800_000
 #: our defaults: Table 7's batch size; the learning rate chosen on the CDA validation split (chapter 6);
 #: steps from :func:`default_steps` (Table 7's 6 epochs on our data)
 DEFAULTS = {"bertscore": {"lr": 1e-3, "batch_size": 32}, "regression": {"lr": 1e-3, "batch_size": 16}}
-
-
-def adapters_dir() -> Path:
-    """Where the book keeps trained adapters (ignored by git): ``<cache>/adapters/<name>``."""
-    from ..paths import cache_dir
-
-    return cache_dir() / "adapters"
+#: the backbone each metric's adapter is trained on by default (the offline profile's)
+DEFAULT_BACKBONES = {"bertscore": "all-MiniLM-L6-v2", "regression": "stsb-all-MiniLM-L6-v2"}
 
 
 def paper_epochs(metric: str) -> float:
@@ -136,12 +146,13 @@ def kd_loss(student, teacher):
 # --- model: load, add / save / attach adapters ----------------------------------------------
 
 def load_target(metric: str, backbone: str, *, layer: int | None = None, idf_dict=None, device: str = "cpu"):
-    """The differentiable metric (:mod:`.differentiable`) on ``backbone``, in eval mode, with no adapter yet.
+    """The differentiable metric (:mod:`.differentiable`) on ``backbone``, in eval mode, with no debiasing adapter yet.
 
     Loaded fresh (not from :mod:`metricbias.models`' per-process cache: training changes the model).
     ``bertscore``: the encoder truncated to ``layer`` (default: the project metric's layer), tokenised
-    as bert-score does. ``regression``: the regression metric's model, by its backbone name
-    (``stsb-all-MiniLM-L6-v2``, trained first if needed; ``all-MiniLM-L6-v2`` names the same) or folder.
+    as bert-score does. ``regression``: the regression metric's model, by its backbone (a trained
+    regression backbone such as ``stsb-all-MiniLM-L6-v2``, with its task adapter active, or a
+    one-output sequence-regression checkpoint), by name or folder.
     """
     from .. import backbones, models
     from .differentiable import BERTScoreF, RegressionScore, truncate_encoder
@@ -161,8 +172,8 @@ def load_target(metric: str, backbone: str, *, layer: int | None = None, idf_dic
     if metric == "regression":
         from ..metrics import regression
 
-        folder = regression_model_dir(backbone)
-        if regression.is_artifact(folder):
+        folder = backbones.resolve(backbone)
+        if regression.is_trained_folder(folder):
             from ..metrics.regression_model import load_folder
 
             tokenizer, model, config = load_folder(folder)
@@ -180,43 +191,26 @@ def load_target(metric: str, backbone: str, *, layer: int | None = None, idf_dic
     raise ValueError(f"unknown metric {metric!r}; adapters can be trained for {', '.join(METRICS)}")
 
 
-def regression_backbone(backbone: str) -> str:
-    """The ``regression`` metric's backbone for ``backbone``: ``all-MiniLM-L6-v2`` -> ``stsb-all-MiniLM-L6-v2``."""
-    from ..metrics import regression
-
-    if regression.resolve_artifact(backbone) is None and f"stsb-{backbone}" in regression.RECIPES:
-        return f"stsb-{backbone}"
-    return backbone
-
-
-def regression_model_dir(backbone: str) -> Path:
-    """The folder of the regression metric's model for ``backbone`` (trained from its recipe if missing)."""
-    from .. import backbones
-    from ..metrics import regression
-
-    name = regression_backbone(backbone)
-    folder = regression.resolve_artifact(name)
-    if folder is not None:
-        return folder
-    if name in regression.RECIPES:
-        return regression.ensure_trained(name)
-    return backbones.resolve(name)
-
-
 def add_adapter(host, *, reduction_factor: int = 16, seed: int = 0, leave_out=()) -> int:
     """Add a fresh seeded ``seq_bn`` adapter to every layer of ``host`` (except ``leave_out``), freeze the rest.
 
-    Returns the number of trainable parameters.
+    An adapter already active in ``host`` (a regression backbone's task adapter) stays active and
+    frozen, under the new one (``Stack(task, debias)``), as :func:`metricbias.models.attach_adapter`
+    stacks them when the metric scores. Returns the number of trainable parameters.
     """
     import adapters
     import torch
     from adapters import SeqBnConfig
 
+    from ..models import stack_adapter
+
     adapters.init(host)
+    below = host.active_adapters
     torch.manual_seed(seed)
     host.add_adapter(ADAPTER_NAME, config=SeqBnConfig(reduction_factor=reduction_factor, leave_out=list(leave_out)),
                      set_active=True)
     host.train_adapter(ADAPTER_NAME)  # freezes the backbone, activates the adapter
+    stack_adapter(host, ADAPTER_NAME, below)
     host.eval()  # ...but keep dropout off: train on the metric's own deterministic scores
     for name, param in host.named_parameters():  # a plain Hugging Face head stays trainable: freeze it too
         if f"adapters.{ADAPTER_NAME}." not in name:
@@ -230,7 +224,7 @@ def save_adapter(host, folder, meta: dict) -> Path:
     """Write the adapter (``adapters``' format) and ``metricbias_adapter.json`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    host.save_adapter(str(folder), ADAPTER_NAME)
+    host.save_adapter(str(folder), ADAPTER_NAME, use_safetensors=True)
     with atomic_path(folder / META_FILE, suffix=".json") as tmp:
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
     return folder
@@ -353,7 +347,8 @@ def _latest_checkpoint(out: Path) -> Path | None:
     return ckpts[-1] if ckpts else None
 
 
-def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progress: bool = True) -> TrainResult:
+def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progress: bool = True,
+          command: str | None = None) -> TrainResult:
     """Train an adapter for ``config`` on ``data``; writes everything under ``out`` (see the module docstring)."""
     import torch
     from ..progress import tqdm
@@ -391,9 +386,10 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
         refs = list(dict.fromkeys([*train_data.debias["r"], *train_data.kd["reference"]]))
         idf_dict = get_idf_dict(refs, tok, nthreads=0)
     if config.metric == "bertscore":
-        metric_backbone, backbone_path = config.backbone, backbones.resolve(config.backbone)
+        backbone_path = backbones.resolve(config.backbone)
     else:
-        metric_backbone, backbone_path = regression_backbone(config.backbone), regression_model_dir(config.backbone)
+        backbone_path = backbones.resolve(config.backbone)
+    metric_backbone = config.backbone
     target = load_target(config.metric, metric_backbone, layer=config.layer, idf_dict=idf_dict, device=config.device)
     torch.manual_seed(config.seed)
 
@@ -511,12 +507,68 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     save_adapter(target.host, out, meta)
     log = pd.DataFrame(log_rows)
     write_csv_atomic(log, out / "log.csv")
+    write_provenance(out, _provenance(out, config, meta, target, command))  # last: marks the folder complete
     return TrainResult(out, log, meta, target)
 
 
+def _versions() -> dict:
+    from ..provenance import versions
+
+    return versions(("torch", "transformers", "adapters", "bert-score"))
+
+
+#: the first STS-B dev pairs whose scores with the trained adapter provenance.json records (see :func:`check_pairs`)
+CHECK_ROWS = 16
+
+
+def check_pairs() -> tuple[list[str], list[str]]:
+    """``(candidates, references)``: the first :data:`CHECK_ROWS` STS-B dev pairs (candidate = sentence 2)."""
+    from ..datasets import stsb
+
+    dev = stsb.load("dev").head(CHECK_ROWS)
+    return dev["sentence2"].tolist(), dev["sentence1"].tolist()
+
+
+def _provenance(out: Path, config: TrainConfig, meta: dict, target, command: str | None) -> dict:
+    """What ``provenance.json`` records of a training run (the evaluation figures come later: :func:`record_evaluation`)."""
+    import torch
+
+    from .. import provenance
+    from ..datasets import stsb
+    from . import cda
+
+    files = [*stsb.FILES.values(), *cda.MRPC_FILES.values(), cda.STEREOSET_FILE]
+    with torch.no_grad():  # so that a test can check that the shipped adapter, loaded, scores as the trained one did
+        check = target(*check_pairs()).double().cpu().numpy().tolist()
+    return {
+        "name": out.name, "kind": "debiasing adapter", "metric": config.metric, "metric_backbone": config.backbone,
+        "layer": meta["layer"], "command": command or provenance.command(), "seed": config.seed,
+        "steps": meta["steps_done"], "batch_size": config.batch_size, "lr": config.lr, "device": config.device,
+        "device_name": provenance.device_name(config.device),
+        "data": {"files": provenance.data_files(files), "cda_fingerprint": meta["data_fingerprint"],
+                 "train_examples": meta["train_examples"], "validation_examples": meta["validation_examples"]},
+        "trainable_parameters": meta["trainable_parameters"], "backbone_fingerprint": meta["backbone_fingerprint"],
+        "seconds_total": meta["seconds_total"], "seconds_per_step": meta["seconds_per_step"],
+        "last_train": meta["last_train"], "last_validation": meta["last_validation"],
+        "versions": meta["versions"], "files": provenance.files(out),
+        "check": {"stsb_dev_rows": CHECK_ROWS, "scores": check},
+    }
+
+
 def adapter_name(metric: str, backbone: str) -> str:
-    """The folder name of the book's adapter for a metric and backbone: ``bertscore-all-MiniLM-L6-v2``."""
-    return f"{metric}-{Path(backbone).name}"
+    """The name of the debiasing adapter for a metric on a backbone: ``debiased-bertscore-all-MiniLM-L6-v2``.
+
+    Shipped adapters live under ``models/<name>/``; retrained ones under ``<cache>/trained/<name>/`` by
+    default (:func:`default_out`), looked up in that order (:func:`metricbias.backbones.trained_path`).
+    """
+    return f"debiased-{metric}-{Path(backbone).name}"
+
+
+def default_out(metric: str, backbone: str) -> Path:
+    """Where ``metricbias adapters train`` writes when no ``--out`` is given: ``<cache>/trained/<name>/``."""
+    from .. import backbones
+
+    return backbones.trained_dirs(adapter_name(metric, backbone))[-1]
 
 
 def default_config(metric: str, backbone: str, n_examples: int, *, steps: int | None = None, seed: int = 0,
@@ -530,51 +582,101 @@ def default_config(metric: str, backbone: str, n_examples: int, *, steps: int | 
                        seed=seed, device=device, **{k: v for k, v in overrides.items() if k not in ("lr", "batch_size")})
 
 
-def ensure_adapter(metric: str, backbone: str, data: CDAData | None = None, *, fallback_steps: int = 200,
-                   fallback_examples: int = 2000, seed: int = 0, device: str = "auto",
-                   progress: bool = False) -> tuple[Path, str]:
-    """A trained adapter for ``metric`` on ``backbone``: ``(folder, how)``.
+# --- shipped adapters -------------------------------------------------------------------------
 
-    An adapter trained into ``--out`` :func:`adapters_dir` / :func:`adapter_name`
-    (``metricbias adapters train``; the default configuration is the full run) is
-    used when it is there, and ``how`` says how it was trained; otherwise a small
-    configuration is trained here (``fallback_steps`` steps on at most
-    ``fallback_examples`` examples of each kind) into ``<name>-small-<steps>``
-    beside it, and ``how`` says so.
+#: what a shipped adapter folder holds (the run's checkpoints, optimizer state and teacher scores stay behind)
+SHIPPED_FILES = ("adapter_config.json", "adapter.safetensors", META_FILE, "log.csv", PROVENANCE_FILE)
+
+
+@dataclass
+class Shipped:
+    """A trained debiasing adapter found by name: its folder, provenance and metadata."""
+
+    name: str
+    folder: Path
+    provenance: dict
+    meta: dict
+
+    @property
+    def how(self) -> str:
+        """One sentence saying which adapter this is and how it was trained."""
+        p = self.provenance
+        return (f"`{self.name}` from {self.folder}: {p['steps']} steps of batch {p['batch_size']} at learning rate "
+                f"{p['lr']:g} on {p['device']} ({p['seconds_per_step']:.2f} s per step, "
+                f"{p['seconds_total'] / 60:.0f} min), trained with `{p['command']}`")
+
+    def evaluation(self) -> pd.DataFrame:
+        """The before/after table recorded by ``metricbias adapters evaluate --record`` (empty if none)."""
+        return _frame(self.provenance.get("figures", {}).get("evaluation", []))
+
+    def curve(self) -> pd.DataFrame:
+        """Gender bias and quality at every checkpoint of the run, as recorded (empty if none)."""
+        return _frame(self.provenance.get("figures", {}).get("curve", []))
+
+
+def _frame(records: list[dict]) -> pd.DataFrame:
+    """A table from JSON records, with JSON's nulls back to NaN in numeric columns."""
+    frame = pd.DataFrame(records)
+    for col in frame.columns:
+        if frame[col].map(lambda v: v is None or isinstance(v, (int, float))).all() and frame[col].isna().any():
+            frame[col] = frame[col].astype(float)
+    return frame
+
+
+def shipped(metric: str, backbone: str) -> Shipped:
+    """The trained debiasing adapter for ``metric`` on ``backbone`` (``models/<name>/``, else the cache).
+
+    Trains nothing: a missing adapter is an error that gives the command that trains it.
     """
-    full = adapters_dir() / adapter_name(metric, backbone)
-    try:
-        meta = read_meta(full)
-        tc = meta["train_config"]
-        how = (f"the trained adapter found in {full}: {meta['steps_done']} steps of batch {tc['batch_size']} at "
-               f"learning rate {tc['lr']:g} on {tc['device']}, {meta['seconds_per_step']:.2f} s per step")
-        if data is not None:
-            default = default_steps(metric, len(data.debias) + len(data.kd), tc["batch_size"])
-            if meta["steps_done"] < default:
-                how += f" (fewer than the default configuration's {default} steps)"
-        return full, how
-    except FileNotFoundError:
-        pass
-    if data is None:
-        from . import cda
-        from .evaluation import held_out_texts
+    from .. import backbones
 
-        data = cda.build(exclude=held_out_texts())
-    small = data.sample(fallback_examples, seed)
-    config = default_config(metric, backbone, len(small.debias) + len(small.kd), steps=fallback_steps, seed=seed,
-                            device=device)
-    folder = full.with_name(f"{full.name}-small-{fallback_steps}")
-    result = train(config, small, folder, progress=progress)
-    return folder, (f"a small configuration trained now (no trained adapter in {full}): {fallback_steps} steps of "
-                    f"batch {config.batch_size} at learning rate {config.lr:g} on {len(small.debias)} triples and "
-                    f"{len(small.kd)} pairs, {result.meta['seconds_per_step']:.2f} s per step on {config.device}")
+    name = adapter_name(metric, backbone)
+    folder = backbones.trained_path(name)
+    if folder is None:
+        raise FileNotFoundError(
+            f"no trained debiasing adapter {name!r} in {' or '.join(map(str, backbones.trained_dirs(name)))}; "
+            f"train one with `metricbias adapters train --metric {metric} --backbone {backbone}` "
+            f"(and `metricbias adapters ship --run DIR` to put it under models/)")
+    return Shipped(name, folder, read_provenance(folder), read_meta(folder))
 
 
-def _versions() -> dict:
-    from ..metrics.base import library_version
+def ship(run, name: str | None = None, dest=None) -> Path:
+    """Copy the files of a trained adapter (:data:`SHIPPED_FILES`) from a run folder to ``models/<name>/``.
 
-    return {lib: library_version(lib) for lib in ("torch", "transformers", "adapters", "bert-score")} | \
-        {"metricbias": __version__}
+    ``name`` defaults to :func:`adapter_name` of the run's metric and backbone. The run's checkpoints,
+    optimizer state and teacher scores are not copied. Replaces what was there; returns the folder.
+    """
+    import shutil
+
+    from ..paths import project_root
+
+    run = Path(run)
+    meta = read_meta(run)
+    read_provenance(run)  # a finished run
+    name = name or adapter_name(meta["metric"], meta["backbone"])
+    dest = Path(dest) if dest is not None else project_root() / "models" / name
+    with new_folder(dest) as tmp:
+        for f in SHIPPED_FILES:
+            if (run / f).exists():
+                shutil.copy2(run / f, tmp / f)
+        write_provenance(tmp, {**read_provenance(tmp), "name": name, "files": provenance_files(tmp)})
+    return dest
+
+
+def record_evaluation(folder, table: pd.DataFrame, criteria: pd.DataFrame, *, curve: pd.DataFrame | None = None,
+                      command: str | None = None) -> dict:
+    """Add the before/after figures of an adapter (``evaluation.compare`` and ``evaluation.target`` tables, and
+    optionally its checkpoint ``curve``) to its ``provenance.json``, with the command that computed them."""
+    from ..provenance import command as this_command
+
+    record = read_provenance(folder)
+    clean = lambda t: json.loads(t.to_json(orient="records"))  # noqa: E731  (NaN -> null, numpy -> JSON)
+    figures = {"command": command or this_command(), "evaluation": clean(table), "criteria": clean(criteria)}
+    if curve is not None:
+        figures["curve"] = clean(curve)
+    record["figures"] = figures
+    write_provenance(folder, record)
+    return record
 
 
 def checkpoints(out) -> list[tuple[int, Path]]:
@@ -583,5 +685,7 @@ def checkpoints(out) -> list[tuple[int, Path]]:
             if (p / "adapter_config.json").exists()]
 
 
-__all__ = ["ADAPTER_NAME", "DEFAULTS", "METRICS", "PAPER_HPARAMS", "adapter_name", "adapters_dir", "default_config", "ensure_adapter", "TrainConfig", "TrainResult", "add_adapter", "checkpoints", "debias_loss", "default_steps", "kd_loss", "load_scorer",
-           "load_target", "paper_epochs", "read_meta", "regression_backbone", "regression_model_dir", "save_adapter", "stream_indices", "teacher_scores", "train"]
+__all__ = ["ADAPTER_NAME", "DEFAULTS", "DEFAULT_BACKBONES", "METRICS", "PAPER_HPARAMS", "SHIPPED_FILES", "Shipped", "TrainConfig",
+           "TrainResult", "adapter_name", "add_adapter", "checkpoints", "debias_loss", "default_config", "default_out",
+           "default_steps", "kd_loss", "load_scorer", "load_target", "paper_epochs", "read_meta", "record_evaluation",
+           "save_adapter", "ship", "shipped", "stream_indices", "teacher_scores", "train"]
