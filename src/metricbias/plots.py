@@ -137,8 +137,10 @@ def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *,
     import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(width, row_height * grid.shape[0] + 1.6))
-    if missing_color:
-        ax.set_facecolor(missing_color)
+    if missing_color:  # NaN cells show the axes' background: grey and hatched, unlike any colour of the map
+        ax.patch.set_facecolor(missing_color)
+        ax.patch.set_hatch("///")
+        ax.patch.set_edgecolor("#a0a0a0")
     annot = labels.to_numpy() if labels is not None else _annotations(grid, fmt)
     sns.heatmap(grid, annot=annot, fmt="", cmap=cmap, center=center, vmin=vmin,
                 vmax=vmax, ax=ax, annot_kws={"fontsize": annot_size},
@@ -146,7 +148,8 @@ def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *,
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.tick_params(labelsize=annot_size)
-    ax.set_xticklabels(ax.get_xticklabels(), rotation=30, ha="right")
+    many = grid.shape[1] > 10  # narrow columns: upright labels would overlap
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=90 if many else 30, ha="center" if many else "right")
     if title:
         ax.set_title(title, fontsize=annot_size + 1)
     fig.tight_layout()
@@ -197,6 +200,10 @@ def paper_vs_ours(compared: pd.DataFrame, *, x: str = "paper", y: str = "ours", 
         ax.tick_params(labelsize=MIN_FONT)
     grid.set_axis_labels(xlabel, ylabel, fontsize=MIN_FONT + 1)
     grid.set_titles("{col_name}", size=MIN_FONT + 1)
+    if grid.legend is not None:  # under the facets, so that they keep the page's width
+        sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=MIN_FONT,
+                        title_fontsize=MIN_FONT, frameon=False)
+    grid.figure.tight_layout()
     return grid.figure
 
 

@@ -190,8 +190,9 @@ def comparison_lines(compared: pd.DataFrame, agree: pd.DataFrame) -> str:
         ours_sig = g.groupby("level")["ours_significant"].mean()
         paper_sig = g.groupby("level")["paper_significant"].mean()
         shares = "; ".join(f"{lv}: ours {ours_sig[lv]:.0%}, paper {paper_sig[lv]:.0%}" for lv in ours_sig.index)
+        rho_text = "— (fewer than three defined cells)" if np.isnan(rho[metric]) else f"{rho[metric]:.2f}"
         lines.append(f"- **{paper_metric}** (ours: {metric}): Spearman ρ between the two columns of d = "
-                     f"{rho[metric]:.2f}; same printed sign in {g['same_sign'].mean():.0%} of {len(g)} cells; share "
+                     f"{rho_text}; same printed sign in {g['same_sign'].mean():.0%} of {len(g)} cells; share "
                      f"of cells with p ≤ 0.01 by level ({shares}).")
     return "\n".join(lines) if lines else "No metric family of Gao & Wan's Table 3 ran in this profile."
 
@@ -231,7 +232,8 @@ def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.Dat
 
 def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
     """Which way the model-based cells point, ours and Gao & Wan's on the same tests and families: shares with
-    d > 0 (the direction of the stereotype the test encodes) and significant cells."""
+    d > 0 (the direction of the stereotype the test encodes) and significant cells; ``direction_sentence`` says so
+    when most cells of both point that way (empty otherwise)."""
     from ..bias.association_summary import MODEL_FAMILIES, direction
 
     ours = direction(results, alpha)
@@ -244,19 +246,18 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
     return {**ours, "gao_positive_share": float((gao["effect_size"] > 0).mean()), "gao_cells": len(gao),
             "gao_significant": int(gao["significant"].sum()),
             "direction_sentence": ("In both studies most cells point the way of the stereotype, as WEAT and SEAT do "
-                                   "on the embeddings themselves." if both_positive else
-                                   "The two studies do not agree on which way most cells point.")}
+                                   "on the embeddings themselves." if both_positive else "")}
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
-    """Per-metric Spearman ρ between Gao & Wan's d and ours ("wmd 0.80, ..."), their median, and a sentence."""
+    """Per-metric Spearman ρ between Gao & Wan's d and ours ("wmd 0.80, ..."), their median, and a sentence when
+    the agreement is loose (median below 0.5; empty otherwise)."""
     defined = agree.dropna(subset=["spearman_d"])
     median = float(agree["spearman_d"].median())
     return {"spearman_list": ", ".join(f"{r.metric} {r.spearman_d:.2f}" for r in defined.itertuples()) or "none",
             "spearman_median": median,
             "spearman_sentence": ("The agreement is loose. That is no surprise: the models differ (above), and a test "
-                                  "can change sign with the model." if median < 0.5 else
-                                  "The agreement is close, although the models differ.")}
+                                  "can change sign with the model." if median < 0.5 else "")}
 
 
 def ngram_summary(results: pd.DataFrame, matched: pd.DataFrame | None) -> str:
