@@ -70,9 +70,11 @@ def test_eq2_identity_and_intervals_on_a_small_table():
     row = intervals[(intervals.metric == "a") & (intervals.measure == "eq2")].iloc[0]
     assert row["value"] == pytest.approx(pairwise.absolute_bias(a["score_1"], a["score_2"]))
     assert row["ci_low"] <= row["value"] <= row["ci_high"] and row["n_sources"] == 6
-    wide = significance.interval_columns(intervals, order=["b", "a"])
-    assert list(wide.columns[:4]) == ["metric", "eq2", "eq2 low", "eq2 high"] and list(wide["metric"]) == ["b", "a"]
-    assert wide.loc[wide.metric == "a", "eq2"].item() == pytest.approx(row["value"])
+    wide = significance.interval_columns(intervals, order=["b", "a"], labels={"eq2": "Eq. 2"})
+    assert list(wide.columns[:3]) == [("Eq. 2", "value"), ("Eq. 2", "CI low"), ("Eq. 2", "CI high")]
+    assert list(wide.index) == ["b", "a"] and wide.index.name == "metric"
+    assert wide.loc["a", ("Eq. 2", "value")] == pytest.approx(row["value"])
+    assert wide.loc["a", ("Eq. 2", "CI high")] == pytest.approx(row["ci_high"])
 
 
 def test_instances_list_the_framework_choices():

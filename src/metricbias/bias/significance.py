@@ -117,20 +117,17 @@ def paired_intervals(scores: pd.DataFrame, attribute: str, instances=("eq2", "st
 
 def interval_columns(intervals: pd.DataFrame, *, index: str = "metric", labels: dict | None = None,
                      order=None) -> pd.DataFrame:
-    """A long table of values with intervals (``measure, value, ci_low, ci_high``) as narrow columns:
-    one row per ``index``, and per measure the columns "<label>", "<label> low", "<label> high"."""
+    """A long table of values with intervals (``measure, value, ci_low, ci_high``) as narrow columns: one row per
+    ``index``; per measure (its label from ``labels``) three columns under it: "value", "CI low", "CI high"."""
     labels = labels or {}
-    measures = list(dict.fromkeys(intervals["measure"]))
-    out = pd.DataFrame(index=pd.Index(list(dict.fromkeys(intervals[index])), name=index))
-    for m in measures:
-        block = intervals[intervals["measure"] == m].set_index(index)
-        name = labels.get(m, m)
-        out[name] = block["value"]
-        out[f"{name} low"] = block["ci_low"]
-        out[f"{name} high"] = block["ci_high"]
+    parts = {}
+    for m in dict.fromkeys(intervals["measure"]):
+        block = intervals[intervals["measure"] == m].set_index(index)[["value", "ci_low", "ci_high"]]
+        parts[labels.get(m, m)] = block.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
+    out = pd.concat(parts, axis=1)
     if order is not None:
         out = out.reindex([r for r in order if r in out.index])
-    return out.reset_index()
+    return out.rename_axis(index)
 
 
 def reference_summary(versus: pd.DataFrame, *, alpha: float = 0.05) -> dict:
