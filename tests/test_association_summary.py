@@ -51,7 +51,9 @@ def results_frame():
 
 def test_overview_and_pair_counts_share_pairs_between_tests():
     overview = su.overview([WORD, SENT])
-    assert list(overview.columns[-5:]) == ["|X|", "|Y|", "|A|", "|B|", "pairs"] and "file" not in overview
+    assert list(overview.columns) == ["test", "level", "targets X / Y", "attributes A / B", "|X|", "|Y|", "|A|",
+                                      "|B|", "pairs"]
+    assert overview["targets X / Y"].iloc[0] == "MaleNames / FemaleNames"
     # 4 targets x 4 attributes, both directions
     assert overview["pairs"].tolist() == [32, 48]
     counts = su.pair_counts([WORD, WORD, SENT], [WORD, WORD, SENT])
@@ -70,7 +72,7 @@ def test_by_level_timing_and_the_ngram_control():
     timing = su.timing(results, n_pairs=1000).set_index("metric")
     assert timing.loc["chrF", "µs per pair"] == pytest.approx(2000.0)
     control = su.ngram_control(results).set_index(["metric", "level"])
-    assert control.loc[("BLEU", "word"), "undefined"] == 1 and control.loc[("chrF", "word"), "max_abs_d"] == 0.9
+    assert control.loc[("BLEU", "word"), "undefined"] == 1 and control.loc[("chrF", "word"), "max |d|"] == 0.9
     f = su.ngram_findings(results)
     assert (f["word_cells"], f["word_undefined"], f["sent_cells"], f["sent_significant"]) == (2, 1, 2, 0)
     assert f["sent_max_abs_d"] == pytest.approx(0.4) and f["sent_max_where"] == "chrF on C6-N sent"

@@ -56,6 +56,9 @@ def test_chapter_attributes_splits_released_and_multi_group_sets():
         ms.chapter_attributes("gender,diet", released, ["gender"], groups)
     with pytest.raises(ValueError, match="released scores"):
         ms.chapter_attributes(["nationality"], released, ["gender"], groups)
+    with pytest.raises(ValueError, match="multi-group section"):
+        ms.chapter_attributes(["age"], released, ["gender"], groups)
+    assert ms.focus_attribute(["race", "gender"]) == "gender" and ms.focus_attribute(("age", "race")) == "age"
 
 
 def test_eq2_identity_and_intervals_on_a_small_table():

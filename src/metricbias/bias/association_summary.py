@@ -39,11 +39,15 @@ def metric_named(suite: dict, name: str):
 
 
 def overview(tests) -> pd.DataFrame:
-    """One row per test: name, level, the categories of X, Y, A, B, their sizes and the ordered pairs it needs."""
+    """One row per test: name, level, the categories of the targets (X / Y) and attributes (A / B), the sizes of
+    the four sets and the ordered pairs the test needs."""
     from ..datasets import seat
 
     tests = list(tests)
-    out = seat.overview(tests).drop(columns="file")
+    out = seat.overview(tests)
+    out.insert(2, "targets X / Y", out["X"] + " / " + out["Y"])
+    out.insert(3, "attributes A / B", out["A"] + " / " + out["B"])
+    out = out.drop(columns=["file", "X", "Y", "A", "B"])
     out["pairs"] = [association.pairs_needed([t]) for t in tests]
     return out
 
@@ -104,7 +108,8 @@ def ngram_control(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.Data
     ngram = _flags(results[results["family"] == "ngram"], alpha)
     return ngram.groupby(["metric", "level"], sort=False).agg(
         tests=("test", "size"), undefined=("defined", lambda s: int((~s).sum())),
-        max_abs_d=("abs_d", "max"), significant=("significant", "sum")).reset_index()
+        max_abs_d=("abs_d", "max"), significant=("significant", "sum")).reset_index().rename(
+        columns={"max_abs_d": "max |d|"})
 
 
 def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:

@@ -50,7 +50,17 @@ def chapter_attributes(attributes, released, counterfactual, groups: dict) -> tu
     if not kept:
         raise ValueError(f"attributes={chosen}: the first sections use the released scores, which cover "
                          f"{', '.join(released)}; name at least one of them")
-    return kept, {a: groups[a] for a in chosen if a in groups}
+    sets = {a: groups[a] for a in chosen if a in groups}
+    if not sets:
+        raise ValueError(f"attributes={chosen}: the multi-group section needs at least one set of "
+                         f"data/counterfactuals.yml ({', '.join(groups)})")
+    return kept, sets
+
+
+def focus_attribute(attributes, preferred: str = "gender") -> str:
+    """The attribute a single-attribute table shows: ``preferred`` when measured, else the first one."""
+    attributes = list(attributes)
+    return preferred if preferred in attributes else attributes[0]
 
 
 def measure_grid(menu: pd.DataFrame, liu: pd.DataFrame) -> pd.DataFrame:
@@ -117,5 +127,5 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
     }
 
 
-__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "headline_findings", "measure_grid", "most_biased",
+__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings", "measure_grid", "most_biased",
            "normality", "rank_correlations"]

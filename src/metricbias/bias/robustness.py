@@ -161,7 +161,7 @@ def stability_findings(summary: pd.DataFrame, measures=MEASURES) -> dict:
 
     * ``most_stable`` and ``most_stable_panels``: the measure whose ranking keeps the highest
       mean τ (over rates) in the most panels, and in how many of the ``panels``;
-    * ``wins``: every measure that is most stable somewhere ("eq2 in 7 of 7 panels");
+    * ``wins``: every measure that is most stable somewhere (Markdown: "**eq2** in 7 of 7 panels");
     * ``distributional_better``: panels in which KLS or JSS beats both Eq. 2 and the indicator;
     * ``lowest_rate`` and ``tau_<measure>_lowest``: the ``all`` panel's mean τ at the lowest rate;
     * ``most_stable_by_rate``: the most stable measure of the ``all`` panel at each rate ("30% eq2, 80% eq2").
@@ -172,7 +172,7 @@ def stability_findings(summary: pd.DataFrame, measures=MEASURES) -> dict:
     overall = overall_by_rate(summary, measures)
     low = float(min(overall.index))
     out = {"most_stable": str(wins.index[0]), "most_stable_panels": int(wins.iloc[0]), "panels": len(per_panel),
-           "wins": ", ".join(f"{m} in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
+           "wins": ", ".join(f"**{m}** in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
            "distributional_better": int((per_panel[["kls", "jss"]].max(axis=1)
                                          > per_panel[["eq2", "indicator"]].max(axis=1)).sum()),
            "lowest_rate": low,

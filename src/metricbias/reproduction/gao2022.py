@@ -1,10 +1,8 @@
 """Gao & Wan (2022), *Social Biases in Automatic Evaluation Metrics for NLG*: their tables beside ours.
 
 * Table 3 (WEAT/SEAT effect sizes through metrics; chapter 5): :func:`gao_table3`,
-  our results in its shape (:func:`table3`, :func:`effect_size_grid`), cell by cell
-  (:func:`compare_with_gao`, :func:`paper_and_ours`) and per metric (:func:`agreement`);
-  the chapter's sentences that compare the two (:func:`meteor_note`, :func:`comparison_lines`,
-  :func:`direction_findings`, ...) and its headline numbers (:func:`headline_findings`);
+  our results in its shape (:func:`table3`), cell by cell (:func:`compare_with_gao`)
+  and per metric (:func:`agreement`);
 * Tables 5, 6, 7 and 9 (gender-swapped meta-evaluation; chapter 7) keyed by our
   registry names (:func:`table5` ... :func:`side_by_side`, :func:`ngram_reproduction`).
 
@@ -31,6 +29,7 @@ from .tables import table
 
 
 # --- Gao & Wan's Table 3 ------------------------------------------------------------------
+# (chapter 5: the Table 3 run and its comparisons, then the chapter's sentences and headline numbers)
 #: Gao & Wan's Table 3 columns -> our registry names (their BARTScore needs a BART model: not offline)
 GAO_METRICS = {"BLEURT": "regression", "BERTScore": "bertscore", "MoverScore": "moverscore", "WMD": "wmd",
                "EmbAvg": "embedding_average", "METEOR": "meteor"}
@@ -175,7 +174,7 @@ def paper_and_ours(compared: pd.DataFrame, results: pd.DataFrame) -> pd.DataFram
 
 
 #: :func:`agreement`'s columns as the book shows them; those computed from Gao & Wan's numbers are marked
-AGREEMENT_LABELS = {"paper_metric": "Gao & Wan's metric", "metric": "ours", "spearman_d": "Spearman ρ of d",
+AGREEMENT_LABELS = {"paper_metric": "Gao & Wan", "metric": "ours", "spearman_d": "Spearman ρ of d",
                     "same_sign": "same sign", "paper_positive": "d > 0 (paper)", "ours_positive": "d > 0 (ours)",
                     "paper_significant": "p ≤ 0.01 (paper)", "ours_significant": "p ≤ 0.01 (ours)",
                     "both_significant": "p ≤ 0.01 (both)"}
