@@ -53,7 +53,7 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     overview = su.overview([WORD, SENT])
     assert list(overview.columns) == ["test", "level", "targets X / Y", "attributes A / B", "|X|", "|Y|", "|A|",
                                       "|B|", "pairs"]
-    assert overview["targets X / Y"].iloc[0] == "MaleNames / FemaleNames"
+    assert overview["targets X / Y"].iloc[0] == "Male Names / Female Names"
     # 4 targets x 4 attributes, both directions
     assert overview["pairs"].tolist() == [32, 48]
     counts = su.pair_counts([WORD, WORD, SENT], [WORD, WORD, SENT])

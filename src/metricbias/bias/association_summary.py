@@ -45,6 +45,8 @@ def overview(tests) -> pd.DataFrame:
 
     tests = list(tests)
     out = seat.overview(tests)
+    for col in "XYAB":  # SEAT's CamelCase category names as words, so that a narrow column can wrap them
+        out[col] = out[col].str.replace(r"(?<=[a-z])(?=[A-Z])", " ", regex=True)
     out.insert(2, "targets X / Y", out["X"] + " / " + out["Y"])
     out.insert(3, "attributes A / B", out["A"] + " / " + out["B"])
     out = out.drop(columns=["file", "X", "Y", "A", "B"])
