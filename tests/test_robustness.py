@@ -140,3 +140,32 @@ def test_counterfactual_table_rescales_on_the_protected_groups():
     # a lower-is-better metric is oriented first: the same numbers as TER-like scores flip sign
     flipped = sig.counterfactual_vbcm(scored.assign(direction="lower"), {"toy": ["a", "b"]}, n_resamples=99)
     assert flipped.set_index("group")["value"].to_dict() == pytest.approx({"a": -25.0, "b": 25.0})
+
+
+def _summary(taus: dict) -> pd.DataFrame:
+    """A summarize()-shaped frame from {(attribute, rate): {measure: tau_mean}}."""
+    return pd.DataFrame([{"attribute": a, "rate": r, "measure": m, "tau_mean": t, "tau_sd": 0.0,
+                          "identical_share": 0.0, "n_draws": 2}
+                         for (a, r), row in taus.items() for m, t in row.items()])
+
+
+def test_stability_findings_by_hand():
+    summary = _summary({
+        ("x", 0.3): {"eq2": 0.9, "indicator": 0.5, "kls": 0.4, "jss": 0.6},
+        ("x", 0.8): {"eq2": 0.9, "indicator": 0.7, "kls": 0.6, "jss": 0.8},
+        ("y", 0.3): {"eq2": 0.2, "indicator": 0.3, "kls": 0.6, "jss": 0.1},
+        ("y", 0.8): {"eq2": 0.4, "indicator": 0.5, "kls": 0.8, "jss": 0.3},
+        (rb.ALL, 0.3): {"eq2": 0.8, "indicator": 0.6, "kls": 0.5, "jss": 0.5},
+        (rb.ALL, 0.8): {"eq2": 0.7, "indicator": 0.85, "kls": 0.6, "jss": 0.6},
+    })
+    mean = rb.mean_tau(summary)
+    assert mean.loc["y"].to_dict() == pytest.approx({"eq2": 0.3, "indicator": 0.4, "kls": 0.7, "jss": 0.2})
+    overall = rb.overall_by_rate(summary)
+    assert list(overall.index) == [0.3, 0.8] and list(overall.columns) == list(rb.MEASURES)
+    found = rb.stability_findings(summary)
+    # per panel (mean over rates): all -> eq2 0.75 (indicator 0.725); x -> eq2; y -> kls
+    assert found["most_stable"] == "eq2" and found["most_stable_panels"] == 2 and found["panels"] == 3
+    assert found["wins"] == "**eq2** in 2 of 3 panels, **kls** in 1 of 3 panels"
+    assert found["distributional_better"] == 1  # y: kls 0.7 > max(eq2, indicator) 0.4
+    assert found["lowest_rate"] == 0.3 and found["tau_eq2_lowest"] == pytest.approx(0.8)
+    assert found["most_stable_by_rate"] == "30% eq2, 80% indicator"

@@ -146,11 +146,13 @@ def test_bert_masking_selects_fifteen_percent_and_never_special_tokens():
 
 
 def test_liu_table2_row_on_a_trained_head(trained_mlm):
+    from metricbias.bias import pll
     from metricbias.reproduction import liu2024
 
-    ours = liu2024.table2([str(trained_mlm[0])], sample_size=6, device="cpu", progress=False,
-                          datasets=("CrowS-Pairs",))
-    assert list(ours["baseline_measure"]) == ["CPS"] and int(ours["n_pairs"].iloc[0]) == 6
-    assert 0 <= ours["baseline_value"].iloc[0] <= 100 and 50 <= ours["kls"].iloc[0] <= 100
-    both = liu2024.beside_published(ours)
-    assert len(both) == 7 and both["source"].iloc[-1] == "this book"
+    lm = pll.load_masked_lm(str(trained_mlm[0]), device="cpu")
+    ours = liu2024.pll_table2([lm], sample_size=6)
+    assert list(ours["baseline measure"]) == ["SSS", "CPS"] and set(ours["n_pairs"]) == {6}
+    assert ours[["baseline", "AUL"]].apply(lambda c: c.between(0, 100)).all().all()
+    assert ours["KLS"].between(50, 100).all()
+    both = liu2024.table2_beside(ours)
+    assert len(both) == len(liu2024.table2()) + 2 and both["model"].iloc[-1] == lm.name

@@ -87,6 +87,17 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
     return styler
 
 
+def glue_findings(values: dict, prefix: str) -> None:
+    """Glue a findings dict for a page's prose (MyST-NB) as ``<prefix><key>``: numbers as they are (paste them
+    with ``{glue:text}`key:.2f```), texts as Markdown (paste them with ``{glue:md}`key```, so that a sentence
+    is not set in bold like a pasted number)."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for key, value in values.items():
+        glue(f"{prefix}{key}", Markdown(value) if isinstance(value, str) else value, display=False)
+
+
 def downloads_dir() -> Path:
     """Where the chapters' full tables are written: ``<project>/_static/data`` (copied into the built book)."""
     from .paths import project_root

@@ -29,16 +29,18 @@ def bias_heatmap(frame: pd.DataFrame, *, index: str = "metric", columns: str = "
     return ax
 
 
-def stability_plot(summary: pd.DataFrame, *, attributes=None, measure_order=None, ax_width: float = 3.2):
+def stability_plot(summary: pd.DataFrame, *, attributes=None, measure_order=None, ax_width: float = 3.2,
+                   n_cols: int = 4):
     """Kendall τ (mean ± sd over seeds) against the sampling rate, one panel per attribute, one line per measure.
 
-    ``summary`` is :func:`metricbias.bias.robustness.summarize` output. Returns the figure.
+    ``summary`` is :func:`metricbias.bias.robustness.summarize` output; at most ``n_cols`` panels per row.
+    Returns the figure.
     """
     import matplotlib.pyplot as plt
 
     attributes = list(dict.fromkeys(summary["attribute"])) if attributes is None else list(attributes)
     measures = list(dict.fromkeys(summary["measure"])) if measure_order is None else list(measure_order)
-    n_cols = min(4, len(attributes))
+    n_cols = min(n_cols, len(attributes))
     n_rows = -(-len(attributes) // n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(ax_width * n_cols, 2.6 * n_rows), sharex=True, sharey=True,
                              squeeze=False)
@@ -50,15 +52,161 @@ def stability_plot(summary: pd.DataFrame, *, attributes=None, measure_order=None
                         label=measure)
         ax.set_title(attribute, fontsize=9)
         ax.grid(alpha=0.3)
-    for ax in axes.flat[len(attributes):]:
-        ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("sampling rate (%)")
+    for i in range(len(attributes), axes.size):  # an empty slot: the panel above it carries the x axis
+        axes.flat[i].set_visible(False)
+        if i >= n_cols:
+            axes.flat[i - n_cols].xaxis.set_tick_params(labelbottom=True)
+            axes.flat[i - n_cols].set_xlabel("sampling rate (%)")
     for ax in axes[:, 0]:
         ax.set_ylabel("Kendall τ vs full data")
-    axes.flat[0].legend(fontsize=7, loc="lower right")
+    axes.flat[0].legend(fontsize=9, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+#: the smallest font a figure of the book uses, in points at the page's width (~7 inches)
+MIN_FONT = 9
+PAGE_WIDTH = 7.0
+
+
+def _annotations(grid: pd.DataFrame, fmt: str):
+    """Cell labels of a numeric grid in ``fmt``, with "-0.00" written as "0.00" (as the book's tables do)."""
+    def one(v):
+        if pd.isna(v):
+            return ""
+        text = format(v, fmt)
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+    return grid.apply(lambda col: col.map(one)).to_numpy()
+
+
+def heatmap_panels(frame: pd.DataFrame, panels: list, *, facet: str | None = None, values: str = "value",
+                   index: str = "metric", columns: str = "attribute", row_order=None, col_order=None,
+                   col_orders: dict | None = None, ncols: int = 1, width: float = PAGE_WIDTH, fmt: str = ".2f",
+                   cmap: str = "rocket_r", center=None, row_height: float = 0.24, annot_size: float = MIN_FONT):
+    """Annotated heatmaps of one long table, ``ncols`` panels per row (one per row by default), sized for the page.
+
+    A panel is a string or a dict. Without ``facet``, a string names the column of ``frame`` the panel shows;
+    with ``facet``, it names the value of column ``facet`` whose rows the panel shows (column ``values``).
+    A dict gives that as ``"values"`` or ``"key"``, and may override ``title`` (default: the string),
+    ``cmap``, ``center``, ``fmt`` and ``col_order``. ``col_orders`` maps a facet key to its column order.
+    Panels in a row share the row labels; a colour bar is drawn only with one panel per row (the cells are
+    annotated). Returns the figure.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    specs, grids = [], []
+    for p in panels:
+        p = dict(p) if isinstance(p, dict) else ({"key": p} if facet else {"values": p})
+        name = p.get("key", p.get("values"))
+        data = frame[frame[facet] == name] if facet else frame
+        grid = data.pivot_table(index=index, columns=columns, values=values if facet else p["values"], sort=False)
+        rows = row_order if row_order is not None else list(grid.index)
+        cols = p.get("col_order", (col_orders or {}).get(name, col_order))
+        cols = cols if cols is not None else list(grid.columns)
+        grids.append(grid.reindex([r for r in rows if r in grid.index])[[c for c in cols if c in grid.columns]])
+        specs.append({"title": name, "cmap": cmap, "center": center, "fmt": fmt, **p})
+    n_rows = -(-len(specs) // ncols)
+    heights = [row_height * max(g.shape[0] for g in grids[i * ncols:(i + 1) * ncols]) + 1.3 for i in range(n_rows)]
+    fig, axes = plt.subplots(n_rows, ncols, figsize=(width, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for i, (ax, spec, grid) in enumerate(zip(axes.flat, specs, grids)):
+        sns.heatmap(grid, annot=_annotations(grid, spec["fmt"]), fmt="", cmap=spec["cmap"], center=spec["center"],
+                    ax=ax, cbar=ncols == 1, cbar_kws={"shrink": 0.8, "pad": 0.02}, annot_kws={"fontsize": annot_size},
+                    yticklabels=i % ncols == 0)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.tick_params(labelsize=annot_size)
+        ax.set_xticklabels(ax.get_xticklabels(), rotation=30, ha="right")
+        ax.set_title(spec["title"], fontsize=annot_size + 1)
+    for ax in axes.flat[len(specs):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *, title: str | None = None,
+                      cmap: str = "vlag", center=0, vmin=None, vmax=None, fmt: str = ".2f", width: float = PAGE_WIDTH,
+                      row_height: float = 0.26, annot_size: float = MIN_FONT, cbar_label: str | None = None,
+                      missing_color: str | None = None):
+    """One heatmap of a wide grid, annotated with ``labels`` (text, same shape) or the values; rows as tall as a
+    line of text. Undefined (NaN) cells are left blank, or filled with ``missing_color``. Returns the figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(width, row_height * grid.shape[0] + 1.6))
+    if missing_color:  # NaN cells show the axes' background: grey and hatched, unlike any colour of the map
+        ax.patch.set_facecolor(missing_color)
+        ax.patch.set_hatch("///")
+        ax.patch.set_edgecolor("#a0a0a0")
+    annot = labels.to_numpy() if labels is not None else _annotations(grid, fmt)
+    sns.heatmap(grid, annot=annot, fmt="", cmap=cmap, center=center, vmin=vmin,
+                vmax=vmax, ax=ax, annot_kws={"fontsize": annot_size},
+                cbar_kws={"shrink": 0.8, "pad": 0.02, **({"label": cbar_label} if cbar_label else {})})
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.tick_params(labelsize=annot_size)
+    many = grid.shape[1] > 10  # narrow columns: upright labels would overlap
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=90 if many else 30, ha="center" if many else "right")
+    if title:
+        ax.set_title(title, fontsize=annot_size + 1)
+    fig.tight_layout()
+    return fig
+
+
+def interval_plot(frame: pd.DataFrame, *, y: str = "metric", hue: str = "attribute", value: str = "value",
+                  low: str = "ci_low", high: str = "ci_high", order=None, hue_order=None, xlabel: str = "",
+                  title: str | None = None, width: float = PAGE_WIDTH, row_height: float = 0.34):
+    """Values with their intervals, one line per ``y`` and one dodged marker per ``hue`` (a forest plot).
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    order = list(dict.fromkeys(frame[y])) if order is None else [o for o in order if o in set(frame[y])]
+    hue_order = list(dict.fromkeys(frame[hue])) if hue_order is None else list(hue_order)
+    fig, ax = plt.subplots(figsize=(width, row_height * len(order) + 1.4))
+    step = 0.8 / max(len(hue_order), 1)
+    for k, h in enumerate(hue_order):
+        part = frame[frame[hue] == h].set_index(y).reindex(order)
+        pos = np.arange(len(order)) - 0.4 + step * (k + 0.5)
+        ax.errorbar(part[value], pos, xerr=[part[value] - part[low], part[high] - part[value]], fmt="o", ms=3.5,
+                    capsize=2, lw=1, label=h)
+    ax.set_yticks(np.arange(len(order)), order)
+    ax.invert_yaxis()
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel(xlabel)
+    ax.tick_params(labelsize=MIN_FONT)
+    ax.legend(fontsize=MIN_FONT, title=hue, title_fontsize=MIN_FONT, loc="lower right")
+    if title:
+        ax.set_title(title, fontsize=MIN_FONT + 1)
+    fig.tight_layout()
+    return fig
+
+
+def paper_vs_ours(compared: pd.DataFrame, *, x: str = "paper", y: str = "ours", col: str = "paper_metric",
+                  hue: str = "level", xlabel: str = "paper", ylabel: str = "ours", col_wrap: int = 3,
+                  width: float = PAGE_WIDTH):
+    """A paper's numbers against ours, one facet per ``col`` (e.g. metric), reference lines at 0. Returns the figure."""
+    import seaborn as sns
+
+    height = width / min(col_wrap, max(compared[col].nunique(), 1))
+    grid = sns.relplot(data=compared, x=x, y=y, col=col, col_wrap=col_wrap, hue=hue, height=height * 0.92,
+                       aspect=1, facet_kws={"sharex": False, "sharey": False})
+    for ax in grid.axes.flat:
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.tick_params(labelsize=MIN_FONT)
+    grid.set_axis_labels(xlabel, ylabel, fontsize=MIN_FONT + 1)
+    grid.set_titles("{col_name}", size=MIN_FONT + 1)
+    if grid.legend is not None:  # under the facets, so that they keep the page's width
+        sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=MIN_FONT,
+                        title_fontsize=MIN_FONT, frameon=False)
+    grid.figure.tight_layout()
+    return grid.figure
+
 
 def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
     """A :class:`metricbias.metrics.matching.MatchingMap` as a heatmap: candidate units x reference units.

@@ -98,6 +98,60 @@ def versus_reference(scores: pd.DataFrame, reference: str = "BLEU", *, signed: b
     return out
 
 
+def paired_intervals(scores: pd.DataFrame, attribute: str, instances=("eq2", "stereotypical", "counterfactual_mwu"), *,
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """Paired instances of the framework (:data:`generalized.PAIRED_INSTANCES`, counterfactual ones) with
+    their BCa bootstrap intervals over pairs, for every metric of one ``attribute`` of a long score table.
+
+    One row per (metric, instance): ``metric, measure, value, ci_low, ci_high, n_sources``.
+    """
+    rows = []
+    for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
+        data = generalized.from_pairs(g["score_1"], g["score_2"])
+        for name in instances:
+            measure, _, phi, d = generalized.PAIRED_INSTANCES[name]
+            rows.append({"metric": metric, "measure": name,
+                         **measure_with_ci(measure, data, phi, d, n_resamples=n_resamples, seed=seed)})
+    return pd.DataFrame(rows)
+
+
+def interval_columns(intervals: pd.DataFrame, *, index: str = "metric", labels: dict | None = None,
+                     order=None) -> pd.DataFrame:
+    """A long table of values with intervals (``measure, value, ci_low, ci_high``) as narrow columns: one row per
+    ``index``; per measure (its label from ``labels``) three columns under it: "value", "CI low", "CI high"."""
+    labels = labels or {}
+    parts = {}
+    for m in dict.fromkeys(intervals["measure"]):
+        block = intervals[intervals["measure"] == m].set_index(index)[["value", "ci_low", "ci_high"]]
+        parts[labels.get(m, m)] = block.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
+    out = pd.concat(parts, axis=1)
+    if order is not None:
+        out = out.reindex([r for r in order if r in out.index])
+    return out.rename_axis(index)
+
+
+def reference_summary(versus: pd.DataFrame, *, alpha: float = 0.05) -> dict:
+    """How many biases of :func:`versus_reference` differ from the reference's at false discovery rate ``alpha``,
+    and the others counted by metric ("ROUGE (5), NIST (5), ...")."""
+    from .measure_summary import count_list
+
+    kept = versus["p_adjusted"] < alpha
+    return {"significant": int(kept.sum()), "tests": len(versus), "not_significant": int((~kept).sum()),
+            "not_significant_by_metric": count_list(versus.loc[~kept, "metric"]) or "none"}
+
+
+def reference_grid(versus: pd.DataFrame, *, alpha: float = 0.05, row_order=None, col_order=None):
+    """(differences, labels) of :func:`versus_reference` as metric × attribute grids for a heatmap; a label is the
+    difference to one decimal with "*" when the adjusted p-value is below ``alpha``."""
+    star = np.where(versus["p_adjusted"] < alpha, "*", "")
+    labelled = versus.assign(label=[f"{d:.1f}{s}" for d, s in zip(versus["difference"], star)])
+    grid = labelled.pivot_table(index="metric", columns="attribute", values="difference", sort=False)
+    labels = labelled.pivot(index="metric", columns="attribute", values="label")
+    rows = list(grid.index) if row_order is None else [r for r in row_order if r in grid.index]
+    cols = list(grid.columns) if col_order is None else [c for c in col_order if c in grid.columns]
+    return grid.reindex(rows)[cols], labels.reindex(rows)[cols]
+
+
 #: the measures :func:`counterfactual_table` reports: label -> (measure, d, background)
 COUNTERFACTUAL_MEASURES = {
     "PCM |x−y|": ("PCM", "abs", None),
@@ -170,5 +224,6 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
     return pd.DataFrame(rows)
 
 
-__all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "counterfactual_vbcm", "measure_with_ci", "pair_terms",
-           "paired_permutation_test", "versus_reference"]
+__all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "counterfactual_vbcm", "interval_columns",
+           "measure_with_ci", "pair_terms", "paired_intervals", "paired_permutation_test", "reference_grid",
+           "reference_summary", "versus_reference"]

@@ -29,6 +29,7 @@ from .tables import table
 
 
 # --- Gao & Wan's Table 3 ------------------------------------------------------------------
+# (chapter 5: the Table 3 run and its comparisons, then the chapter's sentences and headline numbers)
 #: Gao & Wan's Table 3 columns -> our registry names (their BARTScore needs a BART model: not offline)
 GAO_METRICS = {"BLEURT": "regression", "BERTScore": "bertscore", "MoverScore": "moverscore", "WMD": "wmd",
                "EmbAvg": "embedding_average", "METEOR": "meteor"}
@@ -92,6 +93,231 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
             "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
         })
     return pd.DataFrame(rows)
+
+
+#: the social attributes each test's targets stand for (Gao & Wan's Table 2); C1 and C2 (flowers/insects,
+#: instruments/weapons) are the original WEAT controls and stand for none
+TEST_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "ABW-T": ("race", "gender"), "ABW-N": ("race", "gender"), "DB:C": ("gender",), "DB:L": ("gender",),
+    "C1": (), "C2": (), "C3-T": ("race",), "C3-N": ("race",), "C4-N": ("race",), "C5-T": ("race",),
+    "C5-N": ("race",), "C6-T": ("gender",), "C6-N": ("gender",), "C7-T": ("gender",), "C7-N": ("gender",),
+    "C8-T": ("gender",), "C8-N": ("gender",), "C10": ("age",),
+}
+
+
+def tests_for(tests="all", attributes=None) -> list[str]:
+    """The test names of ``tests`` ("all", comma-separated or a list) whose targets stand for one of ``attributes``
+    (None: every test; "a,b" or a list), in Table 3's order."""
+    from ..datasets.seat import TESTS
+
+    names = list(TESTS) if tests in (None, "all", ["all"]) else (
+        [t.strip() for t in tests.split(",") if t.strip()] if isinstance(tests, str) else list(tests))
+    if attributes is None:
+        return names
+    wanted = [a.strip() for a in attributes.split(",") if a.strip()] if isinstance(attributes, str) else list(attributes)
+    known = sorted({a for attrs in TEST_ATTRIBUTES.values() for a in attrs})
+    unknown = [a for a in wanted if a not in known]
+    if unknown:
+        raise ValueError(f"attributes={unknown}: no association test of Gao & Wan stands for them; the tests cover "
+                         f"{', '.join(known)}")
+    kept = [n for n in names if set(TEST_ATTRIBUTES.get(n, ())) & set(wanted)]
+    if not kept:
+        raise ValueError(f"none of the tests {names} stands for {wanted}; tests per attribute are in "
+                         "metricbias.reproduction.gao2022.TEST_ATTRIBUTES")
+    return kept
+
+
+def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "auto") -> dict:
+    """Label -> metric for a Table 3 run: ``metric_names`` (comma-separated registry names or a list), or every
+    metric configuration of ``profile`` (training its regression head first if needed)."""
+    from ..bias import association
+    from .. import profiles
+
+    if metric_names:
+        entries = [m.strip() for m in metric_names.split(",")] if isinstance(metric_names, str) else list(metric_names)
+    else:
+        entries = profiles.prepare(profiles.suite(profile), device=device, progress=False)
+    return association.build_metrics(entries, device=device)
+
+
+def effect_size_grid(results: pd.DataFrame, alpha: float = SIGNIFICANCE, values_up_to: int = 8):
+    """(d, labels) as grids for a heatmap: rows "test (level)" in Table 3's order, one column per metric.
+
+    A label is "d*" style (as :func:`table3`) when there are at most ``values_up_to`` metrics, and only the
+    star otherwise (the cells are too narrow for numbers); undefined cells are NaN in ``d``.
+    """
+    d = results.pivot(index=["test", "level"], columns="metric", values="effect_size")
+    order = [key for key in _row_order() if key in d.index]
+    d = d.reindex(index=pd.MultiIndex.from_tuples(order, names=["test", "level"]),
+                  columns=list(dict.fromkeys(results["metric"])))
+    labels = table3(results, alpha).reindex(index=d.index, columns=d.columns)
+    if d.shape[1] > values_up_to:
+        labels = labels.map(lambda c: "*" if isinstance(c, str) and c.endswith("*") else "")
+    names = [f"{t} ({lv})" for t, lv in d.index]
+    d.index = labels.index = pd.Index(names, name="test")
+    return d, labels
+
+
+def paper_and_ours(compared: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Gao & Wan's d (column "<metric> (paper)") next to ours (one column per configuration we ran), one row per
+    test and level in Table 3's order."""
+    paper_d = compared.drop_duplicates(["test", "level", "paper_metric"]).pivot(
+        index=["test", "level"], columns="paper_metric", values="paper")
+    ours_d = compared.pivot(index=["test", "level"], columns="metric", values="ours")
+    columns = {}
+    for paper_metric, labels in compared.groupby("paper_metric", sort=False)["metric"]:
+        columns[f"{paper_metric} (paper)"] = paper_d[paper_metric]
+        for m in dict.fromkeys(labels):
+            columns[m] = ours_d[m]
+    side = pd.DataFrame(columns)
+    return side.reindex(table3(results).index).dropna(how="all").reset_index()
+
+
+#: :func:`agreement`'s columns as the book shows them; those computed from Gao & Wan's numbers are marked
+AGREEMENT_LABELS = {"paper_metric": "Gao & Wan", "metric": "ours", "spearman_d": "Spearman ρ of d",
+                    "same_sign": "same sign", "paper_positive": "d > 0 (paper)", "ours_positive": "d > 0 (ours)",
+                    "paper_significant": "p ≤ 0.01 (paper)", "ours_significant": "p ≤ 0.01 (ours)",
+                    "both_significant": "p ≤ 0.01 (both)"}
+
+
+def comparison_lines(compared: pd.DataFrame, agree: pd.DataFrame) -> str:
+    """One Markdown bullet per metric family both studies measure: Spearman ρ of d, same printed sign, and the
+    share of cells with p <= 0.01 per level in each study."""
+    lines = []
+    rho = agree.set_index("metric")["spearman_d"]
+    for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
+        ours_sig = g.groupby("level")["ours_significant"].mean()
+        paper_sig = g.groupby("level")["paper_significant"].mean()
+        shares = "; ".join(f"{lv}: ours {ours_sig[lv]:.0%}, paper {paper_sig[lv]:.0%}" for lv in ours_sig.index)
+        rho_text = "— (fewer than three defined cells)" if np.isnan(rho[metric]) else f"{rho[metric]:.2f}"
+        lines.append(f"- **{paper_metric}** (ours: {metric}): Spearman ρ between the two columns of d = "
+                     f"{rho_text}; same printed sign in {g['same_sign'].mean():.0%} of {len(g)} cells; share "
+                     f"of cells with p ≤ 0.01 by level ({shares}).")
+    return "\n".join(lines) if lines else "No metric family of Gao & Wan's Table 3 ran in this profile."
+
+
+def paper_meteor(threshold: float = 0.1) -> pd.DataFrame:
+    """Gao & Wan's METEOR cells with |d| >= ``threshold``."""
+    t3 = gao_table3()
+    return t3[(t3["paper_metric"] == "METEOR") & (t3["effect_size"].abs() >= threshold)]
+
+
+def meteor_note(matched: pd.DataFrame | None) -> str:
+    """Why Gao & Wan's METEOR is no n-gram control and what ours does (Markdown, no math); ``matched``: the
+    word-level pairs our METEOR matches (:func:`metricbias.bias.association_summary.matched_pairs`), None when
+    METEOR did not run."""
+    cells = ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples())
+    note = (f"Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in {cells}. Their METEOR is MultEval's, the "
+            "Java METEOR whose English matcher adds a paraphrase table to the exact, stem and synonym stages; "
+            "phrase-level paraphrases can link a target and an attribute that share no stem or synset. ")
+    if matched is None:
+        return note
+    if not len(matched):
+        return note + ("Ours is NLTK's METEOR (exact, stem, WordNet synonyms; no paraphrases). No target of these "
+                       "tests shares a stem or a synset with an attribute, so at word level it behaves like BLEU: "
+                       "every r is the same and d is undefined. At sentence level it only sees the templates, like "
+                       "the other n-gram metrics.")
+    return note + (f"Ours is NLTK's METEOR (exact, stem, WordNet synonyms; no paraphrases). It matches the "
+                   f"{len(matched)} pairs above, and those alone give it a word-level association.")
+
+
+def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
+    """Vector coverage of the word-level tests (:func:`metricbias.bias.association_summary.vector_coverage`) with
+    Gao & Wan's embedding-average d and ours."""
+    emb = compared[compared["paper_metric"] == "EmbAvg"][["test", "level", "paper", "ours"]]
+    return coverage.merge(emb, on=["test", "level"], how="left").rename(
+        columns={"paper": "d (paper)", "ours": "d (ours)"})
+
+
+def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
+    """Which way the model-based cells point, ours and Gao & Wan's on the same tests and families: shares with
+    d > 0 (the direction of the stereotype the test encodes) and significant cells; ``direction_sentence`` says so
+    when most cells of both point that way (empty otherwise)."""
+    from ..bias.association_summary import MODEL_FAMILIES, direction
+
+    ours = direction(results, alpha)
+    model_names = set(results.loc[results["family"].isin(MODEL_FAMILIES), "name"])
+    ran = set(zip(results["test"], results["level"]))
+    gao = gao_table3()
+    gao = gao[(gao["paper_metric"] != "METEOR") & gao["name"].isin(model_names)
+              & np.array([(t, lv) in ran for t, lv in zip(gao["test"], gao["level"])], dtype=bool)]
+    both_positive = ours["model_positive_share"] > 0.5 and (gao["effect_size"] > 0).mean() > 0.5
+    return {**ours, "gao_positive_share": float((gao["effect_size"] > 0).mean()), "gao_cells": len(gao),
+            "gao_significant": int(gao["significant"].sum()),
+            "direction_sentence": ("In both studies most cells point the way of the stereotype, as WEAT and SEAT do "
+                                   "on the embeddings themselves." if both_positive else "")}
+
+
+def spearman_findings(agree: pd.DataFrame) -> dict:
+    """Per-metric Spearman ρ between Gao & Wan's d and ours ("wmd 0.80, ..."), their median, and a sentence when
+    the agreement is loose (median below 0.5; empty otherwise)."""
+    defined = agree.dropna(subset=["spearman_d"])
+    median = float(agree["spearman_d"].median())
+    return {"spearman_list": ", ".join(f"{r.metric} {r.spearman_d:.2f}" for r in defined.itertuples()) or "none",
+            "spearman_median": median,
+            "spearman_sentence": ("The agreement is loose. That is no surprise: the models differ (above), and a test "
+                                  "can change sign with the model." if median < 0.5 else "")}
+
+
+def ngram_summary(results: pd.DataFrame, matched: pd.DataFrame | None) -> str:
+    """The n-gram control bullet's second half (Markdown, no math): the largest sentence-level |d|, chrF, and
+    METEOR ours and Gao & Wan's."""
+    from ..bias.association_summary import ngram_findings
+
+    f = ngram_findings(results)
+    t3 = gao_table3()
+    gao_word = t3[(t3["paper_metric"] == "METEOR") & (t3["level"] == "word") & (t3["effect_size"] != 0)]
+    parts = []
+    if not np.isnan(f["words_only_sent_max_abs_d"]):
+        parts.append(f"The largest sentence-level |d| is {f['words_only_sent_max_abs_d']:.2f}, where only the "
+                     "templates overlap.")
+    if not np.isnan(f["chrf_max_abs_d"]):
+        parts.append(f"chrF matches characters and reaches |d| = {f['chrf_max_abs_d']:.2f}.")
+    if matched is not None and not len(matched):
+        parts.append("METEOR's stems and synonyms could create an association, but no target of these tests shares "
+                     "a stem or a synset with an attribute.")
+    if len(gao_word):
+        parts.append("Gao & Wan's METEOR is non-zero at word level on " + ", ".join(gao_word["test"]) + ".")
+    return " ".join(parts)
+
+
+def profile_notes(results: pd.DataFrame, tests, sample_size: int) -> str:
+    """The summary bullets that depend on what ran (Markdown list, no math): the static-embedding metrics on
+    single words (when all three ran), and the power of the sets (drawn down or whole)."""
+    from ..bias.association_summary import static_spread
+
+    spread, n_single = static_spread(results, tests)
+    bullets = []
+    if not np.isnan(spread):
+        bullets.append(f"**Static embeddings.** On the {n_single} word-level tests whose texts are single words, the "
+                       "embedding average, vector extrema and greedy matching reduce to the cosine of two word "
+                       f"vectors; their effect sizes differ by at most {spread:.1g}. Gao & Wan, who omit the latter "
+                       "two from Table 3, call them very similar.")
+    if not sample_size:
+        bullets.append("**Power.** Every set of this run is whole, so its cells have as many targets as Gao & Wan's.")
+    else:
+        bullets.append(f"**Power.** This run draws {sample_size} texts per sentence-level set, so its sentence-level "
+                       "cells have far fewer targets than Gao & Wan's. Whether matching metrics are more biased on "
+                       "sentences than on words, as Gao & Wan find, cannot be settled at this sample size; "
+                       "`metricbias weat --test all --metric NAME` runs the full sets.")
+    return "\n".join(f"- {b}" for b in bullets)
+
+
+def headline_findings(results: pd.DataFrame, compared: pd.DataFrame, agree: pd.DataFrame) -> dict:
+    """Chapter 5's headline numbers: the share of model-based cells pointing the stereotype's way (ours and Gao &
+    Wan's), the significant cells, the n-gram control, and how closely Gao & Wan's d and ours agree."""
+    from ..bias.association_summary import ngram_findings
+
+    direction = direction_findings(results)
+    ngram = ngram_findings(results)
+    return {
+        "model_positive_share": direction["model_positive_share"], "model_cells": direction["model_cells"],
+        "model_significant": direction["model_significant"],
+        "gao_positive_share": direction["gao_positive_share"], "gao_cells": direction["gao_cells"],
+        "gao_significant": direction["gao_significant"],
+        "ngram_word_undefined": ngram["words_only_word_undefined"], "ngram_word_cells": ngram["words_only_word_cells"],
+        "spearman_median": float(agree["spearman_d"].median()) if len(agree) else float("nan"),
+    }
 
 
 #: Gao & Wan's row label -> (registry name, our aggregation, theirs)

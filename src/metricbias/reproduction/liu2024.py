@@ -1,56 +1,105 @@
-"""Liu (2024), Table 2, side by side with the PLL measures on the masked-LM heads trained here.
+"""Liu (2024), *Robust evaluation measures for evaluating social biases in masked language models*: Table 2
+(SSS/CPS, AUL, KLS and JSS of three masked LMs) beside the same measures computed here (chapter 4).
 
-Liu reports, per dataset and masked LM: the dataset's own measure (SSS on StereoSet,
-CPS on CrowS-Pairs, as the percentage of pairs whose stereotypical sentence scores
-higher), the same percentage with AUL, and KLS and JSS on the AUL scores (weighted over
-bias types, Eqs. 10-11). :func:`table2` computes that row for any masked LM
-:func:`metricbias.bias.pll.load_masked_lm` takes (offline: ``mlm-all-MiniLM-L6-v2`` and
-``mlm-all-mpnet-base-v2``: heads trained on the frozen sentence encoders, not MLM-pretrained
-models like Liu's BERT, RoBERTa and ALBERT); :func:`beside_published` stacks it under Liu's
-printed rows.
+* :func:`table2`: Liu's Table 2 as printed, its numbers in columns marked " (paper)";
+* :func:`masked_lms`: the masked LMs with a trained MLM head that resolve on this
+  machine, and why every other encoder does not;
+* :func:`pll_table2`: Table 2's columns computed with :mod:`metricbias.bias.pll`
+  for those models (SSS and AUL on StereoSet, CPS and AUL on CrowS-Pairs; KLS and
+  JSS on AUL, as Liu reports them);
+* :func:`availability_note`: one sentence saying which of the two the chapter shows.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-#: dataset -> (pll loader name, Liu's baseline method)
-DATASETS = {"StereoSet": ("stereoset", "sss"), "CrowS-Pairs": ("crows_pairs", "cps")}
-COLUMNS = ["source", "dataset", "model", "baseline_measure", "baseline_value", "aul", "kls", "jss", "n_pairs"]
+from .tables import table
+
+PAPER = " (paper)"
+#: Liu's runs: dataset -> (pair loader name in metricbias.bias.pll, (baseline method, "aul"))
+RUNS = {"StereoSet": ("stereoset", ("sss", "aul")), "CrowS-Pairs": ("crows_pairs", ("cps", "aul"))}
+#: Table 2's number columns -> how the book labels them
+COLUMNS = {"baseline_value": "baseline", "aul": "AUL", "kls": "KLS", "jss": "JSS"}
 
 
-def row(table: pd.DataFrame, baseline: str) -> dict:
-    """Liu's Table 2 columns from a :func:`metricbias.bias.pll.bias_table` holding ``baseline`` and ``aul``."""
-    overall = table[table["bias_type"] == "all"].set_index("method")
-    return {"baseline_measure": baseline.upper(), "baseline_value": overall.loc[baseline, "indicator"],
-            "aul": overall.loc["aul", "indicator"], "kls": overall.loc["aul", "kls"],
-            "jss": overall.loc["aul", "jss"], "n_pairs": int(overall.loc["aul", "n_pairs"])}
+def table2() -> pd.DataFrame:
+    """Liu's Table 2: dataset, model, baseline measure (SSS or CPS) and the four numbers, marked as the paper's."""
+    t = table("liu2024_table2").rename(columns={"baseline_measure": "baseline measure"})
+    return t.rename(columns={c: f"{label}{PAPER}" for c, label in COLUMNS.items()})
 
 
-def table2(models, *, sample_size: int = 0, seed: int = 0, device: str = "auto", progress: bool = True,
-           datasets=tuple(DATASETS)) -> pd.DataFrame:
-    """Our Table 2: one row per (dataset, masked LM); ``sample_size`` pairs per dataset (0: all)."""
+def masked_lms(device: str = "auto") -> tuple[list, dict[str, str]]:
+    """(masked LMs that load with a trained MLM head, {backbone name: why it cannot be used}) on this machine.
+
+    The candidates are the masked-LM heads trained here on the frozen encoders (``mlm-*``, shipped
+    under ``models/``) and the encoders themselves (a hub masked LM in the cache has its own head).
+    """
+    from .. import backbones
+    from ..bias import pll
+
+    loaded, unavailable = [], {}
+    for name in backbones.available():
+        if backbones.BACKBONES[name].kind not in ("mlm", "encoder"):
+            continue
+        try:
+            loaded.append(pll.load_masked_lm(name, device=device))
+        except backbones.BackboneError:
+            unavailable[name] = "no trained masked-LM head"
+        except FileNotFoundError:
+            unavailable[name] = "not installed here"
+    return loaded, unavailable
+
+
+def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False) -> pd.DataFrame:
+    """Table 2's columns for each masked LM in ``lms``: baseline (SSS or CPS) and AUL indicators, KLS and JSS on AUL.
+
+    ``sample_size`` > 0 draws that many pairs of each dataset (seeded).
+    """
     from ..bias import pll
 
     rows = []
-    for name in models:
-        lm = pll.load_masked_lm(name, device=device)
-        for dataset in datasets:
-            loader, baseline = DATASETS[dataset]
+    for lm in lms:
+        for dataset, (loader, methods) in RUNS.items():
             pairs = getattr(pll, loader)()
             if sample_size:
                 pairs = pairs.sample(n=min(sample_size, len(pairs)), random_state=seed)
-            table = pll.bias_table(pll.score_pairs(lm, pairs, methods=(baseline, "aul"), progress=progress))
-            rows.append({"source": "this book", "dataset": dataset, "model": name, **row(table, baseline)})
-    return pd.DataFrame(rows, columns=COLUMNS)
+            result = pll.bias_table(pll.score_pairs(lm, pairs, methods=methods, progress=progress))
+            overall = result[result["bias_type"] == "all"].set_index("method")
+            rows.append({"dataset": dataset, "model": lm.name, "baseline measure": methods[0].upper(),
+                         "baseline": overall.loc[methods[0], "indicator"], "AUL": overall.loc["aul", "indicator"],
+                         "KLS": overall.loc["aul", "kls"], "JSS": overall.loc["aul", "jss"],
+                         "n_pairs": int(overall.loc["aul", "n_pairs"])})
+    return pd.DataFrame(rows, columns=["dataset", "model", "baseline measure", "baseline", "AUL", "KLS", "JSS",
+                                       "n_pairs"])
 
 
-def beside_published(ours: pd.DataFrame) -> pd.DataFrame:
-    """Liu's printed Table 2 rows, then ours, in one frame (``source`` says whose)."""
-    from .tables import table
+def table2_beside(ours: pd.DataFrame) -> pd.DataFrame:
+    """Liu's Table 2 (its numbers in " (paper)" columns), followed by the rows of :func:`pll_table2` computed here
+    (their numbers in plain columns); a row has numbers only in the columns of its own study. Without rows of
+    ours, the paper's table alone."""
+    paper = table2()
+    if ours is None or ours.empty:
+        return paper
+    return pd.concat([paper, ours.drop(columns="n_pairs")], ignore_index=True)
 
-    liu = table("liu2024_table2").assign(source="Liu (2024), Table 2", n_pairs=pd.NA)
-    return pd.concat([liu[COLUMNS], ours[COLUMNS]], ignore_index=True)
+
+def table2_note(ours: pd.DataFrame) -> str | None:
+    """The note under :func:`table2_beside`: what "—" means, when rows of ours are there."""
+    return None if ours is None or ours.empty else "— : not measured in that study (paper rows or ours)."
 
 
-__all__ = ["COLUMNS", "DATASETS", "beside_published", "row", "table2"]
+def availability_note(lms, unavailable: dict[str, str]) -> str:
+    """A sentence (Markdown) on which masked LMs were measured here, for the paragraph above Liu's Table 2."""
+    if lms:
+        names = ", ".join(f"`{lm.name}`" for lm in lms)
+        return (f"Computed here for {names} (Liu's Table 2 layout), above Liu's own numbers for BERT-base-cased, "
+                "RoBERTa-large and ALBERT-large-v2.")
+    tried = ", ".join(f"`{name}` ({why})" for name, why in unavailable.items()) or "none"
+    return ("No masked LM with a trained head is available offline (encoders found: " + tried + "). Below is "
+            "Liu's Table 2 (BERT-base-cased, RoBERTa-large, ALBERT-large-v2) as printed. On a machine where a hub "
+            "masked LM is in the Hugging Face cache (`bert-base-uncased`, `roberta-large`, ...), the same call "
+            "computes these columns.")
+
+
+__all__ = ["COLUMNS", "RUNS", "availability_note", "masked_lms", "pll_table2", "table2", "table2_beside", "table2_note"]

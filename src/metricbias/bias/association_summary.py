@@ -1,0 +1,265 @@
+"""What association tests run through metrics show (chapter 5), from :func:`metricbias.bias.association.run`.
+
+* the tests and their cost (:func:`overview`, :func:`pair_counts`, :func:`timing`);
+* effect sizes by metric and level (:func:`by_level`);
+* the n-gram control: word n-gram metrics cannot associate texts that share no
+  word (:func:`shared_word_pairs`, :func:`ngram_control`, :func:`ngram_findings`),
+  and the word pairs METEOR matches by stem or synonym (:func:`matched_pairs`);
+* which targets and attributes a static-embedding metric has vectors for
+  (:func:`vector_coverage`);
+* how far drawing sentence-level sets down moves the effect sizes (:func:`sampling_check`).
+
+Results carry the metric's ``label`` (column ``metric``), its registry ``name`` and its ``family``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from . import association
+
+SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
+MODEL_FAMILIES = ("embedding", "matching", "regression", "generation")
+#: the static-embedding metrics that reduce to a cosine of two word vectors on single words
+STATIC = ("embedding_average", "vector_extrema", "greedy_matching")
+
+
+def label_of(suite: dict, name: str) -> str | None:
+    """The label of the first metric of ``suite`` (label -> metric) with registry name ``name``, or None."""
+    return next((label for label, m in suite.items() if m.name == name), None)
+
+
+def metric_named(suite: dict, name: str):
+    """The first metric of ``suite`` (label -> metric) with registry name ``name``, or None when none ran."""
+    label = label_of(suite, name)
+    return None if label is None else suite[label]
+
+
+def overview(tests) -> pd.DataFrame:
+    """One row per test: name, level, the categories of the targets (X / Y) and attributes (A / B), the sizes of
+    the four sets and the ordered pairs the test needs."""
+    from ..datasets import seat
+
+    tests = list(tests)
+    out = seat.overview(tests)
+    for col in "XYAB":  # SEAT's CamelCase category names as words, so that a narrow column can wrap them
+        out[col] = out[col].str.replace(r"(?<=[a-z])(?=[A-Z])", " ", regex=True)
+    out.insert(2, "targets X / Y", out["X"] + " / " + out["Y"])
+    out.insert(3, "attributes A / B", out["A"] + " / " + out["B"])
+    out = out.drop(columns=["file", "X", "Y", "A", "B"])
+    out["pairs"] = [association.pairs_needed([t]) for t in tests]
+    return out
+
+
+def pair_counts(full, chosen) -> dict:
+    """Distinct ordered pairs one metric scores: for the full tests, before sharing pairs between tests, and for
+    the tests this run uses (``chosen``: the same tests, sentence-level sets possibly drawn down)."""
+    full, chosen = list(full), list(chosen)
+    return {"tests": len(full), "pairs": association.pairs_needed(full),
+            "pairs_unshared": sum(association.pairs_needed([t]) for t in full),
+            "pairs_run": association.pairs_needed(chosen),
+            "tests_drawn": sum(f != c for f, c in zip(full, chosen))}
+
+
+def sampling_note(full, chosen, sample_size: int) -> str:
+    """A paragraph (Markdown, no math) on how the sentence-level sets were drawn (one sentence when none was)."""
+    drawn = sum(f != c for f, c in zip(full, chosen))
+    if not sample_size or not drawn:
+        return "Every set of this run is whole: no test is drawn down."
+    return (f"**Sampling.** The {drawn} sentence-level tests whose sets hold more than {sample_size} texts are "
+            f"run on a seeded draw of {sample_size} texts per set; word-level tests are whole. X and Y are drawn at "
+            "the same positions, so the two target sets keep the same templates (and so do A and B when they pair "
+            "up). The effect size estimates the same quantity, but with fewer targets the permutation test has "
+            "less power than in Gao & Wan's full run. `metricbias weat --sample-size 0` (the default) runs the "
+            "full sets.")
+
+
+def timing(results: pd.DataFrame, n_pairs: int) -> pd.DataFrame:
+    """Per metric: family, seconds spent scoring (cache included) and microseconds per ordered pair."""
+    out = results.groupby("metric", sort=False).agg(family=("family", "first"),
+                                                    seconds=("scoring_seconds", "first")).reset_index()
+    out["µs per pair"] = out["seconds"] / n_pairs * 1e6
+    return out
+
+
+def _flags(results: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    return results.assign(defined=results["effect_size"].notna(), significant=results["p_value"] <= alpha,
+                          abs_d=results["effect_size"].abs())
+
+
+def by_level(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
+    """Per metric (family first): cells with p <= ``alpha`` and the mean |d| of the defined cells, per level."""
+    flagged = _flags(results, alpha)
+    wide = flagged.pivot_table(index=["family", "metric"], columns="level", values=["significant", "abs_d"],
+                               aggfunc={"significant": "sum", "abs_d": "mean"}, sort=False)
+    wide.columns = [f"{'significant' if v == 'significant' else 'mean |d|'} ({lv})" for v, lv in wide.columns]
+    return wide.reset_index()
+
+
+def shared_word_pairs(tests) -> dict[str, int]:
+    """Per word-level test (by label): the (target, attribute) pairs that share a word, case-insensitively."""
+    return {t.label: sum(bool(set(x.lower().split()) & set(a.lower().split())) for x in t.targets for a in t.attributes)
+            for t in tests if t.level == "word"}
+
+
+def ngram_control(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
+    """The n-gram metrics per level: tests, undefined cells (constant r), the largest |d| and cells with p <= alpha."""
+    ngram = _flags(results[results["family"] == "ngram"], alpha)
+    return ngram.groupby(["metric", "level"], sort=False).agg(
+        tests=("test", "size"), undefined=("defined", lambda s: int((~s).sum())),
+        max_abs_d=("abs_d", "max"), significant=("significant", "sum")).reset_index().rename(
+        columns={"max_abs_d": "max |d|"})
+
+
+def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
+    """The n-gram control in numbers: undefined word-level cells, the largest sentence-level |d| (where only the
+    templates overlap), chrF's largest |d|, and the metrics whose d is defined on some word-level test."""
+    ngram = _flags(results[results["family"] == "ngram"], alpha)
+    word = ngram[ngram["level"] == "word"]
+    sent = ngram[(ngram["level"] != "word") & ngram["defined"]]
+    words_only = ngram[ngram["name"] != "chrf"]
+    w = words_only[words_only["level"] == "word"]
+    sn = words_only[(words_only["level"] != "word") & words_only["defined"]]
+    chrf = ngram[ngram["name"] == "chrf"]
+    exceptions = word[word["defined"]].groupby("metric", sort=False)["test"].apply(list)
+    top = sent.loc[sent["abs_d"].idxmax()] if len(sent) else None
+    return {
+        "word_cells": len(word), "word_undefined": int((~word["defined"]).sum()),
+        "word_tests": int(word["test"].nunique()),
+        "word_defined_metrics": "; ".join(f"{m} ({len(t)} of {word['test'].nunique()} tests)"
+                                          for m, t in exceptions.items()) or "none",
+        "sent_cells": len(sent), "sent_significant": int(sent["significant"].sum()),
+        "sent_max_abs_d": float(top["abs_d"]) if top is not None else np.nan,
+        "sent_max_where": f"{top['metric']} on {top['test']} {top['level']}" if top is not None else "",
+        "words_only_word_cells": len(w), "words_only_word_undefined": int((~w["defined"]).sum()),
+        "words_only_sent_max_abs_d": float(sn["abs_d"].max()) if len(sn) else np.nan,
+        "chrf_max_abs_d": float(chrf["abs_d"].max()) if len(chrf) else np.nan,
+    }
+
+
+def ngram_note(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
+    """The n-gram control as a sentence or two (Markdown, no math), for the levels this run has."""
+    f = ngram_findings(results, alpha)
+    parts = []
+    if f["sent_cells"]:
+        parts.append(f"At sentence level the largest |d| of an n-gram metric is **{f['sent_max_abs_d']:.2f}** "
+                     f"({f['sent_max_where']}); {f['sent_significant']} of {f['sent_cells']} defined sentence-level "
+                     f"n-gram cells have p ≤ {alpha:g}.")
+    if f["word_cells"]:
+        parts.append(f"At word level, {f['word_undefined']} of {f['word_cells']} n-gram cells are undefined; the "
+                     f"metrics with a defined d on some word-level test are: {f['word_defined_metrics']}.")
+    return " ".join(parts) or "No n-gram metric ran."
+
+
+def pair_scores(metric, x, y, *, cache=True) -> pd.DataFrame:
+    """S(x, y) of a metric for aligned lists of texts (columns x, y, S); S is empty when ``metric`` is None."""
+    frame = pd.DataFrame({"x": list(x), "y": list(y)})
+    frame["S"] = association.similarity(metric, frame["x"], frame["y"], cache=cache).diagonal() if metric is not None \
+        else np.nan
+    return frame
+
+
+def matched_pairs(tests, metric, *, cache=True) -> pd.DataFrame | None:
+    """Word-level (target, attribute) pairs that ``metric`` scores above its no-match baseline (the smallest S
+    of the test), e.g. METEOR's stem and synonym matches; columns test, target, target_set, attribute,
+    attribute_set, S. None when ``metric`` is None (it did not run)."""
+    if metric is None:
+        return None
+    frames = []
+    for t in tests:
+        if t.level == "word":
+            sim = association.similarity_frame(t, metric, cache=cache)
+            frames.append(sim[sim["S"] > sim["S"].min() + 1e-9].assign(test=t.name))
+    columns = ["test", "target", "target_set", "attribute", "attribute_set", "S"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def vector_coverage(tests, metric) -> pd.DataFrame:
+    """Per word-level test: targets and attributes, and how many of them a static-embedding ``metric`` has a
+    vector for (at least one in-vocabulary token); no rows when ``metric`` is None (it did not run)."""
+    columns = ["test", "level", "targets", "targets with a vector", "attributes with a vector"]
+    if metric is None:
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame([{"test": t.name, "level": t.level, "targets": len(t.targets),
+                          "targets with a vector": sum(bool(metric.tokens(x)) for x in t.targets),
+                          "attributes with a vector": sum(bool(metric.tokens(a)) for a in t.attributes)}
+                         for t in tests if t.level == "word"], columns=columns)
+
+
+def static_spread(results: pd.DataFrame, tests) -> tuple[float, int]:
+    """(the largest spread of d between the three static-embedding metrics on a word-level test whose texts are
+    single words, the number of such tests); NaN when the three did not all run."""
+    single = [t.name for t in tests if t.level == "word"
+              and all(len(x.split()) == 1 for x in (*t.targets, *t.attributes))]
+    static = results[results["name"].isin(STATIC) & results["test"].isin(single) & (results["level"] == "word")]
+    if static["name"].nunique() != len(STATIC):
+        return np.nan, len(single)
+    return float(static.groupby("test")["effect_size"].agg(lambda d: d.max() - d.min()).max()), len(single)
+
+
+def direction(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
+    """The defined cells of the model-based metrics: how many, the share with d > 0 (the direction of the
+    stereotype the test encodes) and how many have p <= ``alpha``."""
+    model = results[results["family"].isin(MODEL_FAMILIES)].dropna(subset=["effect_size"])
+    return {"model_cells": len(model), "model_positive_share": float((model["effect_size"] > 0).mean()),
+            "model_significant": int((model["p_value"] <= alpha).sum())}
+
+
+def sampling_check(full, chosen, results: pd.DataFrame, suite: dict, *, name: str = "embedding_average",
+                   max_pairs: int = 70_000, cache=True, n_permutations: int = association.N_PERMUTATIONS,
+                   seed: int = 0) -> pd.DataFrame:
+    """Rerun the drawn-down tests that are cheap in full (at most ``max_pairs`` pairs) with the metric of ``suite``
+    named ``name`` (a fast one) and put the full-set effect sizes and p-values beside the sampled ones.
+
+    Empty when nothing was drawn or that metric did not run; ``metric`` says which label was used.
+    """
+    label = label_of(suite, name)
+    redo = [f for f, c in zip(full, chosen) if f != c and association.pairs_needed([f]) <= max_pairs]
+    if label is None or not redo:
+        return pd.DataFrame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = association.run(redo, {label: suite[label]}, cache=cache, n_permutations=n_permutations, seed=seed)
+    part = results[results["metric"] == label]
+    return whole.merge(part, on=["test", "level"], suffixes=(" full", " sampled"))[
+        ["test", "level", "n_targets full", "n_targets sampled", "effect_size full", "effect_size sampled",
+         "p_value full", "p_value sampled"]].assign(metric=label)
+
+
+def sampling_findings(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
+    """How far the draw moves d on :func:`sampling_check`'s tests: mean and largest gap, correlation of the two
+    columns, and how many tests have p <= ``alpha`` on the full sets and on the draw."""
+    if check.empty:
+        return {"tests": 0, "gap_mean": np.nan, "gap_max": np.nan, "correlation": np.nan, "significant_full": 0,
+                "significant_sampled": 0}
+    gap = (check["effect_size full"] - check["effect_size sampled"]).abs()
+    return {"tests": len(check), "gap_mean": float(gap.mean()), "gap_max": float(gap.max()),
+            "correlation": float(check["effect_size full"].corr(check["effect_size sampled"])),
+            "significant_full": int((check["p_value full"] <= alpha).sum()),
+            "significant_sampled": int((check["p_value sampled"] <= alpha).sum())}
+
+
+def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
+    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check."""
+    if check.empty:
+        return "No effect size below comes from a drawn-down set that could be rerun in full, so none is compared."
+    f = sampling_findings(check, alpha)
+    text = (f"How much the draw moves *d*: for {check['metric'].iloc[0]} on the {f['tests']} sentence-level tests that "
+            f"are cheap to run in full, the sampled *d* differs from the full-set *d* by {f['gap_mean']:.2f} on average "
+            f"(at most {f['gap_max']:.2f}). The two columns correlate at {f['correlation']:.2f}. "
+            f"{f['significant_full']} of these tests have p ≤ {alpha:g} on the full sets and {f['significant_sampled']} "
+            "on the sample.")
+    if f["gap_mean"] > 0.1:
+        text += (" Sentence-level cells of this run are therefore rough estimates with little power, and we compare "
+                 "them with Gao & Wan's full-set numbers only in aggregate.")
+    return text
+
+
+__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "by_level", "direction", "label_of", "matched_pairs",
+           "metric_named",
+           "ngram_control", "ngram_findings", "ngram_note", "overview", "pair_counts", "pair_scores", "sampling_check",
+           "sampling_check_note", "sampling_findings", "sampling_note", "shared_word_pairs", "static_spread", "timing",
+           "vector_coverage"]

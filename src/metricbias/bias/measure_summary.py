@@ -1,0 +1,131 @@
+"""Several bias measures on the same paired scores, side by side (chapter 4).
+
+* :func:`measure_grid`: the framework's paired instances (Eq. 2, the stereotypical
+  difference, group PCMs) and Liu's measures in one table per (attribute, metric);
+* :func:`agreement`: how far the measures rank the cells alike (Spearman), and
+  whether Eq. 2 and the stereotypical difference name the same most biased metric;
+* :func:`normality`: how often both candidate sets pass Shapiro–Wilk, the
+  assumption behind KLS and JSS;
+* :func:`headline_findings`: chapter 4's headline numbers, from the frames the
+  chapter computes.
+
+Every function returns plain Python numbers and strings, ready for a page's prose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+#: the measures compared across cells: framework instances, then Liu's
+MEASURE_COLUMNS = ["eq2", "group_abs", "group_w1", "stereotypical", "group_mwu", "counterfactual_mwu", "indicator",
+                   "kls", "jss"]
+
+
+def count_list(values: Iterable, *, bold: bool = False) -> str:
+    """``"a (3), b (1)"``: each distinct value with its count, most frequent first (ties in order of appearance)."""
+    counts = pd.Series(list(values), dtype=object).value_counts(sort=True)
+    fmt = "**{}** ({})" if bold else "{} ({})"
+    return ", ".join(fmt.format(v, int(n)) for v, n in counts.items())
+
+
+def chapter_attributes(attributes, released, counterfactual, groups: dict) -> tuple[list[str], dict]:
+    """Chapter 4's ``attributes`` parameter (None: all; "a,b" or a list) as (released attributes, {counterfactual
+    attribute: protected groups}).
+
+    ``released``: the attributes with released scores; ``counterfactual``: the chapter's default multi-group sets;
+    ``groups``: every configured set (``datasets.counterfactuals.config()``), so that a named attribute with a
+    set there is measured even when it is not a default.
+    """
+    if attributes is None:
+        return list(released), {a: groups[a] for a in counterfactual}
+    chosen = [a.strip() for a in attributes.split(",") if a.strip()] if isinstance(attributes, str) else list(attributes)
+    unknown = [a for a in chosen if a not in released and a not in groups]
+    if unknown:
+        raise ValueError(f"attributes={unknown}: this chapter measures the released attributes ({', '.join(released)}) "
+                         f"and the multi-group sets of data/counterfactuals.yml ({', '.join(groups)}); add an entry "
+                         "there to measure a new attribute")
+    kept = [a for a in chosen if a in released]
+    if not kept:
+        raise ValueError(f"attributes={chosen}: the first sections use the released scores, which cover "
+                         f"{', '.join(released)}; name at least one of them")
+    sets = {a: groups[a] for a in chosen if a in groups}
+    if not sets:
+        raise ValueError(f"attributes={chosen}: the multi-group section needs at least one set of "
+                         f"data/counterfactuals.yml ({', '.join(groups)})")
+    return kept, sets
+
+
+def focus_attribute(attributes, preferred: str = "gender") -> str:
+    """The attribute a single-attribute table shows: ``preferred`` when measured, else the first one."""
+    attributes = list(attributes)
+    return preferred if preferred in attributes else attributes[0]
+
+
+def measure_grid(menu: pd.DataFrame, liu: pd.DataFrame) -> pd.DataFrame:
+    """The framework's instances (``generalized.paired_table``) joined with Liu's measures
+    (``distributional.measure_table``) on (attribute, metric)."""
+    return menu.merge(liu.drop(columns="n_pairs"), on=["attribute", "metric"])
+
+
+def rank_correlations(grid: pd.DataFrame, columns=MEASURE_COLUMNS) -> pd.DataFrame:
+    """Spearman correlations between the measures over the (attribute, metric) cells."""
+    return grid[list(columns)].corr(method="spearman")
+
+
+def most_biased(grid: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute (table order): the metric with the largest Eq. 2 and the one with the largest
+    |stereotypical difference|."""
+    rows = []
+    for attribute, g in grid.groupby("attribute", sort=False):
+        rows.append({"attribute": attribute, "eq2": g.loc[g["eq2"].idxmax(), "metric"],
+                     "stereotypical": g.loc[g["stereotypical"].abs().idxmax(), "metric"]})
+    return pd.DataFrame(rows)
+
+
+def agreement(grid: pd.DataFrame) -> dict:
+    """Spearman ρ of Eq. 2 with the stereotypical difference, and in how many attributes the two name a
+    different most biased metric."""
+    top = most_biased(grid)
+    rho = rank_correlations(grid, ["eq2", "stereotypical"]).loc["eq2", "stereotypical"]
+    return {"rho_eq2_stereotypical": float(rho), "top_metric_differs": int((top["eq2"] != top["stereotypical"]).sum()),
+            "attributes": len(top)}
+
+
+def normality(liu: pd.DataFrame, *, alpha: float = 0.05, attributes=None) -> dict:
+    """How often both candidate sets of a cell pass Shapiro–Wilk at ``alpha`` (Liu's check before fitting
+    Gaussians), overall and per attribute (``by_attribute``: "race 3%, gender 0%, ..."), and how many cells
+    have ties in more than half of their pairs."""
+    passed = (liu["shapiro_p_1"] > alpha) & (liu["shapiro_p_2"] > alpha)
+    share = passed.groupby(liu["attribute"], sort=False).mean()
+    if attributes is not None:
+        share = share.reindex(list(attributes))
+    return {"both_normal": int(passed.sum()), "cells": len(liu), "both_normal_share": float(passed.mean()),
+            "by_attribute": ", ".join(f"{a} {v:.0%}" for a, v in share.items()),
+            "mostly_tied": int((liu["tie_share"] > 0.5).sum())}
+
+
+def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, normality: dict, stability: dict,
+                      counterfactual: dict) -> dict:
+    """Chapter 4's headline numbers from the dicts its sections compute:
+    :func:`metricbias.reproduction.czarnowska2021.eq2_identity`, :func:`agreement`,
+    :func:`metricbias.bias.significance.reference_summary`, :func:`normality`,
+    :func:`metricbias.bias.robustness.stability_findings` and
+    :func:`metricbias.bias.counterfactual_summary.findings`.
+    """
+    return {
+        "eq2_pcm_gap": identity["gap_abs"],
+        "rho_eq2_stereotypical": agreement["rho_eq2_stereotypical"],
+        "top_metric_differs": agreement["top_metric_differs"], "attributes": agreement["attributes"],
+        "differ_from_bleu": versus_bleu["significant"], "tests_vs_bleu": versus_bleu["tests"],
+        "both_normal_share": normality["both_normal_share"],
+        "most_stable": stability["most_stable"], "most_stable_panels": stability["most_stable_panels"],
+        "panels": stability["panels"],
+        "ngram_worst_nonbinary": counterfactual["ngram_worst_nonbinary"], "ngram_metrics": counterfactual["ngram_metrics"],
+        "groups_without_vectors": counterfactual["groups_without_vectors"], "groups": counterfactual["groups"],
+    }
+
+
+__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings", "measure_grid", "most_biased",
+           "normality", "rank_correlations"]

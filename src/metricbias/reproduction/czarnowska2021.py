@@ -1,0 +1,46 @@
+"""Czarnowska et al. (2021), *Quantifying Social Biases in NLP: A Generalization and Empirical Comparison of
+Extrinsic Fairness Metrics*: Sun et al.'s Eq. 2 as one of their generalized measures (chapter 4).
+
+* :func:`eq2_identity`: Eq. 2 and the stereotypical difference of Sun et al.,
+  computed directly and as the counterfactual PCM with d = |x − y| and d = x − y,
+  on every (attribute, metric) cell of a score table; the largest gaps;
+* :func:`instances`: the instances of the framework that chapter 4 computes on
+  the same pairs, as (measure, version, φ, d) with d's formula.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..bias import generalized, pairwise
+from ..bias.scores import cells
+
+
+def eq2_identity(scores: pd.DataFrame) -> dict:
+    """Eq. 2 vs the counterfactual PCM (d = |x − y|) and the stereotypical difference vs the signed PCM.
+
+    Returns ``cells`` (number of (attribute, metric) cells) and the largest absolute
+    differences ``gap_abs`` and ``gap_signed`` over those cells (0 up to float rounding).
+    """
+    gap_abs = gap_signed = 0.0
+    n = 0
+    for _, g in cells(scores):
+        data = generalized.from_pairs(g["score_1"], g["score_2"])
+        pcm_abs = generalized.pcm(data, phi="rescaled", d="abs")
+        pcm_signed = generalized.pcm(data, phi="rescaled", d="signed")
+        gap_abs = max(gap_abs, abs(pairwise.absolute_bias(g["score_1"], g["score_2"]) - pcm_abs))
+        gap_signed = max(gap_signed, abs(pairwise.stereotypical_difference(g["score_1"], g["score_2"]) - pcm_signed))
+        n += 1
+    return {"cells": n, "gap_abs": float(gap_abs), "gap_signed": float(gap_signed)}
+
+
+def instances(names=None) -> pd.DataFrame:
+    """The paired instances of the framework (:data:`generalized.PAIRED_INSTANCES`) with d's formula."""
+    chosen = generalized.PAIRED_INSTANCES if names is None else {n: generalized.PAIRED_INSTANCES[n] for n in names}
+    rows = [{"column": name, "measure": measure, "version": version, "phi": phi, "d": d,
+             "d formula": generalized.COMPARISONS[d].formula}
+            for name, (measure, version, phi, d) in chosen.items()]
+    return pd.DataFrame(rows)
+
+
+__all__ = ["eq2_identity", "instances"]

@@ -1,0 +1,180 @@
+"""Chapter 5's summaries of association tests through metrics, and the Table 3 comparisons with Gao & Wan."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.bias import association as asc
+from metricbias.bias import association_summary as su
+from metricbias.datasets.seat import SeatTest
+from metricbias.metrics.base import Metric
+from metricbias.reproduction import gao2022
+
+
+class Letters(Metric):
+    """Toy asymmetric metric: share of the candidate's letters found in the reference (a 'chrF')."""
+
+    name = "toy_letters"
+    family = "ngram"
+
+    def _score(self, candidates, references):
+        return np.array([sum(ch in r for ch in c) / len(c) for c, r in zip(candidates, references)])
+
+
+class Vectors:
+    """A static-embedding stand-in: in-vocabulary tokens of a text are the words of ``known``."""
+
+    def __init__(self, known):
+        self.known = set(known)
+
+    def tokens(self, text):
+        return [w for w in text.split() if w in self.known]
+
+
+WORD = SeatTest(name="C6-N", level="word", source="-", x=("john", "paul"), y=("amy", "joan"),
+                a=("career", "office"), b=("home", "family"), categories=("MaleNames", "FemaleNames", "Career",
+                                                                           "Family"))
+SENT = SeatTest(name="C6-N", level="sent", source="-", x=("this is john", "this is paul", "here is paul"),
+                y=("this is amy", "this is joan", "here is joan"), a=("this is work", "this is home office"),
+                b=("this is home", "this is family"), categories=WORD.categories)
+
+
+def results_frame():
+    """Six cells: two n-gram metrics and one model-based metric on C6-N word and sent."""
+    return pd.DataFrame({
+        "test": ["C6-N"] * 6, "level": ["word", "sent"] * 3,
+        "metric": ["BLEU", "BLEU", "chrF", "chrF", "WMD", "WMD"], "name": ["bleu", "bleu", "chrf", "chrf", "wmd", "wmd"],
+        "family": ["ngram", "ngram", "ngram", "ngram", "embedding", "embedding"],
+        "effect_size": [np.nan, 0.2, -0.9, 0.4, 0.88, -0.1], "p_value": [1.0, 0.5, 0.004, 0.3, 0.02, 0.6],
+        "scoring_seconds": [0.5, 0.5, 2.0, 2.0, 1.0, 1.0], "n_targets": [4, 6] * 3})
+
+
+def test_overview_and_pair_counts_share_pairs_between_tests():
+    overview = su.overview([WORD, SENT])
+    assert list(overview.columns) == ["test", "level", "targets X / Y", "attributes A / B", "|X|", "|Y|", "|A|",
+                                      "|B|", "pairs"]
+    assert overview["targets X / Y"].iloc[0] == "Male Names / Female Names"
+    # 4 targets x 4 attributes, both directions
+    assert overview["pairs"].tolist() == [32, 48]
+    counts = su.pair_counts([WORD, WORD, SENT], [WORD, WORD, SENT])
+    assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0}
+    assert su.sampling_note([WORD], [WORD], 16) == "Every set of this run is whole: no test is drawn down."
+    drawn = SeatTest(**{**SENT.__dict__, "x": SENT.x[:2], "y": SENT.y[:2]})
+    note = su.sampling_note([WORD, SENT], [WORD, drawn], 2)
+    assert note.startswith("**Sampling.** The 1 sentence-level tests") and "$" not in note
+
+
+def test_by_level_timing_and_the_ngram_control():
+    results = results_frame()
+    level = su.by_level(results).set_index("metric")
+    assert level.loc["chrF", "significant (word)"] == 1 and level.loc["WMD", "significant (word)"] == 0
+    assert np.isnan(level.loc["BLEU", "mean |d| (word)"]) and level.loc["chrF", "mean |d| (sent)"] == pytest.approx(0.4)
+    timing = su.timing(results, n_pairs=1000).set_index("metric")
+    assert timing.loc["chrF", "µs per pair"] == pytest.approx(2000.0)
+    control = su.ngram_control(results).set_index(["metric", "level"])
+    assert control.loc[("BLEU", "word"), "undefined"] == 1 and control.loc[("chrF", "word"), "max |d|"] == 0.9
+    f = su.ngram_findings(results)
+    assert (f["word_cells"], f["word_undefined"], f["sent_cells"], f["sent_significant"]) == (2, 1, 2, 0)
+    assert f["sent_max_abs_d"] == pytest.approx(0.4) and f["sent_max_where"] == "chrF on C6-N sent"
+    assert f["word_defined_metrics"] == "chrF (1 of 1 tests)"
+    # chrF aside: BLEU alone
+    assert (f["words_only_word_cells"], f["words_only_word_undefined"]) == (1, 1)
+    assert f["words_only_sent_max_abs_d"] == pytest.approx(0.2) and f["chrf_max_abs_d"] == pytest.approx(0.9)
+    note = su.ngram_note(results)
+    assert "**0.40** (chrF on C6-N sent)" in note and "1 of 2 n-gram cells are undefined" in note
+    assert su.ngram_note(results[results.family != "ngram"]) == "No n-gram metric ran."
+    d = su.direction(results)
+    assert d == {"model_cells": 2, "model_positive_share": 0.5, "model_significant": 0}
+
+
+def test_shared_words_matches_and_vector_coverage():
+    shared_test = SeatTest(name="T", level="word", source="-", x=("home office",), y=("amy",), a=("office",),
+                           b=("career",), categories=WORD.categories)
+    assert su.shared_word_pairs([WORD, SENT, shared_test]) == {"C6-N (word)": 0, "T (word)": 1}
+    matched = su.matched_pairs([WORD, SENT], Letters(), cache=None)
+    # every word-level pair shares some letter with another one, so the baseline is the smallest S of the test
+    s = asc.similarity(Letters(), WORD.targets, WORD.attributes)
+    assert len(matched) == int((s > s.min() + 1e-9).sum()) and set(matched["test"]) == {"C6-N"}
+    assert su.matched_pairs([WORD], None) is None
+    demo = su.pair_scores(Letters(), ["ab"], ["bc"], cache=None)
+    assert demo["S"].tolist() == pytest.approx([0.5])  # (1/2 + 1/2) / 2
+    assert su.pair_scores(None, ["a"], ["b"])["S"].isna().all()
+    coverage = su.vector_coverage([WORD, SENT], Vectors({"john", "amy", "career", "home", "family"}))
+    assert coverage.to_dict("records") == [{"test": "C6-N", "level": "word", "targets": 4, "targets with a vector": 2,
+                                            "attributes with a vector": 3}]
+    assert su.vector_coverage([WORD], None).empty
+    suite = {"chrF": Letters()}
+    assert su.label_of(suite, "toy_letters") == "chrF" and su.metric_named(suite, "bleu") is None
+
+
+def test_sampling_check_compares_full_and_drawn_sets():
+    drawn = SeatTest(**{**SENT.__dict__, "x": SENT.x[:2], "y": SENT.y[:2]})
+    suite = {"L": Letters()}
+    results = asc.run([drawn], suite, cache=None)
+    check = su.sampling_check([SENT], [drawn], results, suite, name="toy_letters", cache=None)
+    assert check[["n_targets full", "n_targets sampled"]].values.tolist() == [[6, 4]]
+    full = asc.run([SENT], suite, cache=None).iloc[0]
+    assert check["effect_size full"].iloc[0] == pytest.approx(full["effect_size"])
+    f = su.sampling_findings(check)
+    assert f["tests"] == 1 and f["gap_max"] == pytest.approx(abs(full["effect_size"] - results["effect_size"].iloc[0]))
+    assert "on the full sets" in su.sampling_check_note(check) and "$" not in su.sampling_check_note(check)
+    assert su.sampling_check([SENT], [SENT], results, suite, name="toy_letters").empty
+    assert su.sampling_check_note(pd.DataFrame()).startswith("No effect size")
+
+
+def test_tests_for_attributes():
+    assert gao2022.tests_for("all", None)[:3] == ["ABW-T", "ABW-N", "DB:C"]
+    assert gao2022.tests_for("all", "age") == ["C10"]
+    assert gao2022.tests_for("C1,C6-N,ABW-T", ["gender"]) == ["C6-N", "ABW-T"]
+    with pytest.raises(ValueError, match="diet"):
+        gao2022.tests_for("all", "diet")
+    with pytest.raises(ValueError, match="none of the tests"):
+        gao2022.tests_for("C1", "gender")
+
+
+def test_effect_size_grid_and_paper_beside_ours():
+    results = pd.DataFrame({
+        "test": ["C6-N", "C6-N", "ABW-T", "ABW-T"], "level": ["word", "word", "word", "word"],
+        "metric": ["WMD", "EA", "WMD", "EA"], "name": ["wmd", "embedding_average"] * 2,
+        "family": ["embedding"] * 4, "effect_size": [0.88, np.nan, 1.0, 1.07], "p_value": [0.005, 1.0, 0.02, 0.2]})
+    d, labels = gao2022.effect_size_grid(results)
+    assert list(d.index) == ["ABW-T (word)", "C6-N (word)"] and list(d.columns) == ["WMD", "EA"]
+    assert labels.loc["C6-N (word)", "WMD"] == "0.88*" and np.isnan(d.loc["C6-N (word)", "EA"])
+    _, stars = gao2022.effect_size_grid(results, values_up_to=1)
+    assert stars.loc["C6-N (word)", "WMD"] == "*" and stars.loc["ABW-T (word)", "WMD"] == ""
+    compared = gao2022.compare_with_gao(results)
+    side = gao2022.paper_and_ours(compared, results)
+    assert list(side.columns) == ["test", "level", "WMD (paper)", "WMD", "EmbAvg (paper)", "EA"]
+    row = side.set_index("test").loc["C6-N"]
+    # Gao & Wan's Table 3: C6-N word, WMD 1.55, EmbAvg 0.00
+    assert (row["WMD (paper)"], row["WMD"], row["EmbAvg (paper)"]) == (1.55, 0.88, 0.0)
+    coverage = gao2022.embedding_coverage(pd.DataFrame({"test": ["C6-N"], "level": ["word"], "targets": [16]}),
+                                          compared)
+    assert coverage.iloc[0]["d (paper)"] == 0.0 and np.isnan(coverage.iloc[0]["d (ours)"])
+
+
+def test_comparison_sentences_and_headline():
+    results = pd.DataFrame({
+        "test": ["C6-N", "C6-T", "ABW-T", "DB:C"] * 2, "level": ["word"] * 8,
+        "metric": ["WMD"] * 4 + ["BLEU"] * 4, "name": ["wmd"] * 4 + ["bleu"] * 4,
+        "family": ["embedding"] * 4 + ["ngram"] * 4, "effect_size": [0.88, 0.40, 1.00, 0.78] + [np.nan] * 4,
+        "p_value": [0.02, 0.2, 0.1, 0.3] + [1.0] * 4})
+    compared = gao2022.compare_with_gao(results)
+    agree = gao2022.agreement(compared)
+    lines = gao2022.comparison_lines(compared, agree)
+    assert lines.startswith("- **WMD** (ours: WMD): Spearman ρ between the two columns of d = 0.80")
+    assert "word: ours 0%, paper 25%" in lines and "$" not in lines
+    direction = gao2022.direction_findings(results)
+    # Gao & Wan's WMD on these four word-level tests: 1.55*, 0.06, 1.45, 0.89 -> all positive, one starred
+    assert (direction["gao_positive_share"], direction["gao_cells"], direction["gao_significant"]) == (1.0, 4, 1)
+    assert direction["model_positive_share"] == 1.0 and direction["direction_sentence"].startswith("In both studies")
+    spearman = gao2022.spearman_findings(agree)
+    assert spearman["spearman_list"] == "WMD 0.80" and spearman["spearman_median"] == pytest.approx(0.8)
+    summary = gao2022.ngram_summary(results, matched=pd.DataFrame())
+    assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
+    assert gao2022.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")
+    notes = gao2022.profile_notes(results, [WORD], sample_size=0)
+    assert notes.startswith("- **Power.** Every set")
+    head = gao2022.headline_findings(results, compared, agree)
+    assert head["model_positive_share"] == 1.0 and head["ngram_word_undefined"] == head["ngram_word_cells"] == 4
+    assert all(isinstance(v, (int, float)) for v in head.values())

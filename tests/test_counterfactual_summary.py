@@ -1,0 +1,78 @@
+"""Chapter 4's summaries of the multi-group counterfactual sets: sizes, exclusions, worst groups, vocabulary."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.bias import counterfactual_summary as cs
+
+GROUPS = {"gender": ["female", "male", "non_binary"], "religion": ["christian", "muslim"]}
+ROWS = pd.DataFrame({
+    "attribute": ["gender"] * 8 + ["religion"] * 3,
+    "source": ["g1"] * 4 + ["g2"] * 4 + ["r1"] * 3,
+    "group": ["female", "male", "non_binary", "original"] * 2 + ["christian", "muslim", "neutral"],
+    "candidate": ["she ran", "he ran", "they ran", "he ran", "she is", "he is", "they are", "she is",
+                  "a church", "a mosque", "a place"],
+})
+EXCLUDED = pd.DataFrame({"attribute": ["religion", "religion", "gender"], "source": ["r2", "r3", "g3"],
+                         "reason": ["cross_attribute", "no_counterpart", "cross_attribute"], "detail": ["", "", ""]})
+
+
+def test_sizes_reasons_and_examples():
+    sizes = cs.set_sizes(ROWS, EXCLUDED, GROUPS)
+    assert sizes.to_dict("records") == [{"attribute": "gender", "sources": 2, "groups": 3, "excluded": 1},
+                                        {"attribute": "religion", "sources": 1, "groups": 2, "excluded": 2}]
+    reasons = cs.exclusion_reasons(EXCLUDED)
+    assert reasons[["attribute", "reason", "pairs"]].values.tolist() == [
+        ["gender", "cross_attribute", 1], ["religion", "cross_attribute", 1], ["religion", "no_counterpart", 1]]
+    assert reasons["meaning"].str.len().min() > 10
+    ex = cs.examples(ROWS)
+    assert list(ex["candidate"]) == ["she ran", "he ran", "they ran", "he ran", "a church", "a mosque", "a place"]
+    groups = cs.protected_groups(GROUPS)
+    assert groups.to_dict("records")[1] == {"attribute": "religion", "protected groups T": "christian, muslim"}
+
+
+def test_worst_groups_and_counts():
+    vbcm = pd.DataFrame({
+        "attribute": ["gender"] * 9 + ["religion"] * 2,
+        "metric": ["BLEU"] * 3 + ["chrF"] * 3 + ["WMD"] * 3 + ["BLEU"] * 2,
+        "group": ["female", "male", "non_binary"] * 3 + ["christian", "muslim"],
+        "value": [1.0, -2.0, 5.0, 0.5, 0.1, 3.0, 2.0, 1.0, 0.0, -1.0, 1.0],
+    })
+    worst = cs.worst_groups(vbcm)
+    assert worst.set_index(["attribute", "metric"])["group"].to_dict() == {
+        ("gender", "BLEU"): "non_binary", ("gender", "WMD"): "female", ("gender", "chrF"): "non_binary",
+        ("religion", "BLEU"): "muslim"}
+    assert cs.worst_group_counts(worst) == "gender: non_binary (2), female (1); religion: muslim (1)"
+    families = {"BLEU": "ngram", "chrF": "ngram", "WMD": "embedding"}
+    assert cs.worst_share(worst, families) == (2, 2)
+    coverage = pd.DataFrame({"attribute": ["gender", "gender", "race"], "group": ["female", "non_binary", "asian"],
+                             "terms": [27, 8, 3], "out of vocabulary": [0, 4, 3], "examples": ["", "x", "y"]})
+    assert cs.uncovered_groups(coverage) == ["race/asian"]
+    found = cs.findings(worst, families, coverage)
+    assert found["ngram_worst_nonbinary"] == 2 and found["ngram_metrics"] == 2
+    assert found["groups_without_vectors"] == 1 and found["groups"] == 3
+    assert found["groups_without_vectors_list"] == "race/asian"
+
+
+class ToyVectors:
+    """A static-embedding stand-in: a vector for the words of ``known`` (case-sensitive)."""
+
+    def __init__(self, known):
+        self.known = set(known)
+
+    def indices(self, text):
+        return np.array([0] * sum(w in self.known for w in text.split()), dtype=np.int64)
+
+
+def test_vocabulary_coverage_counts_terms_without_a_vector():
+    from metricbias.datasets import lexicons
+
+    lex = lexicons.load("gender")
+    female = sorted({row.terms["female"][0] for row in lex.rows if "female" in row.terms})
+    # every female term known except the first; a capitalized form counts as known ("Mary")
+    known = [w.capitalize() for w in female[2:]] + [female[1]]
+    coverage = cs.vocabulary_coverage({"gender": ["female"]}, ToyVectors(known))
+    row = coverage.iloc[0]
+    assert row["terms"] == len(female) and row["out of vocabulary"] == 1
+    assert row["examples"] == female[0]

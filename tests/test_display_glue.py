@@ -1,0 +1,17 @@
+"""display.glue_findings: numbers glued as they are, texts as Markdown, every key prefixed."""
+
+import myst_nb
+from IPython.display import Markdown
+
+from metricbias import display
+
+
+def test_glue_findings_prefixes_keys_and_glues_texts_as_markdown(monkeypatch):
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: calls.append((name, value, display)))
+    display.glue_findings({"cells": 174, "share": 0.09, "list": "ROUGE (5), NIST (5)", "empty": ""}, "ch4_")
+    names = [c[0] for c in calls]
+    assert names == ["ch4_cells", "ch4_share", "ch4_list", "ch4_empty"]
+    assert calls[0][1] == 174 and calls[1][1] == 0.09 and not any(c[2] for c in calls)
+    assert isinstance(calls[2][1], Markdown) and calls[2][1].data == "ROUGE (5), NIST (5)"
+    assert isinstance(calls[3][1], Markdown) and calls[3][1].data == ""

@@ -1,0 +1,82 @@
+"""Figures sized for the book's page: at most 7.5 inches wide, fonts of at least 9 pt, no "-0.00" labels."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from metricbias import plots  # noqa: E402
+
+LONG = pd.DataFrame({"metric": ["a", "a", "b", "b"] * 2, "attribute": ["x", "y"] * 4,
+                     "measure": ["m1"] * 4 + ["m2"] * 4, "value": [1.0, -0.001, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0],
+                     "other": [0.1, 0.2, 0.3, 0.4] * 2})
+
+
+def _texts(fig):
+    return [t for ax in fig.axes for t in ax.texts]
+
+
+def test_heatmap_panels_one_per_row_or_facets():
+    import matplotlib.pyplot as plt
+
+    fig = plots.heatmap_panels(LONG[LONG.measure == "m1"], ["value", {"values": "other", "title": "O", "fmt": ".1f"}],
+                               row_order=["b", "a"])
+    try:
+        assert fig.get_size_inches()[0] <= 7.5
+        heatmaps = [ax for ax in fig.axes if ax.get_title()]
+        assert [ax.get_title() for ax in heatmaps] == ["value", "O"]
+        labels = [t.get_text() for t in heatmaps[0].texts]
+        assert labels == ["2.50", "3.00", "1.00", "0.00"]  # rows in row_order; -0.001 is written 0.00
+        assert min(t.get_fontsize() for t in _texts(fig)) >= plots.MIN_FONT
+    finally:
+        plt.close(fig)
+    fig = plots.heatmap_panels(LONG, ["m2", "m1"], facet="measure", col_orders={"m2": ["y", "x"]}, ncols=2)
+    try:
+        heatmaps = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
+        assert [ax.get_title() for ax in heatmaps] == ["m2", "m1"]
+        assert [t.get_text() for t in heatmaps[0].get_xticklabels()] == ["y", "x"]
+        assert [t.get_text() for t in heatmaps[0].texts][:2] == ["5.00", "4.00"]
+    finally:
+        plt.close(fig)
+
+
+def test_annotated_heatmap_and_interval_plot_fit_the_page():
+    import matplotlib.pyplot as plt
+
+    grid = pd.DataFrame([[0.5, np.nan], [-0.004, 2.0]], index=["r1", "r2"], columns=["c1", "c2"])
+    fig = plots.annotated_heatmap(grid, missing_color="#d9d9d9")
+    try:
+        assert fig.get_size_inches()[0] <= 7.5
+        assert [t.get_text() for t in fig.axes[0].texts] == ["0.50", "0.00", "2.00"]  # NaN cell left to the hatch
+        assert fig.axes[0].patch.get_hatch() == "///"
+    finally:
+        plt.close(fig)
+    frame = pd.DataFrame({"metric": ["a", "b", "a", "b"], "attribute": ["x", "x", "y", "y"],
+                          "value": [1.0, 2.0, 3.0, 4.0], "ci_low": [0.5, 1.5, 2.5, 3.5], "ci_high": [1.5, 2.5, 3.5, 4.5]})
+    fig = plots.interval_plot(frame, order=["b", "a"])
+    try:
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "a"]
+        assert fig.get_size_inches()[0] <= 7.5
+        assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= plots.MIN_FONT
+    finally:
+        plt.close(fig)
+
+
+def test_stability_plot_in_two_columns_keeps_every_x_axis():
+    import matplotlib.pyplot as plt
+
+    summary = pd.DataFrame([{"attribute": a, "rate": r, "measure": "eq2", "tau_mean": 0.9, "tau_sd": 0.01}
+                            for a in ("p", "q", "r") for r in (0.3, 0.8)])
+    fig = plots.stability_plot(summary, n_cols=2, ax_width=3.5)
+    try:
+        assert fig.get_size_inches()[0] == pytest.approx(7.0)
+        visible = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(visible) == 3
+        # the panel above the empty slot carries the x label
+        assert [ax.get_xlabel() for ax in visible] == ["", "sampling rate (%)", "sampling rate (%)"]
+    finally:
+        plt.close(fig)
