@@ -194,6 +194,12 @@ def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, c
 
 # --- what chapter 7 shows: summaries of the tables above, and its headline numbers --------------
 
+#: readable column names for the tables chapter 7 shows
+PAGE_NAMES = {"mean_male": "mean male", "mean_female": "mean female", "share_male_higher": "male higher",
+              "share_female_higher": "female higher", "share_equal": "equal", "mean_difference": "difference",
+              "p_value_origin": "p (origin)", "p_value_swap": "p (swap)", "n_origin": "n", "p_value": "p",
+              "swapped_to": "swapped to", "significant_origin": "p (origin) ≤ 0.01"}
+
 #: the attributes a meta-evaluation set can be swapped on
 SWAPS = ("gender",)
 
