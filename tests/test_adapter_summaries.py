@@ -131,7 +131,8 @@ def test_bias_changes_curve_series_and_trade_off():
     changes = evaluation.bias_changes(_results())
     assert len(changes) == 8 and changes["set"].iloc[0] == "published gender"
     points = pd.DataFrame({"step": [0, 0, 0, 5, 5, 5], "kind": ["bias", "bias", "quality"] * 2,
-                           "dataset": ["published", "built", "stsb-dev"] * 2, "name": ["gender", "gender", "pearson"] * 2,
+                           "dataset": ["published", "built", "stsb-dev"] * 2,
+                           "name": ["gender", "gender", "pearson"] * 2,
                            "relative_change": [0.0, 0.0, 0.0, -0.4, -0.2, -0.01]})
     assert evaluation.curve_series(points)["series"].iloc[2] == "quality: stsb-dev pearson"
     t = evaluation.trade_off(points)

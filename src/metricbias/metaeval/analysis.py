@@ -275,7 +275,8 @@ def selection_counts(dataset: JudgedSet) -> pd.DataFrame:
     """How many examples of ``dataset`` fall in each group of :func:`selection`: ``examples, count``."""
     sel = selection(dataset)
     hyp = sel["hypothesis_gender"]
-    counts = {"hypothesis male only": int((hyp == "male").sum()), "hypothesis female only": int((hyp == "female").sum()),
+    counts = {"hypothesis male only": int((hyp == "male").sum()),
+              "hypothesis female only": int((hyp == "female").sum()),
               "hypothesis mixed": int((hyp == "mixed").sum()),
               "hypothesis without gendered words": int((hyp == "none").sum()),
               "references all gender-neutral": int(sel["references_neutral"].sum()),

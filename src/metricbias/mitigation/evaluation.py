@@ -280,6 +280,13 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
 
 # --- what chapter 6 shows: tables and findings from the tables above ---------------------------
 
+#: readable column names for the tables chapter 6 shows (CDA counts, criteria, signatures)
+PAGE_NAMES = {"pairs_read": "pairs read", "dropped_held_out": "dropped (held out)", "pairs_used": "pairs used",
+              "gendered_sentences": "gendered sentences", "debias_triples": "counterfactual triples",
+              "kd_pairs": "distillation pairs", "p_value": "p", "signature_before": "without the adapter",
+              "signature_after": "with the adapter"}
+
+
 def evaluated_attributes(attributes=None) -> list[str] | None:
     """The attributes an adapter evaluation measures for a selection (a list, a comma-separated string or None
     for all): gender, the attribute the adapters debias, is always among them."""
@@ -474,8 +481,9 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     return out
 
 
-__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAPER_MODELS", "QUALITY", "adapter_summary", "bias",
+__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_summary", "bias",
            "bias_change_tests", "bias_changes", "bias_pairs", "compare", "compare_all", "criteria", "criteria_summary",
-           "curve", "curve_series", "evaluate", "evaluated_attributes", "example_pair", "example_triples", "findings", "held_out_texts",
+           "curve", "curve_series", "evaluate", "evaluated_attributes", "example_pair", "example_triples", "findings",
+           "held_out_texts",
            "hyperparameters", "load_quality_sets", "matching_maps", "metric_for", "missed", "quality", "target",
            "trade_off", "training_data_summary", "training_logs", "triples_by_source"]
