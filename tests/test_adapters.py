@@ -306,7 +306,7 @@ def test_bias_change_tests_on_a_toy_metric():
 def test_table5_cells():
     from metricbias.mitigation import evaluation
 
-    t5 = sun2022.table5({"BERTScore": ("tiny", _compare_table())})
+    t5 = sun2022.table5(_compare_table().assign(metric="BERTScore", backbone="tiny"))
     adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
     assert adapter["gender bias (published)"] == "3.00 (-70.0%)"
     assert adapter["stsb-dev"] == "0.796 (-0.5%)"

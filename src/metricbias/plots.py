@@ -324,3 +324,59 @@ def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str 
     fig.tight_layout()
     return fig
 
+
+
+def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "", width: float = 7):
+    """An adapter's checkpoints, two panels one above the other: relative change of every series
+    (``mitigation.evaluation.curve_series``) over steps, and quality change against gender bias cut
+    (``mitigation.evaluation.trade_off``), each point labelled with its step."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(2, 1, figsize=(width, 8))
+    sns.lineplot(points, x="step", y="relative_change", hue="series", marker="o", ax=axes[0])
+    axes[0].axhline(0, color="black", lw=0.8)
+    axes[0].set(title=f"{title}: relative change from the original metric".lstrip(": "),
+                ylabel="relative change")
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1, frameon=False)
+    axes[1].plot(trade["gender_bias_cut"], trade["quality_change"], marker="o")
+    for step, x, y in zip(trade["step"], trade["gender_bias_cut"], trade["quality_change"]):
+        axes[1].annotate(str(step), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=9)
+    axes[1].set(xlabel="gender bias cut (mean over the gender sets)", ylabel="relative quality change",
+                title="trade-off (labels: training step)")
+    fig.tight_layout()
+    return fig
+
+
+def adapter_matching_maps(maps: dict, *, width: float = 7.5):
+    """BERTScore's matching maps before and after a debiasing adapter (``mitigation.evaluation.matching_maps``):
+    one column per candidate; rows: original, with the adapter, and their difference."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    cands = ("candidate_1", "candidate_2")
+    first = maps[("original", cands[0])]
+    n_ref = len(first.reference_tokens)
+    n_cand = max(len(maps[("original", c)].candidate_tokens) for c in cands)
+    panel_h = 0.22 * n_cand + 1.4
+    fig, axes = plt.subplots(3, 2, figsize=(width, 3 * panel_h + 0.5), squeeze=False)
+    diffs = {c: maps[("adapter", c)].matrix - maps[("original", c)].matrix for c in cands}
+    bound = max(float(abs(d).max()) for d in diffs.values()) or 1.0
+    lo = min(float(m.matrix.min()) for m in maps.values())  # one scale for every similarity panel
+    hi = max(float(m.matrix.max()) for m in maps.values())
+    for col, cand in enumerate(cands):
+        before, after = maps[("original", cand)], maps[("adapter", cand)]
+        panels = ((before.matrix, f"original: F = {before.score:.4f}", "Blues", (lo, hi)),
+                  (after.matrix, f"with adapter: F = {after.score:.4f}", "Blues", (lo, hi)),
+                  (diffs[cand], "with adapter − original", "coolwarm", (-bound, bound)))
+        for row, (matrix, title, cmap, (vmin, vmax)) in enumerate(panels):
+            ax = axes[row, col]
+            grid = pd.DataFrame(matrix, index=before.candidate_tokens, columns=before.reference_tokens)
+            sns.heatmap(grid, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, cbar=col == 1, xticklabels=True,
+                        yticklabels=True)
+            ax.set_title(f"{cand.replace('_', ' ')}, {title}", fontsize=9)
+            ax.tick_params(labelsize=9)
+            ax.set_xticklabels(ax.get_xticklabels(), rotation=90)
+        axes[0, col].set_ylabel("")
+    fig.tight_layout()
+    return fig

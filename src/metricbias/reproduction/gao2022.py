@@ -349,7 +349,7 @@ LABELS: dict[str, tuple[str, str, str]] = {
 def _keyed(frame: pd.DataFrame, single_reference: bool = False) -> pd.DataFrame:
     unknown = sorted(set(frame["paper_metric"]) - set(LABELS))
     if unknown:
-        raise KeyError(f"no mapping for Gao & Wan row(s) {unknown}; add them to metricbias.metaeval.gao.LABELS")
+        raise KeyError(f"no mapping for Gao & Wan row(s) {unknown}; add them to metricbias.reproduction.gao2022.LABELS")
     mapped = frame["paper_metric"].map(LABELS)
     frame = frame.assign(name=mapped.str[0], aggregation=mapped.str[1], paper_aggregation=mapped.str[2])
     if single_reference:  # REALSumm has one reference: every aggregation is the same
@@ -434,3 +434,77 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
     out["difference"] = out["ours"] - out["paper"]
     out["within"] = out["difference"].abs() <= tolerance + 1e-9
     return out
+
+
+# --- chapter 7: the metrics it runs, the comparisons as the page shows them, and their summaries ----------
+
+def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
+                      device: str = "auto") -> list[tuple[str, object]]:
+    """``(label, metric)`` of every configuration chapter 7 runs: ``metric_names`` (comma-separated registry
+    names) or, when empty, the profile's suite (its regression model trained first if needed), less
+    ``skip_metrics``."""
+    from .. import metrics, profiles
+
+    names = [n.strip() for n in metric_names.split(",") if n.strip()]
+    skip = {n.strip() for n in skip_metrics.split(",") if n.strip()}
+    entries = [(n, n, {}) for n in names] or profiles.suite(profile)
+    entries = profiles.prepare([e for e in entries if e[1] not in skip], device=device, progress=False)
+    return [(label, metrics.get(name, **options)) for label, name, options in entries]
+
+
+def without(scorers: list, skip: str) -> tuple[list, list[str]]:
+    """``(kept, left_out_labels)``: ``scorers`` without the registry names of ``skip`` (comma-separated)."""
+    names = {n.strip() for n in skip.split(",") if n.strip()}
+    return ([(label, m) for label, m in scorers if m.name not in names],
+            [label for label, m in scorers if m.name in names])
+
+
+def for_page(side: pd.DataFrame, values=("origin", "swap"), *, ran_only: bool = True,
+             differences: bool = True) -> pd.DataFrame:
+    """A :func:`side_by_side` table with the book's column names: the paper's numbers in ``(paper)`` columns
+    beside ours, then the differences (if ``differences``); only the rows we ran when ``ran_only``."""
+    if ran_only:
+        side = side[side["metric"].notna()]
+    front = [c for c in ("judges", "subset", "paper_metric", "paper_aggregation", "metric", "aggregation")
+             if c in side]
+    cols = front + [f"{w}_{v}" for v in values for w in ("paper", "ours")]
+    cols += [f"diff_{v}" for v in values] if differences else []
+    names = {"paper_metric": "paper row", "paper_aggregation": "their aggregation"}
+    for v in values:
+        label = v.replace("_", " ")
+        names.update({f"paper_{v}": f"{label} (paper)", f"ours_{v}": label, f"diff_{v}": f"{label} difference"})
+    return side[[c for c in cols if c in side]].rename(columns=names).reset_index(drop=True)
+
+
+#: what Table 5 reports per configuration (our preference table's columns)
+PREFERENCE_VALUES = ("mean_male", "mean_female", "share_male_higher", "share_female_higher", "share_equal")
+
+
+def table5_comparison(pref: pd.DataFrame, dataset: str = "Flickr8k") -> pd.DataFrame:
+    """Gao & Wan's Table 5 rows of ``dataset`` beside our :func:`~metricbias.metaeval.analysis.preference` rows."""
+    return side_by_side(pref, table5(dataset), values=PREFERENCE_VALUES)
+
+
+def flickr_comparison(performance_table: pd.DataFrame) -> pd.DataFrame:
+    """Table 9 (all examples) and Table 6 (male-only hypotheses) beside our example-level Spearman correlations,
+    for each way of using the judges in ``performance_table`` (``judges`` column)."""
+    frames = []
+    for judges, ours in performance_table[performance_table["statistic"] == "spearman"].groupby("judges", sort=False):
+        frames += [side_by_side(ours, paper).assign(judges=judges) for paper in (table9(), table6())]
+    return pd.concat(frames, ignore_index=True)
+
+
+def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) -> dict:
+    """Which of our metrics are within ``close`` of Table 7 on the original data, and which more than ``far`` away
+    (``within``, ``far``: comma-separated labels or "none")."""
+    within = t7.loc[t7["diff_origin"].abs() <= close, "metric"].tolist()
+    away = t7.loc[t7["diff_origin"].abs() > far, "metric"].tolist()
+    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none"}
+
+
+def ngram_summary(repro: pd.DataFrame) -> dict:
+    """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
+    experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
+    return {"metrics": int(repro["paper_metric"].nunique()),
+            "within_stacked": int(repro.loc[repro["judges"] == "stacked", "within"].sum()),
+            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum())}

@@ -831,14 +831,15 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
 GENDER = {"published": "gender", "built": "gender"}
 
 
-def table5(results: dict) -> pd.DataFrame:
+def table5(results: pd.DataFrame) -> pd.DataFrame:
     """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
 
-    ``results`` maps a metric label (``"BERTScore"``) to ``(backbone, compare table)``.
-    Each adapter row's cells read ``value (relative change)``.
+    ``results`` is a long before/after table with ``metric`` and ``backbone`` columns
+    (:func:`metricbias.mitigation.evaluation.compare_all`). Each adapter row's cells read
+    ``value (relative change)``.
     """
     rows = []
-    for label, (backbone, table) in results.items():
+    for (label, backbone), table in results.groupby(["metric", "backbone"], sort=False):
         keyed = {}
         for r in table.to_dict("records"):
             if r["kind"] == "bias" and r["name"] == GENDER.get(r["dataset"]):
@@ -855,3 +856,11 @@ def table5(results: dict) -> pd.DataFrame:
                     row[col] = f"{v} ({r['relative_change']:+.1%})"
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def table5_paper_cuts(published: pd.DataFrame) -> dict:
+    """The smallest and largest gender bias cut of Sun et al.'s adapters (Table 5; ``published`` is
+    :func:`metricbias.reproduction.zarkadoula2023.published_tables`)."""
+    cut = -published.loc[published["source"].str.startswith("Sun") & (published["variant"] != "original"),
+                         "gender_bias_change"]
+    return {"paper_cut_min": float(cut.min()), "paper_cut_max": float(cut.max())}

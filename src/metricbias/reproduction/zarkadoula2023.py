@@ -27,3 +27,20 @@ def published_tables() -> pd.DataFrame:
         both[f"{col}_change"] = (both[col] - orig) / np.abs(orig)
     return both[["source", "metric", "backbone", "variant", "gender_bias", "gender_bias_change", "wmt20_pearson_avg",
                  "wmt20_pearson_avg_change", "realsumm_spearman", "realsumm_spearman_change"]]
+
+
+def for_page(published: pd.DataFrame) -> pd.DataFrame:
+    """:func:`published_tables` with the book's column names: the printed numbers in ``(paper)`` columns, the
+    relative changes (computed here from them) beside each."""
+    return published.rename(columns={
+        "gender_bias": "gender bias (paper)", "gender_bias_change": "gender bias change",
+        "wmt20_pearson_avg": "WMT20 Pearson (paper)", "wmt20_pearson_avg_change": "WMT20 change",
+        "realsumm_spearman": "REALSumm Spearman (paper)", "realsumm_spearman_change": "REALSumm change"})
+
+
+def bartscore_changes(published: pd.DataFrame) -> list[float]:
+    """The replication's relative changes of BARTScore's gender bias with an adapter, computed from its printed
+    values (it prints them as "+0.08%" and "+0.18%": fractions shown as percentages)."""
+    rows = published[published["source"].str.startswith("Zarkadoula") & (published["metric"] == "BARTScore")
+                     & (published["variant"] != "original")]
+    return [float(v) for v in rows["gender_bias_change"]]

@@ -1,0 +1,184 @@
+"""What chapter 6 shows of the debiasing adapters: training summaries, criteria, findings (hand-made tables)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.mitigation import evaluation, training
+from metricbias.mitigation.cda import CDAData
+from metricbias.reproduction import sun2022, zarkadoula2023
+
+
+def _compare_table(gender_after=(3.0, 4.0), race_after=5.6, realsumm_after=0.490):
+    """A :func:`evaluation.compare` table by hand: relative changes -70% / -50% on gender, +12% on race."""
+    rows = [("bias", "published", "gender", 10.0, gender_after[0], 0.001),
+            ("bias", "built", "gender", 8.0, gender_after[1], 0.002),
+            ("bias", "published", "race", 5.0, race_after, 0.3), ("bias", "built", "age", 4.0, 4.2, 0.5),
+            ("quality", "stsb-dev", evaluation.QUALITY["stsb-dev"], 0.800, 0.796, np.nan),
+            ("quality", "realsumm", evaluation.QUALITY["realsumm"], 0.500, realsumm_after, np.nan)]
+    t = pd.DataFrame(rows, columns=["kind", "dataset", "name", "before", "after", "p_value"])
+    t["statistic"] = ["bias (Eq. 2)"] * 4 + ["pearson", "spearman"]
+    t["change"] = t["after"] - t["before"]
+    t["relative_change"] = t["change"] / t["before"].abs()
+    t["n"] = 10
+    t["signature_before"], t["signature_after"] = "sig", "sig+adapter"
+    return t[evaluation.COMPARE_COLUMNS]
+
+
+def _results():
+    """Two adapters in one long table, as :func:`evaluation.compare_all` gives them."""
+    good = _compare_table(gender_after=(2.0, 2.0), race_after=5.1, realsumm_after=0.501)
+    return pd.concat([_compare_table().assign(metric="BERTScore", backbone="tiny"),
+                      good.assign(metric="regression", backbone="tiny-sts")], ignore_index=True)
+
+
+def _data():
+    debias = pd.DataFrame({"source": ["stsb", "stsb", "stsb", "mrpc", "stereoset"], "pair_id": list("abcde"),
+                           "kind": ["self", "pair", "self", "pair", "self"], "c1": list("vwxyz"), "c2": list("VWXYZ"),
+                           "r": list("01234")})
+    kd = pd.DataFrame({"source": "stsb", "pair_id": ["f", "g"], "candidate": ["p", "q"], "reference": ["P", "Q"]})
+    return CDAData(debias, kd)
+
+
+def test_training_data_summary_and_triples_by_source():
+    s = evaluation.training_data_summary(_data(), held_out={"x", "y", "z"})
+    assert s == {"triples": 5, "kd_pairs": 2, "examples": 7, "share_of_paper": 7 / 800_000, "held_out_texts": 3}
+    t = evaluation.triples_by_source(_data())
+    assert t.columns.tolist() == ["source", "pair", "self"]
+    assert t.set_index("source").loc["stsb"].tolist() == [1, 2]
+    assert t.set_index("source").loc["stereoset"].tolist() == [0, 1]
+    ex = evaluation.example_triples(_data(), 2, seed=0)
+    assert ex.index.tolist() == [0, 1] and ex.columns.tolist() == ["source", "kind", "c1", "c2", "r"]
+
+
+def test_hyperparameters_keep_table7_epochs():
+    hp = evaluation.hyperparameters(80_000).set_index("metric")
+    # 6 epochs of 80k examples: 15,000 steps of 32, 30,000 of 16
+    assert hp.loc["bertscore", "steps"] == 15_000 and hp.loc["regression", "steps"] == 30_000
+    assert hp.loc["bertscore", "epochs"] == pytest.approx(6.0)
+    assert hp.loc["regression", ["steps (paper)", "batch (paper)", "learning rate (paper)"]].tolist() == [
+        300_000, 16, 5e-4]
+    assert hp.loc["bertscore", "epochs (paper)"] == pytest.approx(6.0)  # 150k x 32 / 800k
+
+
+def _fake_adapter(folder, metric="bertscore", steps=30, batch=32):
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text("{}")
+    meta = {"metric": metric, "backbone": "tiny", "metric_backbone": "tiny", "steps_done": steps,
+            "seconds_per_step": 1.5, "trainable_parameters": 1234, "num_layers_with_adapter": 2,
+            "train_config": {"batch_size": batch, "lr": 1e-3, "device": "cpu"},
+            "train_examples": {"debias": 90, "kd": 40}, "validation_examples": {"debias": 10, "kd": 2}}
+    (folder / training.META_FILE).write_text(json.dumps(meta))
+    pd.DataFrame({"step": [0, 10, 10], "split": ["validation", "train", "validation"], "debias_loss": [1.0, 0.5, 0.6],
+                  "kd_loss": [0.0, 0.1, 0.2]}).to_csv(folder / "log.csv", index=False)
+    return folder
+
+
+def test_adapter_summary_reads_the_metadata(tmp_path):
+    adapters = {"BERTScore": _fake_adapter(tmp_path / "b"),
+                "regression": _fake_adapter(tmp_path / "r", "regression", steps=10, batch=16)}
+    s = evaluation.adapter_summary(adapters, n_examples=1600).set_index("metric")
+    assert s.loc["BERTScore", ["steps", "batch", "device", "triples", "pairs", "adapter parameters"]].tolist() == [
+        30, 32, "cpu", 100, 42, 1234]
+    # the default configuration: 6 epochs of 1600 examples = 300 steps of 32, 600 of 16
+    assert s.loc["BERTScore", "default steps"] == 300 and s.loc["BERTScore", "share of default"] == pytest.approx(0.1)
+    assert s.loc["regression", "default steps"] == 600
+    assert "default steps" not in evaluation.adapter_summary(adapters).columns
+    logs = evaluation.training_logs(adapters)
+    assert len(logs) == 2 * 3 * 2 and set(logs["metric"]) == {"BERTScore", "regression"}
+    assert logs[(logs["metric"] == "BERTScore") & (logs["step"] == 10) & (logs["split"] == "train")].set_index(
+        "loss")["value"].to_dict() == {"debiasing (Eq. 4)": 0.5, "distillation (Eq. 5)": 0.1}
+
+
+def test_compare_all_labels_each_adapter(tmp_path, monkeypatch):
+    adapters = {"BERTScore": _fake_adapter(tmp_path / "b")}
+    monkeypatch.setattr(evaluation, "compare", lambda folder, **kw: _compare_table())
+    out = evaluation.compare_all(adapters, sample_size=3)
+    assert out.columns[:2].tolist() == ["metric", "backbone"] and set(out["metric"]) == {"BERTScore"}
+    assert (out["backbone"] == "tiny").all() and len(out) == 6
+
+
+def test_criteria_summary_missed_and_findings():
+    checks = evaluation.criteria(_results())
+    assert checks.groupby("metric").size().to_dict() == {"BERTScore": 6, "regression": 6}
+    summary = evaluation.criteria_summary(checks).set_index("metric")
+    # BERTScore: built gender cut 50% < 60%, realsumm -2%, race +12% are missed; 3 of 6 met
+    assert summary.loc["BERTScore", ["criteria met", "criteria"]].tolist() == [3, 6]
+    assert summary.loc["BERTScore", "gender bias cut (published)"] == pytest.approx(0.7)
+    assert summary.loc["BERTScore", "largest quality change"] == pytest.approx(-0.02)  # signed, largest |.|
+    assert summary.loc["BERTScore", "largest rise of another bias"] == pytest.approx(0.12)
+    assert summary.loc["BERTScore", "on"] == "published race"
+    assert summary.loc["regression", "criteria met"] == 6
+    missed = evaluation.missed(checks)
+    assert missed["metric"].tolist() == ["BERTScore"] * 3
+    assert missed.set_index("criterion").loc["bias change on published race", "p_value"] == 0.3
+    assert math.isnan(missed.set_index("criterion").loc["quality change on realsumm (spearman)", "p_value"])
+    f = evaluation.findings(_results())
+    assert f["bertscore_gender_bias_cut_published"] == pytest.approx(0.7)
+    assert f["bertscore_gender_bias_cut_built"] == pytest.approx(0.5)
+    assert f["regression_gender_bias_cut_built"] == pytest.approx(0.75)
+    assert (f["bertscore_criteria_met"], f["regression_criteria_met"], f["regression_criteria"]) == (3, 6, 6)
+    assert f["regression_largest_quality_change"] == pytest.approx(-0.005)
+    assert all(isinstance(v, (int, float)) for v in f.values())
+
+
+def test_bias_changes_curve_series_and_trade_off():
+    changes = evaluation.bias_changes(_results())
+    assert len(changes) == 8 and changes["set"].iloc[0] == "published gender"
+    points = pd.DataFrame({"step": [0, 0, 0, 5, 5, 5], "kind": ["bias", "bias", "quality"] * 2,
+                           "dataset": ["published", "built", "stsb-dev"] * 2,
+                           "name": ["gender", "gender", "pearson"] * 2,
+                           "relative_change": [0.0, 0.0, 0.0, -0.4, -0.2, -0.01]})
+    assert evaluation.curve_series(points)["series"].iloc[2] == "quality: stsb-dev pearson"
+    t = evaluation.trade_off(points)
+    assert t["step"].tolist() == [0, 5]
+    assert t["gender_bias_cut"].tolist() == pytest.approx([0.0, 0.3])  # mean of 40% and 20%
+    assert t["quality_change"].tolist() == pytest.approx([0.0, -0.01])
+
+
+def test_evaluated_attributes_always_keep_gender():
+    assert evaluation.evaluated_attributes(None) is None
+    assert evaluation.evaluated_attributes("race, age") == ["gender", "race", "age"]
+    assert evaluation.evaluated_attributes(["gender", "diet"]) == ["gender", "diet"]
+
+
+def test_table5_and_the_published_tables():
+    t5 = sun2022.table5(_results())
+    assert t5["metric"].tolist() == ["BERTScore", "BERTScore", "regression", "regression"]
+    adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
+    assert adapter["gender bias (published)"] == "3.00 (-70.0%)" and adapter["stsb-dev"] == "0.796 (-0.5%)"
+    published = zarkadoula2023.published_tables()
+    cuts = sun2022.table5_paper_cuts(published)
+    assert cuts["paper_cut_min"] == pytest.approx(1 - 2.35 / 3.67)  # BARTScore-base
+    assert cuts["paper_cut_max"] == pytest.approx(1 - 10.46 / 29.97)  # BLEURT-base
+    assert zarkadoula2023.bartscore_changes(published) == pytest.approx([3.36 / 3.10 - 1, 3.66 / 3.10 - 1])
+    page = zarkadoula2023.for_page(published)
+    assert {"gender bias (paper)", "gender bias change", "WMT20 Pearson (paper)"} <= set(page.columns)
+
+
+def test_example_pair_is_the_first_released_gender_pair():
+    from metricbias.datasets import published
+
+    first = published.pairs("gender").iloc[0]
+    pair = evaluation.example_pair("gender", 0)
+    assert pair == {"candidate_1": first["candidate_1"], "candidate_2": first["candidate_2"],
+                    "reference": first["reference"]}
+
+
+def test_matching_maps_before_and_after_an_adapter(tiny_bert, tmp_path):
+    pytest.importorskip("torch")
+    from test_adapters import _config, toy_data
+
+    run = training.train(_config(tiny_bert, steps=2, checkpoint_every=0), toy_data(), tmp_path / "a", progress=False)
+    pair = {"candidate_1": "He is a doctor.", "candidate_2": "She is a doctor.", "reference": "The person is a doctor."}
+    out = evaluation.matching_maps(run.out, pair, device="cpu")
+    assert set(out["maps"]) == {(v, c) for v in ("original", "adapter") for c in ("candidate_1", "candidate_2")}
+    orig, adapted = out["maps"][("original", "candidate_1")], out["maps"][("adapter", "candidate_1")]
+    assert orig.matrix.shape == adapted.matrix.shape and not np.allclose(orig.matrix, adapted.matrix)
+    gap = out["maps"][("original", "candidate_1")].score - out["maps"][("original", "candidate_2")].score
+    assert out["gap_original"] == pytest.approx(gap)

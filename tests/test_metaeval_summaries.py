@@ -1,0 +1,114 @@
+"""What chapter 7 shows of the gender-swapped meta-evaluation: summaries, comparisons with Gao & Wan, findings."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from test_metaeval_analysis import CAPTIONS, Overlap, judged
+
+from metricbias.datasets.meta_eval import PairSet
+from metricbias.datasets.swap import lexicon
+from metricbias.metaeval import analysis
+from metricbias.reproduction import gao2022 as gao
+
+
+def test_lexicon_summary_counts_every_word():
+    lex = lexicon()
+    summary = analysis.lexicon_summary(lex)
+    assert summary.columns.tolist() == ["source", "kind", "words"]
+    assert summary["words"].sum() == len(lex)
+    assert set(summary["source"]) == {e.source.split(":")[0] for e in lex.values()}
+
+
+def test_pronoun_readings():
+    ds = judged([{"item_id": 1, "system_id": "a", "hypothesis": "I gave her the book", "references": ["I saw her book"],
+                  "human:overall": 1},
+                 {"item_id": 2, "system_id": "a", "hypothesis": "The book is his.", "references": ["a dog"],
+                  "human:overall": 2}])
+    readings = analysis.pronoun_readings(ds)
+    assert readings[["word", "swapped_to"]].values.tolist() == [["her", "him"], ["his", "hers"], ["her", "his"]]
+    counts = analysis.reading_counts(readings).set_index(["word", "swapped_to"])["occurrences"]
+    assert counts.to_dict() == {("her", "him"): 1, ("her", "his"): 1, ("his", "hers"): 1}
+    assert analysis.object_readings(readings)["text"].tolist() == ["I gave her the book", "The book is his."]
+
+
+def test_swap_coverage_and_selection_counts():
+    pairs = PairSet("toy-pairs", pd.DataFrame({"item_id": ["1", "2"], "reference": ["he ran", "a dog"],
+                                               "better": ["he ran", "a dog ran"], "worse": ["she ran", "a cat"],
+                                               "better_system": ["x", "y"], "worse_system": ["u", "v"]}))
+    cov = analysis.swap_coverage({"captions": CAPTIONS, "pairs": pairs}).set_index("set")
+    # captions: 5 hypotheses + 6 distinct references, "a dog" in both = 10 texts; 6 have man/woman/his
+    assert cov.loc["captions", ["rows", "distinct texts", "texts changed by the swap"]].tolist() == [5, 10, 6]
+    assert cov.loc["pairs", "distinct texts"] == 5 and cov.loc["pairs", "texts changed by the swap"] == 2
+    assert cov.loc["pairs", "share changed"] == pytest.approx(2 / 5)
+    counts = analysis.selection_counts(CAPTIONS).set_index("examples")["count"]
+    assert counts["hypothesis male only"] == 3 and counts["hypothesis female only"] == 1
+    assert counts["hypothesis without gendered words"] == 1 and counts["references all gender-neutral"] == 3
+    assert counts["preference set (neutral references, male-only hypothesis)"] == 2
+
+
+def test_preference_summary_and_shares():
+    pref = analysis.preference(CAPTIONS, [("fair", Overlap()), ("biased", Overlap(bonus=0.1))])
+    assert pref.set_index(["metric", "aggregation"]).loc[("biased", "max"), "mean_difference"] == pytest.approx(0.1)
+    s = analysis.preference_summary(pref)
+    assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 2, 0)
+    assert s["tied_names"] == "fair (max), fair (mean)" and s["prefer_female_names"] == "none"
+    shares = analysis.preference_shares(pref)
+    assert len(shares) == 4 * 3 and set(shares["outcome"]) == {"male higher", "equal", "female higher"}
+
+
+def test_performance_grid_gaps_and_findings():
+    perf = analysis.performance_both_judges(CAPTIONS, [Overlap(bonus=0.5)])
+    assert set(perf["judges"]) == {"mean"}  # the toy set has no individual judges: both runs use the mean
+    one = analysis.performance(CAPTIONS, [Overlap(bonus=0.5)])
+    grid = analysis.delta_grid(one)
+    assert grid.columns.tolist() == ["all", "single_gender"]
+    spearman = one[one["statistic"] == "spearman"].set_index(["aggregation", "subset"])["delta"]
+    assert grid.loc[("toy_overlap", "max"), "all"] == spearman[("max", "all")]
+    assert analysis.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
+    pref = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)])
+    f = analysis.findings(pref, {"Toy set": one})
+    assert f["prefer_male"] == 2 and f["toy_set_largest_shift"] == analysis.largest_shift(one)
+    assert f["toy_set_largest_shift_single_gender"] == analysis.largest_shift(one, "single_gender")
+    assert not any(k.endswith("_names") for k in f)
+    curve = pd.DataFrame({"metric": ["m"] * 4, "k": [3, 4, 3, 4], "condition": ["origin", "origin", "swap", "swap"],
+                          "spearman": [0.5, 0.2, 0.4, 0.5]})
+    gaps = analysis.top_k_gaps(curve).set_index("metric")
+    assert gaps.loc["m"].tolist() == pytest.approx([0.2, 0.3])  # |0.4-0.5| and |0.5-0.2|
+
+
+def test_swap_attributes():
+    assert analysis.check_swap_attributes(None) == ["gender"]
+    assert analysis.check_swap_attributes("race,gender") == ["gender"]
+    with pytest.raises(ValueError, match="gender only"):
+        analysis.check_swap_attributes("race")
+
+
+def test_gao_comparisons_for_the_page():
+    ours = pd.DataFrame({"metric": ["BLEU", "BLEU"], "name": ["bleu", "bleu"], "aggregation": ["max", "max"],
+                         "subset": ["all", "single_gender"], "statistic": "spearman", "judges": "stacked",
+                         "origin": [0.45, 0.30], "swap": [0.45, 0.31]})
+    side = gao.flickr_comparison(ours)
+    assert len(side) == len(gao.table9()) + len(gao.table6())
+    page = gao.for_page(side)
+    assert page["paper row"].tolist() == ["BLEU", "BLEU"]
+    assert page.columns.tolist() == ["judges", "subset", "paper row", "their aggregation", "metric", "aggregation",
+                                     "origin (paper)", "origin", "swap (paper)", "swap", "origin difference",
+                                     "swap difference"]
+    assert page.set_index("subset").loc["all", "origin difference"] == pytest.approx(0.45 - 0.441)
+    assert "origin difference" not in gao.for_page(side, differences=False).columns
+    assert len(gao.for_page(side, ran_only=False)) == len(side)
+    t7 = gao.side_by_side(pd.DataFrame({"metric": ["BLEU", "WMD"], "name": ["bleu", "wmd"],
+                                        "aggregation": ["single", "single"], "origin": [0.06, 0.9],
+                                        "swap": [0.06, 0.9]}), gao.table7())
+    assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
+    repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
+                          "within": [False, True, False, False]})
+    assert gao.ngram_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0}
+
+
+def test_without_and_signatures():
+    kept, left = gao.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
+    assert kept == [] and left == ["a", "b"]
+    sig = analysis.signatures([("a", Overlap())])
+    assert sig["metric"].tolist() == ["a"] and sig["signature"].iloc[0].startswith("metric:toy_overlap")
