@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 import warnings
 import zlib
 from functools import lru_cache
@@ -67,7 +66,9 @@ def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> 
     rows, cols = list(rows), list(cols)
     cands = [x for x in rows for _ in cols] + [y for y in cols for _ in rows]
     refs = [y for _ in rows for y in cols] + [x for _ in cols for x in rows]
-    scores = metric.score(cands, refs, cache=cache)
+    from ..jobs import score
+
+    scores = score(metric, cands, refs, cache=cache)
     half = len(rows) * len(cols)
     return symmetric_similarity(scores[:half].reshape(len(rows), len(cols)),
                                 scores[half:].reshape(len(cols), len(rows)))
@@ -261,16 +262,14 @@ class _PairIndex:
         return [self.texts[i] for i in keys // self.n], [self.texts[j] for j in keys % self.n]
 
 
-def _score_keys(metric, index: _PairIndex, keys: np.ndarray, cache, batch_size: int, progress) -> np.ndarray:
-    """Scores of the (sorted, unique) pair ``keys``, in batches through the cache."""
-    out = np.empty(len(keys), dtype=float)
-    for start in range(0, len(keys), batch_size):
-        part = keys[start:start + batch_size]
-        cands, refs = index.texts_of(part)
-        out[start:start + len(part)] = metric.score(cands, refs, cache=cache)
-        if progress is not None:
-            progress.update(len(part))
-    return out
+def _jobs(label: str, metric, index: _PairIndex, tests, test_keys, all_keys: np.ndarray) -> list:
+    """One job scoring every pair the tests need, or, for a corpus-dependent metric, one job per test."""
+    from ..jobs import Job
+
+    if not getattr(metric, "corpus_dependent", False):
+        return [Job(metric, *index.texts_of(all_keys), label=label, what="association tests")]
+    return [Job(metric, *index.texts_of(np.concatenate([ta.ravel(), at.ravel()])), label=label,
+                what=f"{test.name} ({test.level})") for test, (ta, at) in zip(tests, test_keys)]
 
 
 def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
@@ -311,48 +310,44 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
     ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family`` and
-    ``scoring_seconds`` (wall time spent scoring that metric's pairs, cache included).
+    ``scoring_seconds`` (seconds the runner's workers spent computing that metric's
+    scores; 0 when all came from the cache).
     ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|.
     """
     tests = list(tests)
     metrics = build_metrics(metrics)
     if not tests or not metrics:
         raise ValueError("need at least one test and one metric")
-    if cache is True:
-        from ..cache import ScoreCache
+    from ..jobs import run as run_jobs
 
-        cache = ScoreCache.default()
     index = _PairIndex(tests)
     test_keys = [index.test_keys(t) for t in tests]
     all_keys = np.unique(np.concatenate([k.ravel() for pair in test_keys for k in pair]))
+    jobs = {label: _jobs(label, metric, index, tests, test_keys, all_keys) for label, metric in metrics.items()}
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(all_keys) * len(metrics), desc="association pairs", unit="pair")
+        bar = tqdm(total=sum(len(j.candidates) for js in jobs.values() for j in js), desc="association pairs",
+                   unit="pair")
+    try:  # every metric's jobs together, so that a cluster scores the metrics side by side
+        run_jobs([j for js in jobs.values() for j in js], cache, chunk_size=batch_size, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
-    # r(t, A, B) per test, one column per metric
+    # M(t, a) and M(a, t) per test, per metric
     scored: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     seconds: dict[str, float] = {}
-    for label, metric in metrics.items():
-        started = time.perf_counter()
-        if getattr(metric, "corpus_dependent", False):
-            per_test = []
-            for ta, at in test_keys:
-                keys = np.concatenate([ta.ravel(), at.ravel()])
-                cands, refs = index.texts_of(keys)
-                scores = metric.score(cands, refs, cache=cache)
-                per_test.append((scores[:ta.size].reshape(ta.shape), scores[ta.size:].reshape(at.shape)))
-                if bar is not None:
-                    bar.update(len(np.unique(keys)))
+    for label, metric_jobs in jobs.items():
+        if getattr(metrics[label], "corpus_dependent", False):
+            scored[label] = [(job.scores[:ta.size].reshape(ta.shape), job.scores[ta.size:].reshape(at.shape))
+                             for job, (ta, at) in zip(metric_jobs, test_keys)]
         else:
-            values = _score_keys(metric, index, all_keys, cache, batch_size, bar)
-            per_test = [(values[np.searchsorted(all_keys, ta)], values[np.searchsorted(all_keys, at)])
-                        for ta, at in test_keys]
-        scored[label] = per_test
-        seconds[label] = time.perf_counter() - started
-    if bar is not None:
-        bar.close()
+            values = metric_jobs[0].scores
+            scored[label] = [(values[np.searchsorted(all_keys, ta)], values[np.searchsorted(all_keys, at)])
+                             for ta, at in test_keys]
+        seconds[label] = sum(job.seconds for job in metric_jobs)
 
     rows = []
     for i, test in enumerate(tests):
