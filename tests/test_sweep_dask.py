@@ -5,7 +5,7 @@ import os
 
 import pandas as pd
 import pytest
-from job_helpers import RecordCacheUse, registered
+from job_helpers import Overlap, RecordCacheUse, registered
 
 from metricbias import cli, jobs, sweep
 from metricbias.cache import ScoreCache
@@ -112,3 +112,14 @@ def test_the_issue_command_writes_the_bias_commands_table(tmp_path, own_cache, c
                      "--scheduler", "local", "--workers", "2", "--out", str(tmp_path / "sweep")]) == 0
     assert "2 cached job(s); 0 pairs computed, 3,772 from the cache" in capsys.readouterr().out
     assert (tmp_path / "sweep" / "bias_published.csv").read_bytes() == bias_out.read_bytes()
+
+
+def test_a_scheduler_address_sends_the_jobs_to_that_clusters_workers(cluster):
+    address = cluster.client.scheduler.address
+    assert address.startswith("tcp://")
+    with jobs.use(address, workers=2) as runner:
+        assert isinstance(runner, jobs.DaskRunner) and runner.slots == 2
+        job, = jobs.run([jobs.Job(Overlap(), ["a b", "a c", "b"], ["a b c", "c", "b"])], None, chunk_size=1)
+    assert job.scores.tolist() == [2.0, 1.0, 1.0] and job.status == "done"
+    assert len(job.workers) >= 1 and not any(w.endswith(f":{os.getpid()}") for w in job.workers)
+    assert cluster.client.scheduler_info()["workers"]  # closing the second client leaves the cluster up

@@ -44,6 +44,7 @@ import logging
 import os
 import socket
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -83,7 +84,7 @@ class Job:
     computed: int = 0
     #: most tries any chunk of the job took (1: no retry)
     attempts: int = 0
-    #: seconds the workers spent computing the job's chunks
+    #: seconds spent on the job: the driver's cache reads and writes, the workers' computing
     seconds: float = 0.0
     error: str = ""
     workers: set = field(default_factory=set)
@@ -338,6 +339,7 @@ def _chunks(jobs: list[Job], cache, chunk_size: int, payload, progress, raise_er
     """What is left to compute, job by job; cached scores are filled in on the way (lazily: one chunk's keys at a time)."""
     for job in jobs:
         metric = job.metric
+        started = time.perf_counter()
         try:
             job.candidates, job.references = metric._validate(job.candidates, job.references)
         except PERMANENT as exc:
@@ -347,11 +349,13 @@ def _chunks(jobs: list[Job], cache, chunk_size: int, payload, progress, raise_er
             continue
         n = len(job.candidates)
         job.scores = np.full(n, np.nan)
+        job.seconds += time.perf_counter() - started
         # a corpus-dependent metric's corpus is the whole job: one chunk, scored whole
         step = n if metric.corpus_dependent else chunk_size
         for start in range(0, n, max(step, 1)):
             if job.error:
                 break
+            started = time.perf_counter()  # the driver's time on this chunk (not while the generator waits)
             cands, refs = job.candidates[start:start + step], job.references[start:start + step]
             positions = np.arange(start, start + len(cands))
             keys = None
@@ -367,6 +371,7 @@ def _chunks(jobs: list[Job], cache, chunk_size: int, payload, progress, raise_er
                 if progress is not None and len(keys) - len(todo):
                     progress.update(len(keys) - len(todo))
                 if not todo:
+                    job.seconds += time.perf_counter() - started
                     continue
                 if not metric.corpus_dependent:
                     positions, keys = positions[todo], [keys[i] for i in todo]
@@ -379,6 +384,7 @@ def _chunks(jobs: list[Job], cache, chunk_size: int, payload, progress, raise_er
                 row_of = {pair: i for i, pair in enumerate(distinct)}
                 rows = np.array([row_of[p] for p in zip(cands, refs)], dtype=np.int64)
                 texts, cand_idx, ref_idx = _packed([c for c, _ in distinct], [r for _, r in distinct])
+            job.seconds += time.perf_counter() - started
             yield _Chunk(job, positions, keys, rows, (payload(metric), texts, cand_idx, ref_idx))
 
 
@@ -419,14 +425,14 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
     pending = _chunks(jobs, cache or None, chunk_size or CHUNK_SIZE, active.payload, bar, raise_errors)
     handles: deque = deque()
     chunk_of: dict = {}
-    counter = 0
+    counter, run_id = 0, uuid.uuid4().hex[:8]
 
     def send(chunk: _Chunk) -> None:
         nonlocal counter
         counter += 1
         chunk.tries += 1
         chunk.job.attempts = max(chunk.job.attempts, chunk.tries)
-        key = f"{chunk.job.metric.name}-{chunk.job.id}-{counter}"
+        key = f"{chunk.job.metric.name}-{run_id}-{counter}"  # Dask's task name (unique)
         handle = active.submit(chunk.args, key, gpu="device" in chunk.job.metric.options)
         handles.append(handle)
         chunk_of[id(handle)] = chunk
@@ -464,7 +470,9 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
             job.seconds += seconds
             job.workers.add(where)
             if chunk.keys is not None:  # the driver alone writes the cache
+                started = time.perf_counter()
                 cache.store(job.metric.signature, dict(zip(chunk.keys, values.tolist())))
+                job.seconds += time.perf_counter() - started
             if bar is not None:
                 bar.update(len(values))
     except BaseException:  # an error, or an interrupt: what was stored stays stored, the rest is dropped

@@ -310,8 +310,8 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
     ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family`` and
-    ``scoring_seconds`` (seconds the runner's workers spent computing that metric's
-    scores; 0 when all came from the cache).
+    ``scoring_seconds`` (seconds spent on that metric's pairs: cache reads and writes, and
+    computing them, in this process or on the runner's workers).
     ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|.
     """
     tests = list(tests)
