@@ -1,5 +1,6 @@
 """The job runner in process: the driver's cache use, chunks, retries, and sweeps (manifest, resume, failures)."""
 
+import os
 import subprocess
 import sys
 
@@ -134,3 +135,14 @@ def test_sweep_configurations():
         sweep.configurations("huge")
     with pytest.raises(ValueError, match="unknown dataset 'nope'"):
         sweep.sweep("smoke", "unused", metrics=["bleu"], datasets=["nope"])
+
+
+def test_a_worker_builds_each_configuration_once_and_checks_its_signature():
+    recipe = jobs.Recipe.of(Overlap())
+    assert recipe.build() is recipe.build() is jobs.Recipe.of(Overlap()).build()  # models load once per process
+    texts, cand_idx, ref_idx = jobs._packed(CANDS, REFS)
+    scores, seconds, where = jobs.compute(recipe, texts, cand_idx, ref_idx)
+    assert scores.tolist() == EXPECTED and seconds >= 0 and where.endswith(f":{os.getpid()}")
+    other = jobs.Recipe(Overlap, {}, Overlap().signature.replace("metricbias-", "metricbias-0"))
+    with pytest.raises(MetricError, match="install the same versions"):
+        other.build()

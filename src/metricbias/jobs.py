@@ -53,7 +53,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .cache import data_hash
-from .metrics.base import Metric
+from .metrics.base import Metric, MetricError
 
 SCHEDULER_ENV = "METRICBIAS_SCHEDULER"
 WORKERS_ENV = "METRICBIAS_WORKERS"
@@ -128,7 +128,7 @@ class Recipe:
         if metric is None:
             metric = self.cls(**self.options)
             if metric.signature != self.signature:
-                raise RuntimeError(f"worker {socket.gethostname()} builds {metric.signature} where the driver "
+                raise MetricError(f"worker {socket.gethostname()} builds {metric.signature} where the driver "
                                    f"built {self.signature}: install the same versions and backbone files on "
                                    "every worker")
             _BUILT[key] = metric
