@@ -417,7 +417,7 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
 
         cache = ScoreCache.default()
     active = runner or current()
-    bar = progress if progress not in (None, False, True) else None
+    bar = None if progress is None or isinstance(progress, bool) else progress
     if progress is True:
         from tqdm.auto import tqdm
 
