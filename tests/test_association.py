@@ -193,7 +193,7 @@ def test_run_scores_each_pair_once_across_tests_and_uses_the_cache(tmp_path):
     pd.testing.assert_frame_equal(first.iloc[[1]].reset_index(drop=True).drop(columns="scoring_seconds"),
                                   again.drop(columns="scoring_seconds"))
     assert list(first["metric"]) == ["lookup", "lookup"]
-    assert list(first.columns[:8]) == asc.COLUMNS
+    assert list(first.columns[:len(asc.COLUMNS)]) == asc.COLUMNS
 
 
 def test_two_metrics_with_one_name_need_labels():
@@ -247,3 +247,160 @@ def test_similarity_frame_is_long_form_of_s():
     assert len(frame) == 16 and list(frame.columns) == ["target", "target_set", "attribute", "attribute_set", "S"]
     row = frame[(frame["target"] == "y2") & (frame["attribute"] == "b1")].iloc[0]
     assert (row["target_set"], row["attribute_set"], row["S"]) == ("Y", "B", pytest.approx(0.8))
+
+
+# --- unequal target sets and words a metric cannot represent --------------------------------------
+def test_permutation_test_with_unequal_target_sets_hand_worked():
+    # |X| = 2, |Y| = 3: r = (3, 1 | 0, -2, -4), Σ_X r = 4. Of the C(5, 2) = 10 two-subsets only {3, 1} sums
+    # to at least 4, so p = 1/10. With |X| = 1: r = (1 | 2, 0), subsets {1}, {2}, {0}: two reach 1, p = 2/3.
+    assert asc.partition_count(2, 3) == 10
+    assert asc.permutation_test(np.array([3.0, 1, 0, -2, -4]), 2, n_y=3) == (pytest.approx(0.1), 10, True)
+    assert asc.permutation_test(np.array([1.0, 2, 0]), 1, n_y=2) == (pytest.approx(2 / 3), 3, True)
+    with pytest.raises(ValueError, match="expected \\|X\\| \\+ \\|Y\\| = 2 \\+ 2"):
+        asc.permutation_test(np.array([3.0, 1, 0, -2, -4]), 2)
+
+
+class Partial(Lookup):
+    """Lookup that cannot represent the words outside S0 (like a word without a vector); scores them 0."""
+
+    name = "toy_partial"
+
+    def represents(self, text):
+        return text in S0 or text in ATTRS
+
+    def _score(self, candidates, references):
+        known = [(c in S0 or c in ATTRS) and (r in S0 or r in ATTRS) for c, r in zip(candidates, references)]
+        out = np.zeros(len(candidates))
+        idx = [i for i, k in enumerate(known) if k]
+        if idx:
+            out[idx] = super()._score([candidates[i] for i in idx], [references[i] for i in idx])
+        return out
+
+
+def test_words_the_metric_cannot_represent_are_dropped_from_their_sets():
+    # HAND plus x3 in X, y3 in Y and a3 in A, none of which the metric can represent: dropping them gives
+    # back HAND exactly (d = 1.63989..., p = 1/6, see test_hand_worked_weat), with |X| = |Y| after dropping.
+    bigger = SeatTest(name="toy", level="word", source="-", x=("x1", "x2", "x3"), y=("y1", "y2", "y3"),
+                      a=("a1", "a3", "a2"), b=("b1", "b2"), categories=("X", "Y", "A", "B"))
+    with pytest.warns(asc.DroppedWordsWarning, match=r"toy_partial on toy \(word\): dropped 3 word\(s\) it cannot "
+                                                     r"represent \(X: x3; Y: y3; A: a3\)$"):
+        row = asc.run([bigger], Partial(), cache=None).iloc[0]
+    assert row["effect_size"] == pytest.approx(0.75 / math.sqrt(0.6275 / 3))
+    assert row["p_value"] == pytest.approx(1 / 6)
+    assert (row["n_targets"], row["n_attributes"], row["n_dropped"]) == (4, 4, 3)
+    assert row["dropped"] == "X: x3; Y: y3; A: a3"
+    table = asc.dropped_words([bigger, HAND], Partial())
+    assert table[["X", "Y", "A", "B", "n_dropped", "runs"]].values.tolist() == [
+        ["x3", "y3", "a3", "", 3, True], ["", "", "", "", 0, True]]
+
+    # oov="zero": every word stays, the unrepresented ones with S = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", asc.DroppedWordsWarning)
+        zero = asc.run([bigger], Partial(), cache=None, oov="zero").iloc[0]
+    assert (zero["n_targets"], zero["n_attributes"], zero["n_dropped"]) == (6, 5, 0)
+    # r: A's mean now includes S(t, a3) = 0, so r = (2/3)·mean_{a1,a2} S − mean_B S; x3 and y3 have r = 0
+    r = np.array([2 / 3 * 0.8 - 0.2, 2 / 3 * 0.5 - 0.2, 0.0, 2 / 3 * 0.2 - 0.4, 2 / 3 * 0.3 - 0.7, 0.0])
+    assert zero["effect_size"] == pytest.approx((r[:3].mean() - r[3:].mean()) / r.std(ddof=1))
+    with pytest.raises(ValueError, match="oov must be one of drop, zero"):
+        asc.run([bigger], Partial(), cache=None, oov="nan")
+
+
+def test_a_set_left_with_fewer_than_two_words_is_not_run():
+    lonely = SeatTest(name="toy", level="word", source="-", x=("x1", "x2"), y=("y1", "y9"), a=("a1", "a2"),
+                      b=("b1", "b2"), categories=("X", "Y", "A", "B"))
+    with pytest.warns(asc.DroppedWordsWarning, match=r"\(Y: y9\); Y keeps 1 word\(s\), fewer than 2, so the test "
+                                                     r"is not run \(effect size and p-value left empty\)"):
+        row = asc.run([lonely], Partial(), cache=None).iloc[0]
+    assert np.isnan(row["effect_size"]) and np.isnan(row["p_value"])
+    assert (row["n_targets"], row["n_dropped"], row["n_partitions"]) == (3, 1, 0)
+    # min_words=1 runs it: r = (0.6, 0.3 | -0.2), d over three targets, p over C(3, 2) = 3 partitions
+    with pytest.warns(asc.DroppedWordsWarning):
+        one = asc.run([lonely], Partial(), cache=None, min_words=1).iloc[0]
+    r = np.array([0.6, 0.3, -0.2])
+    assert one["effect_size"] == pytest.approx((0.45 + 0.2) / r.std(ddof=1))
+    assert (one["p_value"], one["n_partitions"]) == (pytest.approx(1 / 3), 3)
+
+
+# --- every word-level test through embedding_average against an independent classic WEAT -------------------
+def _classic_weat(kv, test, min_words=2, n_exact=100_000, n_random=100_000, seed=12345):
+    """Caliskan et al.'s WEAT on the unit word2vec vectors ``kv``, written from the definition.
+
+    A word is the mean of the vectors of its \\w+ tokens (looked up as written, else lowercased); a word with
+    no vector is dropped from its set. s(w, A, B) = mean_a cos(w, a) − mean_b cos(w, b); d = (mean_X s −
+    mean_Y s) / std_{X∪Y} s (sample std); p = share of the partitions of X ∪ Y into sizes |X|, |Y| whose
+    Σ_{X_i} s ≥ Σ_X s (the observed one included), over all of them when there are at most ``n_exact``.
+    Returns None when a set that lost words keeps fewer than ``min_words`` (or none at all).
+    """
+    import re
+    from itertools import combinations
+
+    def vec(word):
+        rows = [kv[t] if t in kv.key_to_index else kv[t.lower()] for t in re.findall(r"\w+", word)
+                if t in kv.key_to_index or t.lower() in kv.key_to_index]
+        return np.mean(rows, axis=0) if rows else None
+
+    sets = []
+    for words in (test.x, test.y, test.a, test.b):
+        vs = [v for v in map(vec, words) if v is not None]
+        if not vs or (len(vs) < len(words) and len(vs) < min_words):
+            return None
+        sets.append(np.array(vs))
+    x, y, a, b = sets
+
+    def cos(u, v):
+        return (u @ v.T) / np.outer(np.linalg.norm(u, axis=1), np.linalg.norm(v, axis=1))
+
+    s = np.concatenate([cos(x, a).mean(1) - cos(x, b).mean(1), cos(y, a).mean(1) - cos(y, b).mean(1)])
+    nx, n = len(x), len(s)
+    d = (s[:nx].mean() - s[nx:].mean()) / s.std(ddof=1)
+    observed = s[:nx].sum()
+    tol = 1e-9 * np.abs(s).sum()
+    if math.comb(n, nx) <= n_exact:
+        sums = np.array([s[list(c)].sum() for c in combinations(range(n), nx)])
+        return d, float(np.mean(sums >= observed - tol)), True
+    rng = np.random.default_rng(seed)
+    sums = np.array([s[rng.permutation(n)[:nx]].sum() for _ in range(n_random)])
+    return d, float(np.mean(sums >= observed - tol)), False
+
+
+def test_every_word_level_test_matches_classic_weat_through_embedding_average():
+    from metricbias import backbones, metrics
+    from metricbias.datasets import seat
+    from metricbias.metrics.embedding import load_vectors
+
+    try:
+        kv = load_vectors(str(backbones.resolve("word2vec-googlenews-bolukbasi")))
+    except Exception as exc:  # noqa: BLE001 - no raw data here
+        pytest.skip(f"no word2vec vectors: {exc}")
+    tests = seat.tests("all", "word")
+    assert len(tests) == 18
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", asc.DroppedWordsWarning)
+        ours = asc.run(tests, metrics.get("embedding_average"), cache=None).set_index("test")
+        ours_1 = asc.run(tests, metrics.get("embedding_average"), cache=None, min_words=1).set_index("test")
+    counts = {}
+    for min_words, frame in ((2, ours), (1, ours_1)):
+        checked = exact = 0
+        for test in tests:
+            row = frame.loc[test.name]
+            ref = _classic_weat(kv, test, min_words)
+            if ref is None:  # a set kept too few words: not run
+                assert np.isnan(row["effect_size"]) and np.isnan(row["p_value"]), test.name
+                continue
+            d, p, is_exact = ref
+            assert row["effect_size"] == pytest.approx(d, abs=1e-9), test.name
+            assert bool(row["exact"]) == is_exact
+            if is_exact:
+                assert row["p_value"] == p, test.name
+                exact += 1
+            else:  # 99,999 seeded partitions here, 100,000 there: equal up to sampling error
+                assert abs(row["p_value"] - p) <= 5 * math.sqrt(max(p * (1 - p), 1e-5) / 100_000) + 2e-5, test.name
+            checked += 1
+        assert checked == int(frame["effect_size"].notna().sum())
+        counts[min_words] = (checked, exact)
+    # by default 10 of the 18 tests run (7 of them with the exact test); the other eight have a set that kept one word or
+    # none. With min_words=1 the 17 that keep a word in every set run (14 exactly; C10 keeps no Y word).
+    assert counts == {2: (10, 7), 1: (17, 14)}
+    c7n = ours_1.loc["C7-N"]
+    assert (round(c7n["effect_size"], 3), round(c7n["p_value"], 4)) == (1.494, 0.0003)
+    assert int(ours_1["effect_size"].notna().sum()) == 17 and np.isnan(ours_1.loc["C10", "effect_size"])

@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -132,3 +133,57 @@ def test_degenerate_input_is_a_clear_error():
         N(0, 0)
     with pytest.raises(ValueError, match="equal, non-zero length"):
         dist.indicator_score([1, 2], [1])
+
+
+# --- JSS as the author's released code computes it (variant="author_code") ---------------------------------
+def test_author_code_jss_hand_worked_including_the_fold():
+    # N(0,1) vs N(2,1): M = N(1, (1+1)/2) = N(1,1), KL(N(0,1)‖N(1,1)) = 1/2 = KL(N(2,1)‖N(1,1)), so JS = 0.5 nats
+    # (not folded: 0.5 ≤ 1); Δσ = 0. JSS = 100 (1 − 0.5) / 1 = 50.
+    assert dist.js_gaussian_author_code(N(0, 1), N(2, 1)) == pytest.approx(0.5, abs=1e-15)
+    assert dist.jss(N(0, 1), N(2, 1), variant="author_code") == pytest.approx(50.0, abs=1e-12)
+    # 6σ apart: M = N(3, 1), each KL = 3²/2 = 4.5, JS = 4.5 nats, folded to 1/4.5: JSS = 100 (1 − 2/9) = 77.78.
+    # JSS rises again with distance (the paper's JSS is 0.56 here).
+    assert dist.js_gaussian_author_code(N(0, 1), N(6, 1)) == pytest.approx(4.5, abs=1e-12)
+    assert dist.jss(N(0, 1), N(6, 1), variant="author_code") == pytest.approx(700 / 9, abs=1e-10)
+    assert dist.jss(N(0, 1), N(6, 1)) < 1  # JS = 0.994 bits
+    # N(0,1) vs N(0,3²): Δσ = 2, folded to 1/2. M = N(0, (1+9)/2 = 5):
+    # KL(N(0,1)‖M) = ln √5 + 1/10 − 1/2 = 0.40472, KL(N(0,3²)‖M) = ln(√5/3) + 9/10 − 1/2 = 0.10611,
+    # JS = (0.40472 + 0.10611)/2 = 0.25541 nats; JSS = 100 (1 − 0.25541) / (1 + 0.5) = 49.639
+    js = (0.5 * np.log(5) - 0.4 + 0.5 * np.log(5) - np.log(3) + 0.4) / 2
+    assert dist.js_gaussian_author_code(N(0, 1), N(0, 3)) == pytest.approx(js, abs=1e-15)
+    assert dist.jss(N(0, 1), N(0, 3), variant="author_code") == pytest.approx(100 * (1 - js) / 1.5, abs=1e-12)
+    assert dist.jss(N(0, 1), N(0, 3), variant="author_code") == pytest.approx(49.639, abs=1e-3)
+    assert [dist.fold(x) for x in (0.0, 0.25, 1.0, 4.0)] == [0.0, 0.25, 1.0, 0.25]
+    with pytest.raises(ValueError, match="JSS variant must be one of paper, author_code"):
+        dist.jss(N(0, 1), N(0, 3), variant="code")
+
+
+def test_author_code_jss_equals_torch_distributions_as_the_released_code_uses_them():
+    # the released code builds torch Normal distributions and torch's closed-form kl_divergence (float64 here)
+    import torch
+    from torch.distributions import Normal, kl_divergence
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        m1, m2 = rng.normal(0, 3, 2)
+        s1, s2 = rng.uniform(0.05, 4, 2)
+        p, q = (torch.tensor(v, dtype=torch.float64) for v in (m1, s1)), (torch.tensor(v, dtype=torch.float64)
+                                                                         for v in (m2, s2))
+        (pm, ps), (qm, qs) = p, q
+        mix = Normal((pm + qm) / 2, torch.sqrt((ps ** 2 + qs ** 2) / 2))
+        js = float((kl_divergence(Normal(pm, ps), mix) + kl_divergence(Normal(qm, qs), mix)) / 2)
+        expected = 100 * (1 - min(js, 1) / max(js, 1)) / (1 + min(abs(s1 - s2), 1) / max(abs(s1 - s2), 1))
+        assert dist.jss(N(m1, s1), N(m2, s2), variant="author_code") == pytest.approx(expected, abs=1e-10)
+
+
+def test_jss_variants_side_by_side_and_through_measure_table():
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"attribute": "a", "metric": np.repeat(["m1", "m2"], 50),
+                          "score_1": rng.normal(0.5, 0.1, 100), "score_2": rng.normal(0.45, 0.2, 100)})
+    both = dist.jss_variants(frame)
+    paper = dist.measure_table(frame)
+    author = dist.measure_table(frame, jss_variant="author_code")
+    assert both["jss_paper"].tolist() == paper["jss"].tolist()
+    assert both["jss_author_code"].tolist() == author["jss"].tolist()
+    assert np.allclose(both["difference"], author["jss"] - paper["jss"])
+    assert paper["kls"].tolist() == author["kls"].tolist()  # KLS has one definition

@@ -42,22 +42,23 @@ def _runner(args):
     """The ``--scheduler`` / ``--workers`` of a command that scores (default: METRICBIAS_SCHEDULER, else in process)."""
     from . import jobs
 
-    return jobs.use(args.scheduler, args.workers)
+    return jobs.use(args.scheduler, args.workers or None)
 
 
 def _scheduler_options(p) -> None:
     p.add_argument("--scheduler", default=None,
                    help="where scoring runs: inprocess (default), local (a Dask LocalCluster here) or tcp://HOST:PORT "
                         "(an existing Dask scheduler); default: $METRICBIAS_SCHEDULER, else inprocess")
-    p.add_argument("--workers", type=int, default=None,
-                   help="local: worker processes (default: one per core); tcp://: wait for this many workers")
+    p.add_argument("--workers", type=_count, default=0,
+                   help="local: worker processes (default 0: one per core); tcp://: wait for this many workers")
 
 
 def _cmd_sweep(args) -> int:
+    _check_out(args, folder=True)
     from . import sweep
 
     manifest = sweep.sweep(args.profile, args.out, metrics=_split(args.metrics), backbones=_split(args.backbones),
-                           datasets=_split(args.datasets), scheduler=args.scheduler, workers=args.workers,
+                           datasets=_split(args.datasets), scheduler=args.scheduler, workers=args.workers or None,
                            n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size,
                            n_permutations=args.n_permutations, retries=args.retries)
     print(sweep.summary(manifest))
@@ -68,6 +69,7 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_bias(args) -> int:
+    _check_out(args)
     from . import datasets
     from .bias.pairwise import bias_table
     from .paths import write_csv_atomic
@@ -100,6 +102,7 @@ def _cmd_bias(args) -> int:
 
 
 def _cmd_audit(args) -> int:
+    _check_out(args)
     from .audits import audit
     from .paths import write_csv_atomic
 
@@ -115,6 +118,7 @@ def _cmd_audit(args) -> int:
 
 
 def _cmd_weat(args) -> int:
+    _check_out(args)
     from . import metrics
     from .bias import association
     from .datasets import seat
@@ -125,13 +129,14 @@ def _cmd_weat(args) -> int:
     metric = spec.build()
     with _runner(args):
         table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
-                                seed=args.seed, progress=True)
+                                seed=args.seed, progress=True, oov=args.oov)
     out = write_csv_atomic(table[association.COLUMNS], args.out)
     print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
     return 0
 
 
 def _cmd_build_datasets(args) -> int:
+    _check_out(args, folder=True)
     import time
 
     from .datasets import built
@@ -146,6 +151,7 @@ def _cmd_build_datasets(args) -> int:
 
 
 def _cmd_build_counterfactuals(args) -> int:
+    _check_out(args, folder=True)
     from .datasets import counterfactuals
 
     attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes else None
@@ -156,6 +162,7 @@ def _cmd_build_counterfactuals(args) -> int:
 
 
 def _cmd_score(args) -> int:
+    _check_out(args)
     from . import datasets, metrics
     from .paths import write_csv_atomic
     from .scoring import score_pairs
@@ -226,6 +233,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_adapters(args) -> int:
+    _check_out(args, folder=args.adapters_command == "train")
     from .mitigation import cda, evaluation, training
 
     if args.adapters_command == "train":
@@ -249,6 +257,7 @@ def _cmd_adapters(args) -> int:
     print(evaluation.target(table)[["criterion", "value", "threshold", "met", "p_value"]].to_string(index=False))
     print(f"wrote {len(table)} rows (bias and quality before/after) to {args.out}")
 def _cmd_metaeval(args) -> int:
+    _check_out(args)
     from . import metrics
     from .cache import ScoreCache
     from .datasets import meta_eval
@@ -267,7 +276,7 @@ def _cmd_metaeval(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="metricbias", description=__doc__)
+    parser = _Parser(prog="metricbias", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("fetch", help="copy or download every registered raw source into data/raw and verify it")
@@ -299,10 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", default=None, help="word, sent and/or 'sent (u)', comma-separated (default: every level)")
     p.add_argument("--metric", required=True, help="metric specification name[:key=value...] (see `metricbias metrics`)")
     p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
-    p.add_argument("--n-permutations", type=int, default=100_000,
+    p.add_argument("--n-permutations", type=_permutations, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
-    p.add_argument("--sample-size", type=int, default=0,
+    p.add_argument("--sample-size", type=_count, default=0,
                    help="draw sentence-level tests to at most this many texts per set, with --seed (default 0: all)")
+    p.add_argument("--oov", choices=["drop", "zero"], default="drop",
+                   help="words the metric cannot represent (no vector): drop them from their sets, as classic WEAT "
+                        "does (default), or keep them with the metric's score for an empty text (zero)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions and sets (default 0)")
     _scheduler_options(p)
     p.add_argument("--out", required=True, type=Path, help="output CSV")
@@ -321,12 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated paired datasets (published, built, ...) and/or seat (every association test); "
                         "default published,built")
     _scheduler_options(p)
-    p.add_argument("--retries", type=int, default=2, help="tries after a job's first failure (default 2)")
+    p.add_argument("--retries", type=_count, default=2, help="tries after a job's first failure (default 2)")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples of the bias tables (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
-    p.add_argument("--sample-size", type=int, default=0,
+    p.add_argument("--sample-size", type=_count, default=0,
                    help="seat: draw sentence-level tests to at most this many texts per set (default 0: all)")
-    p.add_argument("--n-permutations", type=int, default=100_000, help="seat: permutation-test partitions (default 100000)")
+    p.add_argument("--n-permutations", type=_permutations, default=100_000,
+                   help="seat: permutation-test partitions (default 100000)")
     p.add_argument("--out", required=True, type=Path,
                    help="output folder: bias_<dataset>.csv per dataset, weat.csv, manifest.csv")
     p.set_defaults(func=_cmd_sweep)
@@ -385,13 +398,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
     p.add_argument("--dataset", required=True,
-                   help="flickr8k, realsumm, wmt19-kk-en, or a .jsonl file in the generic format (see chapter 7)")
+                   help="flickr8k, realsumm, wmt19-kk-en, a .jsonl file in one of the generic formats (judged "
+                        "hypotheses or better/worse pairs; see chapter 7), or a WMT DARR .pkl in BARTScore's packaging")
     p.add_argument("--metrics", required=True,
                    help="comma-separated metric specifications name[:key=value...], e.g. bleu:tokenize=13a")
     p.add_argument("--swap", default="none", choices=["none", "gender"], help="gender-swap hypotheses and references")
     p.add_argument("--judges", default="mean", choices=["mean", "stacked"],
                    help="Flickr8k: correlate with the experts' mean (default) or stack each expert as an observation")
-    p.add_argument("--sample", type=int, default=0, help="keep this many random items (0: all)")
+    p.add_argument("--sample", type=_count, default=0, help="keep this many random items (0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     _scheduler_options(p)
@@ -436,14 +450,147 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_out(args, folder: bool = False) -> None:
+    """Fail before any computing when ``--out`` cannot be written."""
+    if getattr(args, "out", None) is not None:
+        from .paths import check_writable
+
+        check_writable(args.out, "--out", folder=folder)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line naming the option, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _count(text: str) -> int:
+    """A count option: 0 (all) or a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (all) or a positive number, not {value}")
+    return value
+
+
+def _permutations(text: str) -> int:
+    value = _count(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"needs at least 2 partitions, not {value}")
+    return value
+
+
+def _reraise_interrupt(previous):
+    """An unraisable-exception hook that re-delivers a Ctrl-C swallowed in a ``__del__`` or GC callback.
+
+    Python cannot propagate an exception raised while it runs a finalizer, so a
+    KeyboardInterrupt that lands there is printed as "Exception ignored" and lost
+    (in chrF scoring, nltk's regex module finalizes ``Group`` objects all the time).
+    A helper thread trips SIGINT again a moment later, out of the finalizer; if that
+    one lands in a finalizer too, the hook runs again.
+    """
+    def hook(unraisable):
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            import _thread
+            import threading
+
+            again = threading.Timer(0.01, _thread.interrupt_main)
+            again.daemon = True
+            again.start()
+            return
+        previous(unraisable)
+
+    return hook
+
+
+def _forget_handled_interrupt() -> None:
+    """Clear CPython 3.11's "ended by Ctrl-C" mark once the CLI has handled the interrupt.
+
+    A KeyboardInterrupt raised inside ``exec`` of a source string (scipy runs
+    ``exec("from ... import *")`` while it imports, lazily, during scoring) sets
+    ``_Py_UnhandledKeyboardInterrupt`` even when the exception is caught, and the
+    interpreter then ends the process by SIGINT (status -2) instead of with the 130
+    that ``main`` returns. Newer Pythons keep that state elsewhere: nothing to do there.
+    """
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, ValueError, AttributeError, OSError):
+        pass
+
+
+def _runtime_message(exc: BaseException) -> str | None:
+    """One line for the OS, decoding and SQLite errors a run can meet, naming the file and the fix."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        from .paths import cache_dir
+
+        return (f"the score cache under {cache_dir()} cannot be read ({exc}); move its .sqlite file(s) aside or "
+                "point METRICBIAS_CACHE to another folder, and rerun (scores are recomputed)")
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc}); save it as UTF-8 and rerun"
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else ""
+        fix = {errno.EACCES: "check its permissions or choose another path",
+               errno.EPERM: "check its permissions or choose another path",
+               errno.ENOENT: "check the path", errno.EISDIR: "give a file name, not a folder",
+               errno.ENOTDIR: "a part of the path is a file, not a folder",
+               errno.ENOSPC: "free some disk space and rerun",
+               errno.EROFS: "the file system is read-only; choose another path"}.get(exc.errno, "")
+        text = f"{exc.strerror or exc}" + (f": {where}" if where else "")
+        return text + (f"; {fix}" if fix else "")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command. Exit status: 0 done, 1 the run failed (a source, the cache, the disk, a model), 2 a usage
+    error (an unknown name, a bad option value, an unusable --out, an input file that is not valid), 130 Ctrl-C.
+    Every failure prints one line ``metricbias CMD: error: ...``."""
+    import sqlite3
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error, already printed on one line
+        return exc.code if isinstance(exc.code, int) else 2
     warnings.simplefilter("default")
+    command = " ".join(filter(None, (args.command, getattr(args, "adapters_command", None))))
+
+    def fail(message, status: int) -> int:
+        tqdm = sys.modules.get("tqdm")
+        for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", ())):  # end open progress bars' lines
+            bar.close()
+        text = " ".join(str(message).split())
+        for prefix in (f"metricbias {command}:", f"metricbias {args.command}:", "metricbias:"):
+            text = text.removeprefix(prefix).strip()
+        print(f"metricbias {command}: error: {text.removeprefix('error:').strip()}", file=sys.stderr)
+        return status
+
+    previous_hook, previous_format = sys.unraisablehook, warnings.formatwarning
+    sys.unraisablehook = _reraise_interrupt(previous_hook)
+    warnings.formatwarning = lambda message, *_, **__: f"metricbias {command}: warning: {message}\n"
     try:
         return int(args.func(args) or 0)
-    except (ValueError, RuntimeError, FileNotFoundError) as exc:
-        print(f"metricbias {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        _forget_handled_interrupt()
+        return fail("interrupted (Ctrl-C); outputs are written only when complete, so nothing partial was left", 130)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a command's own usage message
+            return fail(exc.code, 2)
+        raise
+    except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:
+        return fail(_runtime_message(exc), 1)
+    except ValueError as exc:  # the project's errors about what was asked: names, options, input files
+        return fail(exc, 2)
+    except RuntimeError as exc:  # the project's errors about the run: sources, models, chapters
+        return fail(exc, 1)
+    finally:
+        sys.unraisablehook, warnings.formatwarning = previous_hook, previous_format
 
 
 if __name__ == "__main__":

@@ -3,6 +3,11 @@
 Every location is derived from the project root so that the CLI, the tests and
 the chapters agree. ``METRICBIAS_ROOT`` overrides the root (tests use it to work
 in a temporary directory).
+
+Outputs are written atomically (a temporary file renamed onto the target) with
+the permissions the umask gives a new file (typically 0644), and every command
+checks that its output path can be written before it computes anything
+(:func:`check_writable`).
 """
 
 from __future__ import annotations
@@ -45,12 +50,57 @@ def cache_dir() -> Path:
     return Path(env).resolve() if env else project_root() / ".cache" / "metricbias"
 
 
+class OutputPathError(ValueError):
+    """An output path that cannot be written (found before any computing)."""
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux reports it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(target: str | os.PathLike, option: str = "--out", folder: bool = False) -> Path:
+    """Raise :class:`OutputPathError` naming ``option`` and the fix unless ``target`` can be written.
+
+    ``folder``: the target is a folder to write files into (else a file). Creates
+    nothing: it tries a probe file in the nearest folder that exists (folders
+    still missing are created by the write itself).
+    """
+    target = Path(target)
+    if folder and target.exists() and not target.is_dir():
+        raise OutputPathError(f"{option} {target} is a file; give a folder (existing or new) to write into")
+    if not folder and target.is_dir():
+        raise OutputPathError(f"{option} {target} is a folder; give a file name, e.g. {target / 'out.csv'}")
+    place = target if folder else target.parent
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise OutputPathError(f"{option} {target}: {place} is a file, not a folder; choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".metricbias-probe.", dir=place)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputPathError(f"{option} {target}: cannot write in {place} ({exc.strerror}); choose a folder you "
+                              "can write to, or fix its permissions") from None
+    return target
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path next to ``target``; rename it onto ``target`` on success.
 
-    A failure inside the block removes the temporary file, so no half-written
-    output is ever left at ``target``.
+    A failure inside the block (an interrupt included) removes the temporary file,
+    so no half-written output is ever left at ``target``. The file gets the
+    permissions of a new file under the umask (``mkstemp`` alone would leave 0600).
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -59,6 +109,8 @@ def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if tmp_path.is_file():
+            os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

@@ -27,6 +27,18 @@ scores each once per metric, in batches, through the score cache. The
 permutation test is vectorised and reuses the same partitions for every metric
 of a test (the seed is derived from the test's name and level, so a test's
 p-value does not depend on which other tests ran with it).
+
+**Words a metric cannot represent.** A static-embedding metric has no vector for
+a word outside its vocabulary (many first names and flowers are missing from the
+Google News subset), and would score every pair with it 0. By default
+(``oov="drop"``) such a word is dropped from its set before the test, as classic
+WEAT (Caliskan et al., 2017) and WEFE do; a metric says which texts it can
+represent through a ``represents(text) -> bool`` method (metrics without one
+represent every text). X and Y may then differ in size: d keeps its formula and
+the permutation test draws the partitions of X ∪ Y into sets of sizes |X| and |Y|.
+A test where any of the four sets keeps fewer than two words is not run (d and p
+empty), with a :class:`DroppedWordsWarning` saying why. ``oov="zero"`` keeps every
+word and the metric's own score for it (the convention before dropping).
 """
 
 from __future__ import annotations
@@ -35,6 +47,7 @@ import itertools
 import math
 import warnings
 import zlib
+from dataclasses import replace
 from functools import lru_cache
 from typing import Mapping, Sequence
 
@@ -43,13 +56,23 @@ import pandas as pd
 
 N_PERMUTATIONS = 100_000
 #: the columns of ``metricbias weat --out``
-COLUMNS = ["test", "level", "metric", "effect_size", "p_value", "n_targets", "n_attributes", "signature"]
+COLUMNS = ["test", "level", "metric", "effect_size", "p_value", "n_targets", "n_attributes", "n_dropped", "signature"]
+#: what to do with a word the metric cannot represent: drop it from its set (classic WEAT) or score it as is
+OOV_POLICIES = ("drop", "zero")
+#: the four sets of a test, in the order the statistics index them
+SETS = ("X", "Y", "A", "B")
+#: a set that lost words must keep at least this many for the test to run
+MIN_WORDS = 2
 #: pairs per call of ``metric.score`` (each batch is stored in the cache as soon as it is scored)
 BATCH_SIZE = 50_000
 
 
 class ConstantAssociationWarning(RuntimeWarning):
     """r(t, A, B) is the same for every target, so the effect size is undefined (NaN)."""
+
+
+class DroppedWordsWarning(UserWarning):
+    """Words the metric cannot represent were dropped from a test (named in the message)."""
 
 
 # --- the statistics ----------------------------------------------------------------------
@@ -130,18 +153,19 @@ def effect_size(r_x: np.ndarray, r_y: np.ndarray, scale: float | None = None, la
     return float((r_x.mean() - r_y.mean()) / std)
 
 
-def partition_count(n: int) -> int:
-    """Number of equal-size partitions (X_i, Y_i) of a set of 2n targets: C(2n, n)."""
-    return math.comb(2 * n, n)
+def partition_count(n_x: int, n_y: int | None = None) -> int:
+    """Number of partitions (X_i, Y_i) of X ∪ Y with |X_i| = |X| = n_x and |Y_i| = |Y| = n_y (default n_x)."""
+    n_y = n_x if n_y is None else n_y
+    return math.comb(n_x + n_y, n_x)
 
 
 @lru_cache(maxsize=8)
-def _all_subsets(n: int) -> np.ndarray:
-    """Every n-subset of range(2n), one per row (the X_i of the exact test)."""
-    count = partition_count(n)
-    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(2 * n), n)), dtype=np.int32,
-                       count=count * n)
-    return flat.reshape(count, n)
+def _all_subsets(n_total: int, k: int) -> np.ndarray:
+    """Every k-subset of range(n_total), one per row (the X_i of the exact test)."""
+    count = math.comb(n_total, k)
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n_total), k)), dtype=np.int32,
+                       count=count * k)
+    return flat.reshape(count, k)
 
 
 def partition_seed(seed: int, label: str) -> list[int]:
@@ -150,14 +174,14 @@ def partition_seed(seed: int, label: str) -> list[int]:
 
 
 def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIONS, seed=0,
-                     chunk: int = 4096) -> tuple[np.ndarray | float, int, bool]:
-    """One-sided permutation p-value of s(X, Y, A, B) over equal-size partitions of X ∪ Y.
+                     chunk: int = 4096, n_y: int | None = None) -> tuple[np.ndarray | float, int, bool]:
+    """One-sided permutation p-value of s(X, Y, A, B) over the partitions of X ∪ Y into sizes |X|, |Y|.
 
-    ``r`` holds r(t, A, B) for X then Y (length 2·n_x), or one column per metric
-    (shape (2·n_x, k)): the same partitions serve every column. Returns
-    ``(p, n_partitions, exact)``: exact over all C(2n, n) partitions when there
-    are at most ``n_permutations``, else over ``n_permutations − 1`` random
-    partitions plus the observed one.
+    ``r`` holds r(t, A, B) for X then Y (length n_x + n_y; ``n_y`` defaults to
+    ``n_x``), or one column per metric (shape (n_x + n_y, k)): the same partitions
+    serve every column. Returns ``(p, n_partitions, exact)``: exact over all
+    C(n_x + n_y, n_x) partitions when there are at most ``n_permutations``, else
+    over ``n_permutations − 1`` random partitions plus the observed one.
 
     Since Σ_{X_i} r + Σ_{Y_i} r is the same for every partition, s(X_i, Y_i) ≥ s(X, Y)
     exactly when Σ_{X_i} r ≥ Σ_X r, which is what is compared (as in the SEAT code).
@@ -165,17 +189,20 @@ def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIO
     r = np.asarray(r, dtype=float)
     vector = r.ndim == 1
     r2 = r[:, None] if vector else r
-    if r2.shape[0] != 2 * n_x or n_x < 1:
-        raise ValueError(f"r has {r2.shape[0]} rows; expected 2 × |X| = {2 * n_x} (X first, then Y)")
+    n_y = n_x if n_y is None else n_y
+    n_total = n_x + n_y
+    if r2.shape[0] != n_total or n_x < 1 or n_y < 1:
+        raise ValueError(f"r has {r2.shape[0]} rows; expected |X| + |Y| = {n_x} + {n_y} (X first, then Y), "
+                         "both at least 1")
     if n_permutations < 2:
         raise ValueError(f"n_permutations must be at least 2, got {n_permutations}")
     observed = r2[:n_x].sum(axis=0)
     # sums over different subsets of mathematically equal r values differ in the last bits: count them as ties
     tol = 1e-9 * np.abs(r2).sum(axis=0)
-    total = partition_count(n_x)
+    total = partition_count(n_x, n_y)
     if total <= n_permutations:
         exact = True
-        subsets = _all_subsets(n_x)
+        subsets = _all_subsets(n_total, n_x)
         hits = np.zeros(r2.shape[1], dtype=np.int64)
         for start in range(0, total, chunk):
             sums = r2[subsets[start:start + chunk]].sum(axis=1)
@@ -188,8 +215,8 @@ def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIO
         draws = n_permutations - 1
         for start in range(0, draws, chunk):
             m = min(chunk, draws - start)
-            # a uniform random n-subset: the n smallest of 2n uniform keys
-            keys = rng.random((m, 2 * n_x))
+            # a uniform random n_x-subset: the n_x smallest of n_x + n_y uniform keys
+            keys = rng.random((m, n_total))
             kth = np.partition(keys, n_x - 1, axis=1)[:, n_x - 1:n_x]
             mask = keys <= kth
             if not np.all(mask.sum(axis=1) == n_x):  # tied keys: probability ~1e-10 per draw
@@ -201,46 +228,106 @@ def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIO
     return (float(p[0]) if vector else p), n_used, exact
 
 
-def _observed(m_ta, m_at, n_x: int, n_a: int, label: str) -> dict:
+def _observed(m_ta, m_at, n_x: int, n_a: int, label: str, n_y: int | None = None) -> dict:
     """r, s and d of one test for one metric (no p-value)."""
     s_matrix = symmetric_similarity(m_ta, m_at)
-    if s_matrix.shape[0] != 2 * n_x:
-        raise ValueError(f"{s_matrix.shape[0]} targets; expected 2 × |X| = {2 * n_x}")
+    n_y = n_x if n_y is None else n_y
+    if s_matrix.shape[0] != n_x + n_y:
+        raise ValueError(f"{s_matrix.shape[0]} targets; expected |X| + |Y| = {n_x} + {n_y}")
     r = association(s_matrix, n_a)
     scale = float(np.max(np.abs(s_matrix)))
     return {"r": r, "statistic": differential_association(r[:n_x], r[n_x:]),
-            "effect_size": effect_size(r[:n_x], r[n_x:], scale=scale, label=label)}
+            "effect_size": effect_size(r[:n_x], r[n_x:], scale=scale, label=label), "n_x": n_x, "n_y": n_y}
 
 
-def _p_values(observed: list[dict], n_x: int, n_permutations: int, seed) -> tuple[list[float], int, bool]:
-    """Permutation p-values of several metrics on one test, over one shared set of partitions.
+def _p_values(observed: list[dict | None], n_permutations: int, seed) -> list[tuple[float, int, bool]]:
+    """``(p, n_partitions, exact)`` of several metrics on one test.
 
-    A metric whose r is constant (d = NaN) ties with every partition: p = 1.
+    Metrics whose X and Y have the same sizes share one set of partitions (drawn
+    from ``seed`` alone, so a p-value does not depend on the other metrics). A
+    metric whose r is constant (d = NaN) ties with every partition: p = 1. A test
+    that was not run (``None``) gets p = NaN.
     """
-    total = partition_count(n_x)
-    exact = total <= n_permutations
-    n_used = total if exact else n_permutations
-    p = [1.0] * len(observed)
-    live = [i for i, o in enumerate(observed) if not np.isnan(o["effect_size"])]
-    if live:
+    out: list[tuple[float, int, bool]] = [(float("nan"), 0, False)] * len(observed)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, o in enumerate(observed):
+        if o is None:
+            continue
+        total = partition_count(o["n_x"], o["n_y"])
+        if np.isnan(o["effect_size"]):
+            out[i] = (1.0, min(total, n_permutations), total <= n_permutations)
+        else:
+            groups.setdefault((o["n_x"], o["n_y"]), []).append(i)
+    for (n_x, n_y), live in groups.items():
         r = np.column_stack([observed[i]["r"] for i in live])
-        p_live, n_used, exact = permutation_test(r, n_x, n_permutations, seed)
-        for i, value in zip(live, p_live):
-            p[i] = float(value)
-    return p, n_used, exact
+        p, n_used, exact = permutation_test(r, n_x, n_permutations, seed, n_y=n_y)
+        for i, value in zip(live, p):
+            out[i] = (float(value), n_used, exact)
+    return out
 
 
 def weat(m_ta: np.ndarray, m_at: np.ndarray, n_x: int, n_a: int, n_permutations: int = N_PERMUTATIONS,
-         seed=0, label: str = "") -> dict:
+         seed=0, label: str = "", n_y: int | None = None) -> dict:
     """Every statistic of one test from the metric's scores M(t, a) and M(a, t).
 
-    ``m_ta`` is targets (X then Y) × attributes (A then B); ``m_at`` the other
-    direction. Returns ``r`` (r(t, A, B) per target), ``statistic`` (s),
-    ``effect_size`` (d), ``p_value``, ``n_partitions`` and ``exact``.
+    ``m_ta`` is targets (X then Y, |Y| = ``n_y``, default |X|) × attributes (A
+    then B); ``m_at`` the other direction. Returns ``r`` (r(t, A, B) per target),
+    ``statistic`` (s), ``effect_size`` (d), ``p_value``, ``n_partitions`` and ``exact``.
     """
-    obs = _observed(m_ta, m_at, n_x, n_a, label)
-    (p,), n_used, exact = _p_values([obs], n_x, n_permutations, seed)
+    obs = _observed(m_ta, m_at, n_x, n_a, label, n_y=n_y)
+    ((p, n_used, exact),) = _p_values([obs], n_permutations, seed)
     return {**obs, "p_value": p, "n_partitions": n_used, "exact": exact}
+
+
+# --- words a metric cannot represent -------------------------------------------------------
+def _sets(test) -> dict[str, tuple[str, ...]]:
+    return {"X": tuple(test.x), "Y": tuple(test.y), "A": tuple(test.a), "B": tuple(test.b)}
+
+
+def drop_unrepresented(test, metric):
+    """``(kept, dropped)``: ``test`` without the words ``metric`` cannot represent, and the dropped words per set.
+
+    A metric says what it can represent through ``represents(text) -> bool``
+    (the static-embedding metrics: at least one in-vocabulary token); without
+    that method it represents every text and nothing is dropped.
+    """
+    check = getattr(metric, "represents", None)
+    sets = _sets(test)
+    if check is None:
+        return test, {k: () for k in SETS}
+    known = {t: bool(check(t)) for t in dict.fromkeys(t for words in sets.values() for t in words)}
+    dropped = {k: tuple(t for t in words if not known[t]) for k, words in sets.items()}
+    if not any(dropped.values()):
+        return test, dropped
+    kept = {k.lower(): tuple(t for t in words if known[t]) for k, words in sets.items()}
+    return replace(test, **kept), dropped
+
+
+def _short_sets(kept, dropped: dict, min_words: int = MIN_WORDS) -> list[str]:
+    """Sets that lost words and kept fewer than ``min_words``: the test is not run on them."""
+    return [k for k, words in _sets(kept).items() if dropped[k] and len(words) < max(min_words, 1)]
+
+
+def _describe_dropped(dropped: dict) -> str:
+    return "; ".join(f"{k}: {', '.join(words)}" for k, words in dropped.items() if words)
+
+
+def dropped_words(tests, metric, min_words: int = MIN_WORDS) -> pd.DataFrame:
+    """Per test, the words ``metric`` cannot represent (dropped by default from association tests).
+
+    One row per test: ``test``, ``level``, ``n_targets`` and ``n_attributes`` (words
+    kept), ``n_dropped`` (over the four sets), ``X``, ``Y``, ``A``, ``B`` (the dropped
+    words of each set, comma-separated) and ``runs`` (False when a set that lost words keeps fewer than
+    ``min_words``).
+    """
+    rows = []
+    for test in tests:
+        kept, dropped = drop_unrepresented(test, metric)
+        rows.append({"test": test.name, "level": test.level, "n_targets": len(kept.targets),
+                     "n_attributes": len(kept.attributes), "n_dropped": sum(map(len, dropped.values())),
+                     **{k: ", ".join(words) for k, words in dropped.items()},
+                     "runs": not _short_sets(kept, dropped, min_words)})
+    return pd.DataFrame(rows, columns=["test", "level", "n_targets", "n_attributes", "n_dropped", *SETS, "runs"])
 
 
 # --- running tests through metrics ------------------------------------------------------
@@ -262,14 +349,19 @@ class _PairIndex:
         return [self.texts[i] for i in keys // self.n], [self.texts[j] for j in keys % self.n]
 
 
-def _jobs(label: str, metric, index: _PairIndex, tests, test_keys, all_keys: np.ndarray) -> list:
-    """One job scoring every pair the tests need, or, for a corpus-dependent metric, one job per test."""
+def _jobs(label: str, metric, index: _PairIndex, tests, test_keys: list, all_keys: np.ndarray) -> list:
+    """One job scoring every pair the tests need, or, for a corpus-dependent metric, one job per test that runs."""
     from ..jobs import Job
 
     if not getattr(metric, "corpus_dependent", False):
         return [Job(metric, *index.texts_of(all_keys), label=label, what="association tests")]
-    return [Job(metric, *index.texts_of(np.concatenate([ta.ravel(), at.ravel()])), label=label,
-                what=f"{test.name} ({test.level})") for test, (ta, at) in zip(tests, test_keys)]
+    return [Job(metric, *index.texts_of(np.concatenate([pair[0].ravel(), pair[1].ravel()])), label=label,
+                what=f"{test.name} ({test.level})") for test, pair in zip(tests, test_keys) if pair is not None]
+
+
+def _split(scores: np.ndarray, ta: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """M(t, a) and M(a, t) of one test from the scores of its pairs ``ta`` then ``at``."""
+    return scores[:ta.size].reshape(ta.shape), scores[ta.size:].reshape(at.shape)
 
 
 def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
@@ -298,7 +390,8 @@ def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
 
 
 def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: int = 0,
-        batch_size: int = BATCH_SIZE, progress: bool = False) -> pd.DataFrame:
+        batch_size: int = BATCH_SIZE, progress: bool = False, oov: str = "drop",
+        min_words: int = MIN_WORDS) -> pd.DataFrame:
     """Run association ``tests`` (:class:`metricbias.datasets.seat.SeatTest`) through ``metrics``.
 
     ``metrics``: anything :func:`build_metrics` takes (a metric, a list of metrics, names or
@@ -308,12 +401,20 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     idf weighting) is scored test by test, so that its corpus is the test's own
     pairs and its result does not depend on which other tests ran.
 
+    ``oov="drop"`` (default) drops, per metric, the words it cannot represent from
+    their sets (module docstring; a :class:`DroppedWordsWarning` names them);
+    ``oov="zero"`` keeps them. A test in which a set that lost words keeps fewer than ``min_words``
+    (default 2) is not run: its effect size and p-value are NaN.
+
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
-    ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family`` and
-    ``scoring_seconds`` (seconds spent on that metric's pairs: cache reads and writes, and
-    computing them, in this process or on the runner's workers).
-    ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|.
+    ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family``,
+    ``dropped`` (the dropped words, per set) and ``scoring_seconds`` (seconds spent on that metric's
+    pairs: cache reads and writes, and computing them, in this process or on the runner's workers).
+    ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|, counting the
+    words kept; ``n_dropped`` counts the words dropped from the four sets.
     """
+    if oov not in OOV_POLICIES:
+        raise ValueError(f"oov must be one of {', '.join(OOV_POLICIES)}, not {oov!r}")
     tests = list(tests)
     metrics = build_metrics(metrics)
     if not tests or not metrics:
@@ -321,9 +422,30 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     from ..jobs import run as run_jobs
 
     index = _PairIndex(tests)
-    test_keys = [index.test_keys(t) for t in tests]
-    all_keys = np.unique(np.concatenate([k.ravel() for pair in test_keys for k in pair]))
-    jobs = {label: _jobs(label, metric, index, tests, test_keys, all_keys) for label, metric in metrics.items()}
+
+    # per metric: each test with the words it cannot represent dropped, and whether the test can run
+    plans: dict[str, list[tuple[object, dict, bool]]] = {}
+    for label, metric in metrics.items():
+        plan = []
+        for test in tests:
+            kept, dropped = drop_unrepresented(test, metric) if oov == "drop" else (test, {k: () for k in SETS})
+            short = _short_sets(kept, dropped, min_words)
+            if any(dropped.values()):
+                n = sum(map(len, dropped.values()))
+                reason = ("" if not short else
+                          "; " + ", ".join(f"{k} keeps {len(_sets(kept)[k])} word(s)" for k in short)
+                          + f", fewer than {min_words}, so the test is not run (effect size and p-value left empty)")
+                warnings.warn(f"{label} on {test.label}: dropped {n} word(s) it cannot represent "
+                              f"({_describe_dropped(dropped)}){reason}", DroppedWordsWarning, stacklevel=2)
+            plan.append((kept, dropped, not short))
+        plans[label] = plan
+    keys_of = {label: [index.test_keys(kept) if runs else None for kept, _, runs in plan]
+               for label, plan in plans.items()}
+    unique_of = {label: np.unique(np.concatenate([k.ravel() for pair in keys if pair is not None for k in pair]
+                                                 or [np.empty(0, dtype=np.int64)]))
+                 for label, keys in keys_of.items()}
+    jobs = {label: _jobs(label, metric, index, tests, keys_of[label], unique_of[label])
+            for label, metric in metrics.items()}
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -336,32 +458,40 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
         if bar is not None:
             bar.close()
 
-    # M(t, a) and M(a, t) per test, per metric
-    scored: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    # M(t, a) and M(a, t) per test, per metric (None where the test does not run)
+    scored: dict[str, list[tuple[np.ndarray, np.ndarray] | None]] = {}
     seconds: dict[str, float] = {}
     for label, metric_jobs in jobs.items():
+        test_keys, all_keys = keys_of[label], unique_of[label]
         if getattr(metrics[label], "corpus_dependent", False):
-            scored[label] = [(job.scores[:ta.size].reshape(ta.shape), job.scores[ta.size:].reshape(at.shape))
-                             for job, (ta, at) in zip(metric_jobs, test_keys)]
+            per_test = iter(metric_jobs)  # one job per test that runs
+            scored[label] = [None if pair is None else _split(next(per_test).scores, *pair) for pair in test_keys]
         else:
             values = metric_jobs[0].scores
-            scored[label] = [(values[np.searchsorted(all_keys, ta)], values[np.searchsorted(all_keys, at)])
-                             for ta, at in test_keys]
+            scored[label] = [None if pair is None else
+                             (values[np.searchsorted(all_keys, pair[0])], values[np.searchsorted(all_keys, pair[1])])
+                             for pair in test_keys]
         seconds[label] = sum(job.seconds for job in metric_jobs)
 
     rows = []
     for i, test in enumerate(tests):
-        n_x, n_a = len(test.x), len(test.a)
-        observed = [_observed(*scored[label][i], n_x, n_a, label=f"{label} on {test.label}") for label in metrics]
-        p, n_used, exact = _p_values(observed, n_x, n_permutations, partition_seed(seed, f"{test.name}|{test.level}"))
-        for (label, metric), obs, p_value in zip(metrics.items(), observed, p):
+        observed = []
+        for label in metrics:
+            kept = plans[label][i][0]
+            observed.append(None if scored[label][i] is None else
+                            _observed(*scored[label][i], len(kept.x), len(kept.a), label=f"{label} on {test.label}",
+                                      n_y=len(kept.y)))
+        p_values = _p_values(observed, n_permutations, partition_seed(seed, f"{test.name}|{test.level}"))
+        for (label, metric), obs, (p_value, n_used, exact) in zip(metrics.items(), observed, p_values):
+            kept, dropped, _ = plans[label][i]
             rows.append({
                 "test": test.name, "level": test.level, "metric": label,
-                "effect_size": obs["effect_size"], "p_value": p_value,
-                "n_targets": len(test.targets), "n_attributes": len(test.attributes),
-                "signature": metric.signature, "statistic": obs["statistic"],
+                "effect_size": float("nan") if obs is None else obs["effect_size"], "p_value": p_value,
+                "n_targets": len(kept.targets), "n_attributes": len(kept.attributes),
+                "n_dropped": sum(map(len, dropped.values())),
+                "signature": metric.signature, "statistic": float("nan") if obs is None else obs["statistic"],
                 "n_partitions": n_used, "exact": exact, "name": metric.name, "family": getattr(metric, "family", ""),
-                "scoring_seconds": seconds[label],
+                "dropped": _describe_dropped(dropped), "scoring_seconds": seconds[label],
             })
     return pd.DataFrame(rows)
 

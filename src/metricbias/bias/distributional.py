@@ -17,14 +17,28 @@ Choices stated here (the paper leaves them open):
   released code (``torch.std_mean``) does;
 * **KL** of two Gaussians in closed form (nats; KLS is a ratio, so the base cancels);
 * **JS** with M the exact mixture of Eq. 7, integrated numerically
-  (:func:`scipy.integrate.quad`), in bits so that it lies in [0, 1]. The authors'
-  released code instead replaces M by the Gaussian with the mixture's mean and
-  averaged variance and works in nats; we follow the paper's equations;
+  (:func:`scipy.integrate.quad`), in bits so that it lies in [0, 1]
+  (``variant="paper"``, the default);
 * **0/0 in Eq. 6**: two identical fits have KL = 0 both ways; we define KLS = 50
   there, the value Eq. 6 takes for *every* pair of equal-variance fits (then
   KL(P‖Q) = KL(Q‖P) = (μ_P − μ_Q)²/2σ², so KLS is constant 50 along any path
   to the identical pair);
 * a fit with σ = 0 (constant scores) is not a distribution: a clear error.
+
+**The author's released code** (``nlply/robust-bias-evaluation-measures``,
+``code/scoring.py``, ``js_div``) computes JSS differently, and
+``variant="author_code"`` reproduces it:
+
+1. M is replaced by a single Gaussian, N((μ_st + μ_at)/2, (σ_st² + σ_at²)/2),
+   so both KL terms have closed forms;
+2. JS = (KL(P_st‖M) + KL(P_at‖M))/2 is in nats;
+3. both JS and Δσ are folded with x ↦ min(x, 1)/max(x, 1), i.e. x for x ≤ 1 and
+   1/x above: JS is not bounded by 1 in nats, and past 1 nat the fold makes JSS
+   *rise* again as the two fits move further apart (two Gaussians 6σ apart have
+   JS = 4.5 nats, folded to 0.22, so JSS = 77.8). For scores on [0, 1], Δσ ≤ 1
+   and its fold changes nothing.
+
+:func:`jss_variants` puts both side by side.
 
 Note what Eq. 6 implies for Gaussians: the two KL divergences differ only
 through the variances, so KLS measures how unequal the spreads are (weighted by
@@ -117,6 +131,21 @@ def js_gaussian(p: GaussianFit, q: GaussianFit) -> float:
     return float(min(max(value, 0.0), 1.0))
 
 
+def js_gaussian_author_code(p: GaussianFit, q: GaussianFit) -> float:
+    """JS as the author's released code computes it, in nats and unfolded (module docstring):
+    (KL(P‖M) + KL(Q‖M))/2 with M = N((μ_p + μ_q)/2, (σ_p² + σ_q²)/2) a single Gaussian."""
+    m = GaussianFit((p.mean + q.mean) / 2, float(np.sqrt((p.std ** 2 + q.std ** 2) / 2)))
+    return 0.5 * (kl_gaussian(p, m) + kl_gaussian(q, m))
+
+
+def fold(x: float) -> float:
+    """min(x, 1)/max(x, 1): x up to 1, 1/x beyond (the author's code applies it to JS and to Δσ)."""
+    return min(x, 1.0) / max(x, 1.0)
+
+
+JSS_VARIANTS = ("paper", "author_code")
+
+
 def kls(scores_st, scores_at) -> float:
     """KLS (Eq. 6) of two score sets (or two :class:`GaussianFit`); 50 for identical fits (0/0, see module doc)."""
     p, q = _fit(scores_st, "stereotypical scores"), _fit(scores_at, "anti-stereotypical scores")
@@ -126,9 +155,18 @@ def kls(scores_st, scores_at) -> float:
     return 100.0 * max(a, b) / (a + b)
 
 
-def jss(scores_st, scores_at) -> float:
-    """JSS (Eq. 9) of two score sets (or two :class:`GaussianFit`): 100 (1 − JS) / (1 + |σ_st − σ_at|)."""
+def jss(scores_st, scores_at, variant: str = "paper") -> float:
+    """JSS (Eq. 9) of two score sets (or two :class:`GaussianFit`): 100 (1 − JS) / (1 + |σ_st − σ_at|).
+
+    ``variant="paper"``: JS of the exact mixture, in bits (Eqs. 7–9). ``"author_code"``: as the author's
+    released code, 100 (1 − fold(JS)) / (1 + fold(Δσ)) with JS from :func:`js_gaussian_author_code`
+    (module docstring).
+    """
+    if variant not in JSS_VARIANTS:
+        raise ValueError(f"JSS variant must be one of {', '.join(JSS_VARIANTS)}, not {variant!r}")
     p, q = _fit(scores_st, "stereotypical scores"), _fit(scores_at, "anti-stereotypical scores")
+    if variant == "author_code":
+        return 100.0 * (1.0 - fold(js_gaussian_author_code(p, q))) / (1.0 + fold(abs(p.std - q.std)))
     return 100.0 * (1.0 - js_gaussian(p, q)) / (1.0 + abs(p.std - q.std))
 
 
@@ -181,13 +219,15 @@ def unit_rescale(scores_1, scores_2) -> tuple[np.ndarray, np.ndarray]:
     return r1 / 100.0, r2 / 100.0
 
 
-def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half") -> dict:
+def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half",
+                  jss_variant: str = "paper") -> dict:
     """Liu's measures on one paired score set (candidate 1 = stereotypical): indicator, KLS, JSS, Shapiro–Wilk p.
 
     With ``rescale`` (the default for metric scores), both sets are first put on
     [0, 1] by :func:`unit_rescale`, so that Δσ in JSS is comparable across metrics.
     Metric scores tie often, so the indicator counts ties as half (see
     :func:`indicator_score`); ``tie_share`` reports how often they tie.
+    ``jss_variant`` chooses how JSS is computed (:func:`jss`).
     """
     s1, s2 = (unit_rescale(scores_1, scores_2) if rescale
               else (np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)))
@@ -197,25 +237,49 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
         "indicator": indicator_score(s1, s2, ties=ties),
         "tie_share": float(np.mean(s1 == s2)),
         "kls": kls(p, q),
-        "jss": jss(p, q),
+        "jss": jss(p, q, variant=jss_variant),
         "shapiro_p_1": shapiro_wilk(s1)[1],
         "shapiro_p_2": shapiro_wilk(s2)[1],
     }
 
 
-def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True,
-                  ties: str = "half") -> pd.DataFrame:
-    """:func:`pair_measures` for every group of a long table with ``score_1, score_2`` columns."""
+def _per_group(scores: pd.DataFrame, by, measure) -> pd.DataFrame:
+    """``measure(score_1, score_2) -> dict`` for every cell of a score table; errors name the cell."""
     from .scores import cells
 
     rows = []
     for key, group in cells(scores, by, required=(*by, "score_1", "score_2")):
         try:
-            row = pair_measures(group["score_1"], group["score_2"], rescale=rescale, ties=ties)
+            row = measure(group["score_1"], group["score_2"])
         except ValueError as exc:
             raise ValueError(f"{key}: {exc}") from exc
         rows.append({**key, **row})
     return pd.DataFrame(rows)
+
+
+def measure_table(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True,
+                  ties: str = "half", jss_variant: str = "paper") -> pd.DataFrame:
+    """:func:`pair_measures` for every group of a long table with ``score_1, score_2`` columns."""
+    return _per_group(scores, by, lambda s1, s2: pair_measures(s1, s2, rescale=rescale, ties=ties,
+                                                               jss_variant=jss_variant))
+
+
+def _both_jss(scores_1, scores_2, rescale: bool) -> dict:
+    s1, s2 = (unit_rescale(scores_1, scores_2) if rescale
+              else (np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)))
+    p, q = fit_gaussian(s1, label="candidate 1 scores"), fit_gaussian(s2, label="candidate 2 scores")
+    paper, author = jss(p, q), jss(p, q, variant="author_code")
+    return {"n_pairs": p.n, "js_bits": js_gaussian(p, q), "js_nats_author_code": js_gaussian_author_code(p, q),
+            "delta_sigma": abs(p.std - q.std), "jss_paper": paper, "jss_author_code": author,
+            "difference": author - paper}
+
+
+def jss_variants(scores: pd.DataFrame, *, by=("attribute", "metric"), rescale: bool = True) -> pd.DataFrame:
+    """JSS of every group of a long ``score_1, score_2`` table both ways: ``jss_paper`` (Eq. 9 as printed),
+    ``jss_author_code`` (the released code) and ``difference`` (author_code − paper), with the two
+    ingredients that differ: ``js_bits`` (exact mixture) and ``js_nats_author_code`` (unfolded), and
+    ``delta_sigma``. Scores are put on [0, 1] first as in :func:`pair_measures` (``rescale``)."""
+    return _per_group(scores, by, lambda s1, s2: _both_jss(s1, s2, rescale))
 
 
 def weighted_over(table: pd.DataFrame, *, types: str = "attribute", by=("metric",),
@@ -232,5 +296,6 @@ def weighted_over(table: pd.DataFrame, *, types: str = "attribute", by=("metric"
     return pd.DataFrame(rows)
 
 
-__all__ = ["GaussianFit", "fit_gaussian", "indicator_score", "js_gaussian", "jss", "kl_gaussian", "kls",
-           "measure_table", "pair_measures", "shapiro_wilk", "unit_rescale", "weighted", "weighted_over"]
+__all__ = ["GaussianFit", "JSS_VARIANTS", "fit_gaussian", "fold", "indicator_score", "js_gaussian",
+           "js_gaussian_author_code", "jss", "jss_variants", "kl_gaussian", "kls", "measure_table", "pair_measures",
+           "shapiro_wilk", "unit_rescale", "weighted", "weighted_over"]

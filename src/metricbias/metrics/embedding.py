@@ -131,6 +131,14 @@ class StaticEmbeddingMetric(Metric):
                 keys.append(tok.lower())
         return keys
 
+    def represents(self, text: str) -> bool:
+        """Whether ``text`` has a representation: at least one in-vocabulary token.
+
+        Association tests drop the words for which this is False (classic WEAT's
+        handling of out-of-vocabulary words; :mod:`metricbias.bias.association`).
+        """
+        return bool(self.tokens(text))
+
     def indices(self, text: str) -> np.ndarray:
         """Vocabulary rows of ``text``'s in-vocabulary tokens, in order."""
         vocab = load_vectors(str(self._path)).key_to_index

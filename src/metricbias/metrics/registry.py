@@ -311,6 +311,9 @@ def on_backbones(specs, backbone_names=None) -> list[Spec]:
     specs = [parse(s) if isinstance(s, str) else Spec(*s) for s in specs]
     if not backbone_names:
         return specs
+    for b in backbone_names:  # an unknown name is an error of its own, listing what is available
+        if _kind(backbones, b) is None:
+            backbones.kind_of(b)
     out: list[Spec] = []
     for spec in specs:
         cls = metric_class(spec.name)
