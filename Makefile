@@ -6,14 +6,18 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROFILE ?= offline
+# where the chapters' scoring runs: inprocess, local (a Dask LocalCluster of WORKERS processes) or tcp://HOST:PORT
+SCHEDULER ?= inprocess
+WORKERS ?=
 
 .PHONY: setup wordnet data backbones chapters book test clean
 
-# Create .venv (Python 3.11) and install the project with the locked dependency tree.
+# Create .venv (Python 3.11) and install the project with the locked dependency tree
+# (with Dask's `distributed`, which sweeps use and the tests check).
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"need Python 3.11 in $(VENV), found {sys.version.split()[0]}: remove $(VENV) and set PYTHON=python3.11"'
-	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[test,distributed]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -35,9 +39,9 @@ data: setup wordnet
 backbones: setup
 	$(BIN)/metricbias install-backbone all
 
-# Execute every chapter with papermill, in _toc.yml order.
+# Execute every chapter with papermill, in _toc.yml order; the chapters' kernels score on $(SCHEDULER).
 chapters: data backbones
-	$(BIN)/metricbias run --profile $(PROFILE)
+	METRICBIAS_SCHEDULER=$(SCHEDULER) METRICBIAS_WORKERS=$(WORKERS) $(BIN)/metricbias run --profile $(PROFILE)
 
 book: chapters
 	$(BIN)/jupyter-book build . --path-output book

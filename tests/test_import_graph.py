@@ -5,10 +5,10 @@ Every import counts, lazy ones inside functions too. Layers, lowest first:
 0. infrastructure: paths, sources, signature, cache, backbones, models, wordnet, model_setup, trained,
    provenance, progress
 1. datasets and metrics (siblings: neither imports the other)
-2. scoring (where a metric meets pairs)
+2. scoring (where a metric meets pairs) and jobs (where its scores are computed: in process or on Dask)
 3. bias (measures over score tables)
 4. mitigation, metaeval
-5. the faces: audits, profiles, runner, plots, cli, reproduction, recipes
+5. the faces: audits, profiles, runner, sweep, plots, cli, reproduction, recipes
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ LAYERS = {
     "paths": 0, "sources": 0, "signature": 0, "cache": 0, "backbones": 0, "models": 0, "wordnet": 0,
     "model_setup": 0, "trained": 0, "provenance": 0, "progress": 0,
     "datasets": 1, "metrics": 1,
-    "scoring": 2,
+    "scoring": 2, "jobs": 2,
     "bias": 3,
     "mitigation": 4, "metaeval": 4,
-    "audits": 5, "profiles": 5, "runner": 5, "plots": 5, "display": 5, "cli": 5, "reproduction": 5, "recipes": 5,
+    "audits": 5, "profiles": 5, "runner": 5, "sweep": 5, "plots": 5, "display": 5, "cli": 5, "reproduction": 5, "recipes": 5,
 }
 SIBLINGS = {frozenset({"datasets", "metrics"})}
 

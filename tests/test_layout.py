@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_environment_yml_carries_the_pyproject_pins():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    pins = set(project["dependencies"]) | set(project["optional-dependencies"]["test"])
+    pins = set(project["dependencies"]).union(*project["optional-dependencies"].values())
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert set(pip_section) == pins
@@ -24,7 +24,7 @@ def test_lock_agrees_with_direct_pins():
     )
     lock = {k.lower().replace("_", "-"): v for k, v in lock.items()}
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    for dep in project["dependencies"] + project["optional-dependencies"]["test"]:
+    for dep in project["dependencies"] + sum(project["optional-dependencies"].values(), []):
         name, version = dep.split("==")
         assert lock.get(name.lower().replace("_", "-")) == version, dep
 

@@ -38,6 +38,36 @@ def _specs(text: str | None, option: str):
     return [parse(n) for n in names]
 
 
+def _runner(args):
+    """The ``--scheduler`` / ``--workers`` of a command that scores (default: METRICBIAS_SCHEDULER, else in process)."""
+    from . import jobs
+
+    return jobs.use(args.scheduler, args.workers or None)
+
+
+def _scheduler_options(p) -> None:
+    p.add_argument("--scheduler", default=None,
+                   help="where scoring runs: inprocess (default), local (a Dask LocalCluster here) or tcp://HOST:PORT "
+                        "(an existing Dask scheduler); default: $METRICBIAS_SCHEDULER, else inprocess")
+    p.add_argument("--workers", type=_count, default=0,
+                   help="local: worker processes (default 0: one per core); tcp://: wait for this many workers")
+
+
+def _cmd_sweep(args) -> int:
+    _check_out(args, folder=True)
+    from . import sweep
+
+    manifest = sweep.sweep(args.profile, args.out, metrics=_split(args.metrics), backbones=_split(args.backbones),
+                           datasets=_split(args.datasets), scheduler=args.scheduler, workers=args.workers or None,
+                           n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size,
+                           n_permutations=args.n_permutations, retries=args.retries)
+    print(sweep.summary(manifest))
+    for path in manifest.attrs["written"]:
+        print(f"wrote {path}")
+    print(f"wrote {args.out / 'manifest.csv'} ({len(manifest)} jobs, {manifest.attrs['seconds']:.1f} s)")
+    return 1 if (manifest["status"] == "failed").any() else 0
+
+
 def _cmd_bias(args) -> int:
     _check_out(args)
     from . import datasets
@@ -61,7 +91,8 @@ def _cmd_bias(args) -> int:
             raise SystemExit("metricbias bias: --scores live needs --metrics m1,m2 (see `metricbias metrics`)")
         specs = on_backbones(_specs(args.metrics, "--metrics"), _split(args.backbones))
         pairs = datasets.load(args.dataset, args.attributes, built_dir=args.built_dir)
-        scores = score_metrics(pairs, specs)
+        with _runner(args):
+            scores = score_metrics(pairs, specs)
     else:
         raise SystemExit(f"metricbias bias: --scores must be published or live, not {args.scores!r}")
     table = bias_table(scores, n_resamples=args.n_resamples, seed=args.seed)
@@ -96,8 +127,9 @@ def _cmd_weat(args) -> int:
     tests = seat.tests(args.test, args.level, sample_size=args.sample_size, seed=args.seed)
     spec, = metrics.on_backbones(_specs(args.metric, "--metric"), [args.backbone] if args.backbone else None)
     metric = spec.build()
-    table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
-                            seed=args.seed, progress=True, oov=args.oov)
+    with _runner(args):
+        table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
+                                seed=args.seed, progress=True, oov=args.oov)
     out = write_csv_atomic(table[association.COLUMNS], args.out)
     print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
     return 0
@@ -311,8 +343,9 @@ def _cmd_metaeval(args) -> int:
 
     built = [(spec.label, spec.build()) for spec in _specs(args.metrics, "--metrics")]  # unknown names fail now
     dataset = meta_eval.load(args.dataset).sample(args.sample, seed=args.seed)
-    table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
-                         cache=None if args.no_cache else ScoreCache.default())
+    with _runner(args):
+        table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
+                             cache=None if args.no_cache else ScoreCache.default())
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} correlations ({len(built)} metric(s) on {dataset.name}, {len(dataset)} rows, "
           f"swap={args.swap}) to {out}")
@@ -342,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--dataset built: read the built pairs from this folder (default data/built)")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    _scheduler_options(p)
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_bias)
 
@@ -359,8 +393,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="words the metric cannot represent (no vector): drop them from their sets, as classic WEAT "
                         "does (default), or keep them with the metric's score for an empty text (zero)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled partitions and sets (default 0)")
+    _scheduler_options(p)
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_weat)
+
+    p = sub.add_parser("sweep", help="metric configurations x datasets as jobs, in process or on Dask: bias tables "
+                                     "and a manifest of the jobs (resumes from the score cache)")
+    p.add_argument("--profile", required=True, help="whose metric configurations to run: offline, smoke or paper")
+    p.add_argument("--metrics", default=None,
+                   help="comma-separated metric specifications name[:key=value...] instead of the profile's suite "
+                        "(labelled as written, as `metricbias bias` labels them)")
+    p.add_argument("--backbones", default=None,
+                   help="comma-separated backbones: each model-based metric runs on those it accepts (without "
+                        "--metrics: the profile's configurations on these backbones)")
+    p.add_argument("--datasets", default=None,
+                   help="comma-separated paired datasets (published, built, ...) and/or seat (every association test); "
+                        "default published,built")
+    _scheduler_options(p)
+    p.add_argument("--retries", type=_count, default=2, help="tries after a job's first failure (default 2)")
+    p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples of the bias tables (default 9999)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
+    p.add_argument("--sample-size", type=_count, default=0,
+                   help="seat: draw sentence-level tests to at most this many texts per set (default 0: all)")
+    p.add_argument("--n-permutations", type=_permutations, default=100_000,
+                   help="seat: permutation-test partitions (default 100000)")
+    p.add_argument("--out", required=True, type=Path,
+                   help="output folder: bias_<dataset>.csv per dataset, weat.csv, manifest.csv")
+    p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser("build-datasets", help="build the paired-candidate datasets from the raw sources")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all in attributes.yml)")
@@ -430,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=_count, default=0, help="keep this many random items (0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    _scheduler_options(p)
     p.add_argument("--out", required=True, type=Path, help="output CSV")
     p.set_defaults(func=_cmd_metaeval)
 

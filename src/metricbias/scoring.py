@@ -15,7 +15,9 @@ Scores go through the score cache (keyed by the metric's signature). A
 corpus-dependent metric (idf weights, document frequencies) scores one (dataset,
 attribute) at a time, with that set's texts as its corpus, as the released scores
 were computed one file at a time; every other metric scores all pairs in one
-call, so that each distinct text is encoded once.
+call, so that each distinct text is encoded once. Each such call is a
+:class:`~metricbias.jobs.Job`: it runs in this process or on a Dask cluster
+(:func:`metricbias.jobs.use`), and only this process writes the cache.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pandas as pd
 
 from .cache import ScoreCache
 from .datasets.registry import check as check_pairs
+from .jobs import Job, run
 from .metrics.registry import resolve
 
 SCORE_COLUMNS = ["dataset", "attribute", "pair_id", "metric", "score_1", "score_2", "signature"]
@@ -40,24 +43,53 @@ def _cache(cache):
     return cache or None
 
 
-def _corpus_scores(metric, group: pd.DataFrame, cache) -> tuple[np.ndarray, np.ndarray]:
-    """Both sides of a (dataset, attribute) group scored in one call whose corpus is the group's items.
+class Plan:
+    """The jobs that score a pair table with one metric, and how their scores become the score table.
 
-    Each side stands for an item (``item_1``/``item_2``; default: every side its own);
-    the corpus is the distinct items, candidate 1 sides first, as the released files were scored.
+    One job holds every pair (both sides); a corpus-dependent metric has one job per
+    (dataset, attribute), whose texts are its corpus: the distinct items (``item_1``/``item_2``;
+    default: every side its own), candidate 1 sides first, as the released files were scored.
     """
-    n = len(group)
-    items_1 = group["item_1"].tolist() if "item_1" in group else [(i, 1) for i in range(n)]
-    items_2 = group["item_2"].tolist() if "item_2" in group else [(i, 2) for i in range(n)]
-    texts = {}
-    for items, cands, refs in ((items_1, group["candidate_1"], group["reference_1"]),
-                               (items_2, group["candidate_2"], group["reference_2"])):
-        for item, c, r in zip(items, cands, refs):
-            texts.setdefault(item, (c, r))
-    order = list(texts)
-    scores = metric.score([texts[i][0] for i in order], [texts[i][1] for i in order], cache=cache)
-    at = dict(zip(order, scores))
-    return np.array([at[i] for i in items_1]), np.array([at[i] for i in items_2])
+
+    def __init__(self, pairs: pd.DataFrame, metric, label: str | None = None):
+        self.pairs = check_pairs(pairs)
+        self.label, self.metric = resolve(metric, label=label)
+        self._sides = []  # per job: the rows it fills, the items of side 1 and of side 2
+        self.jobs: list[Job] = []
+        if self.metric.corpus_dependent:
+            groups = [g for _, g in self.pairs.groupby(["dataset", "attribute"], sort=False)]
+        else:
+            groups = [self.pairs]
+        for group in groups:
+            n = len(group)
+            if self.metric.corpus_dependent:
+                items_1 = group["item_1"].tolist() if "item_1" in group else [(i, 1) for i in range(n)]
+                items_2 = group["item_2"].tolist() if "item_2" in group else [(i, 2) for i in range(n)]
+            else:  # every side its own text
+                items_1, items_2 = list(range(n)), list(range(n, 2 * n))
+            texts = {}
+            for items, cands, refs in ((items_1, group["candidate_1"], group["reference_1"]),
+                                       (items_2, group["candidate_2"], group["reference_2"])):
+                for item, c, r in zip(items, cands, refs):
+                    texts.setdefault(item, (c, r))
+            what = "+".join(dict.fromkeys(group["dataset"])) + (f"/{group['attribute'].iloc[0]}"
+                                                                 if self.metric.corpus_dependent else "")
+            self.jobs.append(Job(self.metric, [c for c, _ in texts.values()], [r for _, r in texts.values()],
+                                 label=self.label, what=what))
+            self._sides.append((group.index, list(texts), items_1, items_2))
+
+    def table(self) -> pd.DataFrame:
+        """The tidy score table of :data:`SCORE_COLUMNS` (once :func:`metricbias.jobs.run` has scored the jobs)."""
+        s1, s2 = np.empty(len(self.pairs)), np.empty(len(self.pairs))
+        for job, (index, order, items_1, items_2) in zip(self.jobs, self._sides):
+            if job.scores is None:
+                raise RuntimeError(f"{self.label} on {job.what}: not scored ({job.error or 'run the jobs first'})")
+            at = dict(zip(order, job.scores))
+            s1[index], s2[index] = [at[i] for i in items_1], [at[i] for i in items_2]
+        out = self.pairs[["dataset", "attribute", "pair_id"]].assign(metric=self.label, score_1=s1, score_2=s2,
+                                                                     signature=self.metric.signature)
+        carried = [c for c in CARRIED if c in self.pairs.columns]
+        return pd.concat([out, self.pairs[carried]], axis=1)[SCORE_COLUMNS + carried]
 
 
 def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = None) -> pd.DataFrame:
@@ -66,35 +98,24 @@ def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = 
     ``label`` names the metric in the ``metric`` column (default: the metric's
     configuration label, e.g. ``BERTScore-MiniLM``). ``cache``: True for the default
     score cache, a :class:`~metricbias.cache.ScoreCache`, or None/False for none.
+    The jobs run on the current runner (:func:`metricbias.jobs.use`).
     """
-    pairs = check_pairs(pairs)
-    label, metric = resolve(metric, label=label)
-    cache = _cache(cache)
-    s1, s2 = np.empty(len(pairs)), np.empty(len(pairs))
-    if metric.corpus_dependent:
-        for _, group in pairs.groupby(["dataset", "attribute"], sort=False):
-            s1[group.index], s2[group.index] = _corpus_scores(metric, group, cache)
-    else:
-        n = len(pairs)
-        scores = metric.score(pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
-                              pairs["reference_1"].tolist() + pairs["reference_2"].tolist(), cache=cache)
-        s1, s2 = scores[:n], scores[n:]
-    out = pairs[["dataset", "attribute", "pair_id"]].assign(metric=label, score_1=s1, score_2=s2,
-                                                            signature=metric.signature)
-    carried = [c for c in CARRIED if c in pairs.columns]
-    return pd.concat([out, pairs[carried]], axis=1)[SCORE_COLUMNS + carried]
+    plan = Plan(pairs, metric, label)
+    run(plan.jobs, _cache(cache))
+    return plan.table()
 
 
 def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progress: bool = True) -> pd.DataFrame:
-    """:func:`score_pairs` for every metric (names, specifications, ``Metric``s, profile entries), stacked."""
-    from .progress import tqdm
+    """:func:`score_pairs` for every metric (names, specifications, ``Metric``s, profile entries), stacked.
 
-    cache = _cache(cache)
-    metrics = list(metrics)
-    parts = [score_pairs(pairs, m, cache=cache) for m in tqdm(metrics, desc="metrics", disable=not progress)]
-    if not parts:
+    Every metric's jobs go to the runner together, so that a cluster scores the metrics side by side.
+    """
+    pairs = check_pairs(pairs)
+    plans = [Plan(pairs, m) for m in metrics]
+    if not plans:
         raise ValueError("no metric to score")
-    return pd.concat(parts, ignore_index=True)
+    run([job for plan in plans for job in plan.jobs], _cache(cache), progress=progress or None)
+    return pd.concat([plan.table() for plan in plans], ignore_index=True)
 
 
-__all__ = ["SCORE_COLUMNS", "score_metrics", "score_pairs"]
+__all__ = ["SCORE_COLUMNS", "Plan", "score_metrics", "score_pairs"]

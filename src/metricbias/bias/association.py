@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 import warnings
 import zlib
 from dataclasses import replace
@@ -90,7 +89,9 @@ def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> 
     rows, cols = list(rows), list(cols)
     cands = [x for x in rows for _ in cols] + [y for y in cols for _ in rows]
     refs = [y for _ in rows for y in cols] + [x for _ in cols for x in rows]
-    scores = metric.score(cands, refs, cache=cache)
+    from ..jobs import score
+
+    scores = score(metric, cands, refs, cache=cache)
     half = len(rows) * len(cols)
     return symmetric_similarity(scores[:half].reshape(len(rows), len(cols)),
                                 scores[half:].reshape(len(cols), len(rows)))
@@ -348,16 +349,19 @@ class _PairIndex:
         return [self.texts[i] for i in keys // self.n], [self.texts[j] for j in keys % self.n]
 
 
-def _score_keys(metric, index: _PairIndex, keys: np.ndarray, cache, batch_size: int, progress) -> np.ndarray:
-    """Scores of the (sorted, unique) pair ``keys``, in batches through the cache."""
-    out = np.empty(len(keys), dtype=float)
-    for start in range(0, len(keys), batch_size):
-        part = keys[start:start + batch_size]
-        cands, refs = index.texts_of(part)
-        out[start:start + len(part)] = metric.score(cands, refs, cache=cache)
-        if progress is not None:
-            progress.update(len(part))
-    return out
+def _jobs(label: str, metric, index: _PairIndex, tests, test_keys: list, all_keys: np.ndarray) -> list:
+    """One job scoring every pair the tests need, or, for a corpus-dependent metric, one job per test that runs."""
+    from ..jobs import Job
+
+    if not getattr(metric, "corpus_dependent", False):
+        return [Job(metric, *index.texts_of(all_keys), label=label, what="association tests")]
+    return [Job(metric, *index.texts_of(np.concatenate([pair[0].ravel(), pair[1].ravel()])), label=label,
+                what=f"{test.name} ({test.level})") for test, pair in zip(tests, test_keys) if pair is not None]
+
+
+def _split(scores: np.ndarray, ta: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """M(t, a) and M(a, t) of one test from the scores of its pairs ``ta`` then ``at``."""
+    return scores[:ta.size].reshape(ta.shape), scores[ta.size:].reshape(at.shape)
 
 
 def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
@@ -404,8 +408,9 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
     ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family``,
-    ``dropped`` (the dropped words, per set) and ``scoring_seconds`` (wall time spent scoring that metric's
-    pairs, cache included). ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|, counting the
+    ``dropped`` (the dropped words, per set) and ``scoring_seconds`` (seconds spent on that metric's
+    pairs: cache reads and writes, and computing them, in this process or on the runner's workers).
+    ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|, counting the
     words kept; ``n_dropped`` counts the words dropped from the four sets.
     """
     if oov not in OOV_POLICIES:
@@ -414,10 +419,8 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     metrics = build_metrics(metrics)
     if not tests or not metrics:
         raise ValueError("need at least one test and one metric")
-    if cache is True:
-        from ..cache import ScoreCache
+    from ..jobs import run as run_jobs
 
-        cache = ScoreCache.default()
     index = _PairIndex(tests)
 
     # per metric: each test with the words it cannot represent dropped, and whether the test can run
@@ -441,40 +444,34 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     unique_of = {label: np.unique(np.concatenate([k.ravel() for pair in keys if pair is not None for k in pair]
                                                  or [np.empty(0, dtype=np.int64)]))
                  for label, keys in keys_of.items()}
+    jobs = {label: _jobs(label, metric, index, tests, keys_of[label], unique_of[label])
+            for label, metric in metrics.items()}
     bar = None
     if progress:
         from ..progress import tqdm
 
-        bar = tqdm(total=sum(len(u) for u in unique_of.values()), desc="association pairs", unit="pair")
+        bar = tqdm(total=sum(len(j.candidates) for js in jobs.values() for j in js), desc="association pairs",
+                   unit="pair")
+    try:  # every metric's jobs together, so that a cluster scores the metrics side by side
+        run_jobs([j for js in jobs.values() for j in js], cache, chunk_size=batch_size, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
     # M(t, a) and M(a, t) per test, per metric (None where the test does not run)
     scored: dict[str, list[tuple[np.ndarray, np.ndarray] | None]] = {}
     seconds: dict[str, float] = {}
-    for label, metric in metrics.items():
-        started = time.perf_counter()
+    for label, metric_jobs in jobs.items():
         test_keys, all_keys = keys_of[label], unique_of[label]
-        if getattr(metric, "corpus_dependent", False):
-            per_test = []
-            for pair in test_keys:
-                if pair is None:
-                    per_test.append(None)
-                    continue
-                ta, at = pair
-                keys = np.concatenate([ta.ravel(), at.ravel()])
-                cands, refs = index.texts_of(keys)
-                scores = metric.score(cands, refs, cache=cache)
-                per_test.append((scores[:ta.size].reshape(ta.shape), scores[ta.size:].reshape(at.shape)))
-                if bar is not None:
-                    bar.update(len(np.unique(keys)))
+        if getattr(metrics[label], "corpus_dependent", False):
+            per_test = iter(metric_jobs)  # one job per test that runs
+            scored[label] = [None if pair is None else _split(next(per_test).scores, *pair) for pair in test_keys]
         else:
-            values = _score_keys(metric, index, all_keys, cache, batch_size, bar)
-            per_test = [None if pair is None else
-                        (values[np.searchsorted(all_keys, pair[0])], values[np.searchsorted(all_keys, pair[1])])
-                        for pair in test_keys]
-        scored[label] = per_test
-        seconds[label] = time.perf_counter() - started
-    if bar is not None:
-        bar.close()
+            values = metric_jobs[0].scores
+            scored[label] = [None if pair is None else
+                             (values[np.searchsorted(all_keys, pair[0])], values[np.searchsorted(all_keys, pair[1])])
+                             for pair in test_keys]
+        seconds[label] = sum(job.seconds for job in metric_jobs)
 
     rows = []
     for i, test in enumerate(tests):

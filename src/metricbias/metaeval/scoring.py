@@ -1,4 +1,5 @@
-"""Score a meta-evaluation set with a metric: every (hypothesis, reference) pair in one batched, cached call.
+"""Score a meta-evaluation set with a metric: every (hypothesis, reference) pair in one batched, cached job
+(:mod:`metricbias.jobs`: in this process or on a Dask cluster).
 
 Metrics score one candidate against one reference. For a multi-reference set
 each hypothesis is scored against each of its references and the scores are
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.meta_eval import JudgedSet, PairSet
+from ..jobs import score
 from .correlation import AGGREGATIONS, aggregate
 
 
@@ -29,7 +31,7 @@ def reference_scores(metric, hypotheses, references, cache=None) -> list[np.ndar
         cands.extend([hyp] * len(rs))
         refs.extend(rs)
         bounds.append(len(cands))
-    flat = metric.score(cands, refs, cache=cache)
+    flat = score(metric, cands, refs, cache=cache)
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
@@ -46,5 +48,5 @@ def pair_scores(metric, dataset: PairSet, cache=None) -> tuple[np.ndarray, np.nd
     """Scores of the better and the worse translation of every DARR pair (one metric call)."""
     f = dataset.frame
     n = len(f)
-    flat = metric.score(list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2, cache=cache)
+    flat = score(metric, list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2, cache=cache)
     return flat[:n], flat[n:]
