@@ -64,7 +64,7 @@ def book_copy(tmp_path, monkeypatch):
     """A copy of the book's sources (not its outputs) to execute and build without touching the checkout."""
     raw = real_raw_location()
     root = tmp_path / "book-root"
-    for name in ("_config.yml", "_toc.yml", "notebooks", "book", "data"):
+    for name in ("_config.yml", "_toc.yml", "notebooks", "book", "data", "models"):
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("_build", "chapters", "raw", "built", "*.ipynb"))

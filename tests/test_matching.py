@@ -218,7 +218,7 @@ def test_adapter_changes_scores_and_signature(tiny_bert, tmp_path):
     adapted = bertscore(tiny_bert, adapter=str(tmp_path / "adapter"))
     assert "adapter:-" in plain.signature and "adapter:-" not in adapted.signature
     assert not np.allclose(plain.score(CANDS, REFS), adapted.score(CANDS, REFS))
-    with pytest.raises(models.ModelError, match="does not exist"):
+    with pytest.raises(models.ModelError, match="is neither a folder nor a trained adapter"):
         bertscore(tiny_bert, adapter=str(tmp_path / "nowhere"))
 
 

@@ -104,7 +104,7 @@ def test_gao_comparisons_for_the_page():
     assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
                           "within": [False, True, False, False]})
-    assert gao.ngram_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0}
+    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0}
 
 
 def test_without_and_signatures():

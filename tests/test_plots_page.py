@@ -56,7 +56,7 @@ def test_annotated_heatmap_and_interval_plot_fit_the_page():
         plt.close(fig)
     frame = pd.DataFrame({"metric": ["a", "b", "a", "b"], "attribute": ["x", "x", "y", "y"],
                           "value": [1.0, 2.0, 3.0, 4.0], "ci_low": [0.5, 1.5, 2.5, 3.5], "ci_high": [1.5, 2.5, 3.5, 4.5]})
-    fig = plots.interval_plot(frame, order=["b", "a"])
+    fig = plots.forest_plot(frame, order=["b", "a"])
     try:
         ax = fig.axes[0]
         assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "a"]

@@ -157,7 +157,7 @@ def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *,
     return fig
 
 
-def interval_plot(frame: pd.DataFrame, *, y: str = "metric", hue: str = "attribute", value: str = "value",
+def forest_plot(frame: pd.DataFrame, *, y: str = "metric", hue: str = "attribute", value: str = "value",
                   low: str = "ci_low", high: str = "ci_high", order=None, hue_order=None, xlabel: str = "",
                   title: str | None = None, width: float = PAGE_WIDTH, row_height: float = 0.34):
     """Values with their intervals, one line per ``y`` and one dodged marker per ``hue`` (a forest plot).
@@ -186,7 +186,7 @@ def interval_plot(frame: pd.DataFrame, *, y: str = "metric", hue: str = "attribu
     return fig
 
 
-def paper_vs_ours(compared: pd.DataFrame, *, x: str = "paper", y: str = "ours", col: str = "paper_metric",
+def paper_vs_ours_facets(compared: pd.DataFrame, *, x: str = "paper", y: str = "ours", col: str = "paper_metric",
                   hue: str = "level", xlabel: str = "paper", ylabel: str = "ours", col_wrap: int = 3,
                   width: float = PAGE_WIDTH):
     """A paper's numbers against ours, one facet per ``col`` (e.g. metric), reference lines at 0. Returns the figure."""

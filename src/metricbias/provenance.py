@@ -13,13 +13,11 @@ import importlib.metadata
 import json
 import platform
 import shlex
-import shutil
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from .backbones import PROVENANCE_FILE
+from .paths import atomic_dir
 
 
 def command() -> str:
@@ -86,26 +84,8 @@ def write(folder, record: dict) -> Path:
     return target
 
 
-@contextmanager
-def new_folder(folder) -> Iterator[Path]:
-    """Build an artifact folder in a temporary folder beside ``folder``, then swap it in.
-
-    A failure leaves ``folder`` as it was (and no temporary folder behind).
-    """
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    try:
-        yield tmp
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+#: build an artifact folder beside its place, then swap it in (a failure leaves the old one as it was)
+new_folder = atomic_dir
 
 
 __all__ = ["command", "data_files", "device_name", "files", "new_folder", "read", "versions", "write"]

@@ -502,7 +502,7 @@ def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) ->
     return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none"}
 
 
-def ngram_summary(repro: pd.DataFrame) -> dict:
+def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
     """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
     experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
     return {"metrics": int(repro["paper_metric"].nunique()),
