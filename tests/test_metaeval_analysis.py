@@ -165,3 +165,18 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
     assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--out", str(bad)]) == 2
     assert "judged.jsonl, line 13: not valid JSON" in capsys.readouterr().err
     assert not bad.exists()
+
+
+def test_trained_quality_keeps_the_paraphrasers_and_their_four_measures():
+    summary = pd.DataFrame([
+        {"name": "para-a", "available": True, "kind": "seq2seq", "base": "a", "steps": 300, "device": "cpu",
+         "validation_perplexity": 191.5, "flickr8k kendall": 0.2, "stsb-dev pearson": 0.7},
+        {"name": "mlm-a", "available": True, "kind": "mlm", "base": "a", "steps": 10, "device": "cpu"},
+        {"name": "para-b", "available": False}])
+    q = analysis.trained_quality(summary)
+    assert q["name"].tolist() == ["para-a"]
+    assert q.columns.tolist() == ["name", "base", "steps", "device", "validation perplexity",
+                                  *analysis.TRAINED_QUALITY.values()]
+    row = q.iloc[0]
+    assert (row["Flickr8k Kendall"], row["STS-B dev Pearson"]) == (0.2, 0.7)
+    assert np.isnan(row["WMT19 kk-en DARR tau"]) and np.isnan(row["REALSumm system Spearman"])
