@@ -364,3 +364,18 @@ def trained_quality(summary: pd.DataFrame, kind: str = "seq2seq") -> pd.DataFram
     for col, label in TRAINED_QUALITY.items():
         out[label] = found[col] if col in found else np.nan
     return out.reset_index(drop=True)
+
+
+def same_tau(sets: dict, metrics: Iterable, *, cache=None) -> pd.DataFrame:
+    """The DARR Kendall-like tau of each metric on several relative-ranking sets that should hold the same pairs
+    (the registered WMT19 kk-en set, its generic JSONL, its pickle): one row per metric, one column per set name,
+    and ``largest difference`` between them."""
+    rows = []
+    for metric in metrics:
+        row = {}
+        for name, dataset in sets.items():
+            c = correlations(dataset, metric, cache=cache)
+            row["metric"], row[name] = c["metric"].iloc[0], float(c["value"].iloc[0])
+        values = [row[name] for name in sets]
+        rows.append({**row, "largest difference": max(values) - min(values)})
+    return pd.DataFrame(rows, columns=["metric", *sets, "largest difference"])

@@ -576,7 +576,8 @@ def oov_sentence(comparison: pd.DataFrame) -> str:
             "tests lose words.")
     lost = comparison[comparison["d (dropped)"].isna() & comparison["d (zero)"].notna()]
     if len(lost):
-        text += (f" Dropping them leaves {len(lost)} tests with a set of fewer than two words, so their d is undefined: "
+        text += (f" Dropping them leaves {len(lost)} test{'s' if len(lost) != 1 else ''} with a set of fewer than two "
+                 f"words, so {'their' if len(lost) != 1 else 'its'} d is undefined: "
                  + ", ".join(f"{r['test']} ({r['finding_zero']} with zero vectors)" for r in lost.to_dict("records"))
                  + ".")
     both = comparison[comparison["d (dropped)"].notna() & comparison["d (zero)"].notna()]
