@@ -53,6 +53,8 @@ def test_oov_comparison_and_sentence():
             "(negative → positive, p ≤ 0.01); d moves by up to 1.55 (C8-T: -0.20 with zero vectors, 1.35 with the "
             "words dropped).") in text
     assert "$" not in text  # no math produced from code
+    same = gao.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
+    assert gao.oov_sentence(same).endswith("changes in 0; d is the same to two decimals.")
     assert gao.oov_sentence(c.iloc[0:0]).endswith("not compared.")
 
 

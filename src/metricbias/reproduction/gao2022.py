@@ -589,6 +589,7 @@ def oov_sentence(comparison: pd.DataFrame) -> str:
                  f"changes in {len(changed)}"
                  + (": " + ", ".join(f"{r['test']} ({r['finding_zero']} → {r['finding_dropped']})"
                                       for r in changed.to_dict("records")) if len(changed) else "")
-                 + f"; d moves by up to {move.max():.2f} ({top['test']}: {top['d (zero)']:.2f} with zero vectors, "
-                 f"{top['d (dropped)']:.2f} with the words dropped).")
+                 + (f"; d moves by up to {move.max():.2f} ({top['test']}: {top['d (zero)']:.2f} with zero vectors, "
+                    f"{top['d (dropped)']:.2f} with the words dropped)." if round(move.max(), 2) > 0 else
+                    "; d is the same to two decimals."))
     return text
