@@ -498,15 +498,15 @@ def retrain_commands(found) -> list[str]:
 
 
 def shipped_summary(adapters: dict) -> pd.DataFrame:
-    """One row per shipped adapter (label -> :class:`training.Shipped`): which artifact, where it was found, and
-    how it was trained, from its provenance (steps, batch, learning rate, device, seconds per step and in all)."""
+    """One row per shipped adapter (label -> :class:`training.Shipped`): which artifact, where it was found, and from
+    its provenance the device it was trained on, the wall-clock minutes, and whether its figures were recorded
+    (steps, batch, learning rate and seconds per step: :func:`adapter_summary`)."""
     rows = []
     for label, found in adapters.items():
         p = found.provenance
         rows.append({"metric": label, "artifact": found.name, "found in": _where(found.folder),
-                     "steps": p["steps"], "batch": p["batch_size"], "learning rate": p["lr"], "device": p["device"],
-                     "device name": p.get("device_name", p["device"]), "seconds per step": p["seconds_per_step"],
-                     "minutes": p["seconds_total"] / 60, "figures recorded": bool(p.get("figures"))})
+                     "trained on": p.get("device_name", p["device"]), "minutes": p["seconds_total"] / 60,
+                     "figures recorded": "yes" if p.get("figures") else "no"})
     return pd.DataFrame(rows)
 
 
