@@ -182,3 +182,46 @@ def test_matching_maps_before_and_after_an_adapter(tiny_bert, tmp_path):
     assert orig.matrix.shape == adapted.matrix.shape and not np.allclose(orig.matrix, adapted.matrix)
     gap = out["maps"][("original", "candidate_1")].score - out["maps"][("original", "candidate_2")].score
     assert out["gap_original"] == pytest.approx(gap)
+
+
+def _shipped(tmp_path, figures=True):
+    """A :class:`training.Shipped` by hand: a BERTScore adapter under models/, its evaluation recorded."""
+    table = _compare_table()
+    provenance = {"metric": "bertscore", "metric_backbone": "tiny", "steps": 30, "batch_size": 32, "lr": 0.001,
+                  "seed": 0, "device": "cpu", "device_name": "CPU x86_64, 2 torch threads", "seconds_per_step": 1.5,
+                  "seconds_total": 90.0}
+    if figures:
+        provenance["figures"] = {"command": "metricbias adapters evaluate --record",
+                                 "evaluation": json.loads(table.to_json(orient="records"))}
+    folder = tmp_path / "models" / "debiased-bertscore-tiny"
+    return training.Shipped("debiased-bertscore-tiny", folder, provenance, {"metric_backbone": "tiny"})
+
+
+def test_shipped_summary_and_retrain_commands(tmp_path):
+    found = _shipped(tmp_path)
+    row = evaluation.shipped_summary({"BERTScore": found}).iloc[0].to_dict()
+    assert row["artifact"] == "debiased-bertscore-tiny" and row["found in"] == "models/debiased-bertscore-tiny"
+    assert (row["trained on"], row["minutes"], row["figures recorded"]) == ("CPU x86_64, 2 torch threads", 1.5, "yes")
+    cached = training.Shipped("x", tmp_path / "cache" / "trained" / "x", found.provenance, found.meta)
+    assert evaluation.shipped_summary({"B": cached}).iloc[0]["found in"] == "cache: trained/x"  # no machine paths
+    assert evaluation.retrain_commands(found) == [
+        "metricbias adapters train --metric bertscore --backbone tiny --steps 30 --batch-size 32 --lr 0.001 --seed 0 "
+        "--out runs/debiased-bertscore-tiny",
+        "metricbias adapters evaluate --adapter runs/debiased-bertscore-tiny --out runs/debiased-bertscore-tiny.csv "
+        "--record",
+        "metricbias adapters ship --run runs/debiased-bertscore-tiny"]
+
+
+def test_recorded_results_keep_the_attributes_asked_and_say_where_they_come_from(tmp_path):
+    found = _shipped(tmp_path)
+    everything = evaluation.recorded_results({"BERTScore": found})
+    assert len(everything) == 6 and set(everything["metric"]) == {"BERTScore"}
+    assert everything.columns.tolist() == ["metric", "backbone", *evaluation.COMPARE_COLUMNS]
+    race = evaluation.recorded_results({"BERTScore": found}, "race")  # gender is always kept, quality too
+    assert sorted(race.loc[race["kind"] == "bias", "name"]) == ["gender", "gender", "race"]
+    assert (race["kind"] == "quality").sum() == 2
+    note = evaluation.results_note("recorded", everything)
+    assert "40 bias pairs over 4 (metric, set) cells and 20 quality items" in note and "--record" in note
+    assert evaluation.results_note("computed", race).startswith("These figures are computed here")
+    with pytest.raises(ValueError, match="no figures recorded; run `metricbias adapters evaluate"):
+        evaluation.recorded_results({"BERTScore": _shipped(tmp_path, figures=False)})

@@ -120,3 +120,12 @@ def test_a_new_lexicon_changes_another_attributes_exclusions(race_only):
     assert excluded.empty
     assert pairs[["source_id", "group_1", "group_2", "reference"]].values.tolist() == [
         ["0", "black", "diet:vegan", "The chef was late."], ["1", "black", "white", "A man ran."]]
+
+
+def test_held_out_report_reads_the_shipped_paraphrasers_provenance():
+    """models/para-all-MiniLM-L6-v2 was trained on MRPC and STS-B pairs; every Flickr8k pair is an evaluation text."""
+    report = summary.held_out_report(["para-all-MiniLM-L6-v2", "no-such-backbone"]).set_index("source")
+    assert report["unit"].unique().tolist() == ["pairs"]
+    assert report.loc["flickr8k", ["read", "held out (dropped)", "used"]].tolist() == [3999, 3999, 0]
+    assert (report["read"] - report["held out (dropped)"] == report["used"]).all()
+    assert report.loc["mrpc", "used"] == 1607

@@ -165,3 +165,33 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
     assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--out", str(bad)]) == 2
     assert "judged.jsonl, line 13: not valid JSON" in capsys.readouterr().err
     assert not bad.exists()
+
+
+def test_trained_quality_keeps_the_paraphrasers_and_their_four_measures():
+    summary = pd.DataFrame([
+        {"name": "para-a", "available": True, "kind": "seq2seq", "base": "a", "steps": 300, "device": "cpu",
+         "validation_perplexity": 191.5, "flickr8k kendall": 0.2, "stsb-dev pearson": 0.7},
+        {"name": "mlm-a", "available": True, "kind": "mlm", "base": "a", "steps": 10, "device": "cpu"},
+        {"name": "para-b", "available": False}])
+    q = analysis.trained_quality(summary)
+    assert q["name"].tolist() == ["para-a"]
+    assert q.columns.tolist() == ["name", "base", "steps", "device", "validation perplexity",
+                                  *analysis.TRAINED_QUALITY.values()]
+    row = q.iloc[0]
+    assert (row["Flickr8k Kendall"], row["STS-B dev Pearson"]) == (0.2, 0.7)
+    assert np.isnan(row["WMT19 kk-en DARR tau"]) and np.isnan(row["REALSumm system Spearman"])
+
+
+def test_same_tau_on_the_pairs_read_back_and_on_a_reordered_copy(tmp_path):
+    from metricbias.datasets.meta_eval import load, write_jsonl
+
+    frame = pd.DataFrame({"item_id": ["1", "2", "3"], "reference": ["a cat sat", "a dog ran", "he went home"],
+                          "better": ["a cat sat", "a dog", "he went"], "worse": ["a dog sat", "a cat", "he went home"]})
+    ds = PairSet("toy-pairs", frame)
+    back = load(str(write_jsonl(ds, tmp_path / "pairs.jsonl")))
+    flipped = PairSet("flipped", frame.rename(columns={"better": "worse", "worse": "better"}))
+    t = analysis.same_tau({"registered": ds, "pair JSONL": back, "flipped": flipped}, [Overlap()])
+    assert t.columns.tolist() == ["metric", "registered", "pair JSONL", "flipped", "largest difference"]
+    row = t.iloc[0]
+    assert row["registered"] == row["pair JSONL"] == pytest.approx(1 / 3)  # as test_pairs_darr
+    assert row["flipped"] == pytest.approx(-1 / 3) and row["largest difference"] == pytest.approx(2 / 3)

@@ -31,3 +31,40 @@ def test_side_by_side():
     assert sbs.loc["MoverScore", "metric"].tolist() == ["MoverScore-1", "MoverScore-2"]
     assert sbs.loc["BLEU", "diff_origin"] == pytest.approx(0.45 - 0.441)
     assert pd.isna(sbs.loc["METEOR", "ours_origin"])
+
+
+def _oov_cells():
+    results = pd.DataFrame({"test": ["C1", "C7-N", "C8-T", "C5-N"], "level": "word", "metric": "emb",
+                            "effect_size": [1.13, float("nan"), 1.35, 0.54], "p_value": [0.09, float("nan"), 0.005, 0.06],
+                            "n_dropped": [41, 12, 3, 0]})
+    zero = pd.DataFrame({"test": ["C1", "C7-N", "C8-T", "C5-N"], "level": "word", "metric": "emb",
+                         "effect_size": [0.51, 0.37, -0.2, 0.54], "p_value": [0.04, 0.23, 0.9, 0.06]})
+    return results, zero
+
+
+def test_oov_comparison_and_sentence():
+    c = gao.oov_comparison(*_oov_cells())
+    assert c["changed"].tolist() == [False, True, True, False]
+    assert c["finding_dropped"].tolist() == ["positive", "undefined", "positive, p ≤ 0.01", "positive"]
+    text = gao.oov_sentence(c)
+    assert text.startswith("Through emb, 3 of the 4 word-level tests lose words. Dropping them leaves 1 test with a "
+                           "set of fewer than two words, so its d is undefined: C7-N (positive with zero vectors).")
+    assert ("Of the 3 tests defined both ways, the finding (the sign of d and whether p ≤ 0.01) changes in 1: C8-T "
+            "(negative → positive, p ≤ 0.01); d moves by up to 1.55 (C8-T: -0.20 with zero vectors, 1.35 with the "
+            "words dropped).") in text
+    assert "$" not in text  # no math produced from code
+    same = gao.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
+    assert gao.oov_sentence(same).endswith("changes in 0; d is the same to two decimals.")
+    assert gao.oov_sentence(c.iloc[0:0]).endswith("not compared.")
+
+
+def test_oov_words_on_the_released_seat_vectors():
+    """C6-N through the embedding average loses the names the Google News subset lacks (4 male, 7 female)."""
+    from metricbias import metrics
+    from metricbias.datasets import seat
+
+    words = gao.oov_words(seat.tests(["C6-N", "C6-T"], "word"), {"emb": metrics.get("embedding_average")})
+    row = words.set_index("test").loc["C6-N"]
+    assert (row["dropped"], row["X"], row["runs"]) == (11, "Paul, Kevin, Steve, Jeff", "no")
+    assert words.set_index("test").loc["C6-T", "dropped"] == 0
+    assert gao.oov_words([], {"emb": metrics.get("embedding_average")}).empty

@@ -269,3 +269,89 @@ def test_datasets_summary_on_the_built_gender_set():
     assert f["pairs"] == 1557 and f["exclusions"] == 27
     assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
     assert (f["bias_cells"], f["bias_cells_overlapping"], f["bias_largest_difference"]) == (2, 1, 1.0)
+
+
+def _availability(mpnet_runs=False):
+    """The 2 x 3 grid's configurations by hand: MiniLM runs everywhere, MPNet only where ``mpnet_runs``."""
+    from metricbias.metrics import backbone_grid
+
+    a = backbone_grid.configs()
+    mpnet = a["backbone"] == "all-mpnet-base-v2"
+    return a.assign(runs=~mpnet | mpnet_runs,
+                    fix=np.where(mpnet & ~mpnet_runs, "metricbias install-backbone all-mpnet-base-v2", ""))
+
+
+def test_fix_is_the_last_command_of_the_reason_without_paths():
+    assert sun2022._fix("backbone 'x' is not installed in /work/a/b; install it with `metricbias install-backbone x` "
+                        "(make backbones)") == "metricbias install-backbone x"
+    assert sun2022._fix("no command here") == ""
+
+
+def test_grid_backbones_and_note_say_what_ran():
+    one = sun2022.grid_backbones(_availability())
+    assert one["ran"] == one["complete"] == ["all-MiniLM-L6-v2"] and one["absent"] == ["all-mpnet-base-v2"]
+    assert (one["configurations_run"], one["configurations"]) == (7, 14)
+    note = sun2022.grid_note(one)
+    assert note.startswith("On this machine the grid ran 7 of its 14 configurations, on the backbone(s) "
+                           "all-MiniLM-L6-v2; not on all-mpnet-base-v2.")
+    assert "`metricbias install-backbone all-mpnet-base-v2`" in note and "cannot be estimated" in note
+    both = sun2022.grid_backbones(_availability(True))
+    assert both["complete"] == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"] and not both["fixes"]
+    assert "cannot be estimated" not in sun2022.grid_note(both)
+    assert [e.label for e in sun2022.grid_entries(_availability())] == [
+        "BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM", "BARTScore-P-MiniLM", "BARTScore-R-MiniLM",
+        "BARTScore-F-MiniLM", "PRISM-F-MiniLM"]
+
+
+def _grid_scores(availability, effect):
+    """Two attributes x 6 pairs; a configuration's |score_1 - score_2| is ``effect[(paradigm, backbone)]`` (one
+    pair scored 0 vs 1 fixes the Eq. 1 range)."""
+    rows = []
+    for r in availability[availability["runs"]].itertuples():
+        e = effect[(r.paradigm, r.backbone)]
+        for attribute in ("gender", "race"):
+            for i in range(6):
+                s1, s2 = (1.0, 0.0) if i == 0 else (0.5 + e / 2, 0.5 - e / 2)
+                rows.append({"attribute": attribute, "pair_id": i, "metric": r.metric, "score_1": s1, "score_2": s2})
+    return pd.DataFrame(rows)
+
+
+def test_grid_decomposition_with_one_and_two_backbones():
+    effect = {("Matching", "all-MiniLM-L6-v2"): 0.1, ("Regression", "all-MiniLM-L6-v2"): 0.3,
+              ("Generation", "all-MiniLM-L6-v2"): 0.5, ("Matching", "all-mpnet-base-v2"): 0.2,
+              ("Regression", "all-mpnet-base-v2"): 0.4, ("Generation", "all-mpnet-base-v2"): 0.6}
+    one = _availability()
+    assert sun2022.grid_decomposition(_grid_scores(one, effect), one).empty
+    claim = sun2022.paradigm_claim(sun2022.grid_decomposition(_grid_scores(one, effect), one), 10)
+    assert len(claim) == 1 and claim["source"].iloc[0] == sun2022.RELEASED
+    both = _availability(True)
+    d = sun2022.grid_decomposition(_grid_scores(both, effect), both, n_resamples=19)
+    avg = d.set_index("attribute").loc["average"]
+    # additive effects: paradigm rows 0.1/0.3/0.5 (+0.1 for MPNet); SS_paradigm = 2*(0.2²+0+0.2²), SS_backbone =
+    # 3*(2*0.05²), no interaction; every pair but the first carries the effect (5/6 of it after Eq. 1)
+    assert avg["share_paradigm"] == pytest.approx(0.16 / (0.16 + 0.015))
+    assert avg["share_interaction"] == pytest.approx(0, abs=1e-12)
+    table = sun2022.claim_table(sun2022.paradigm_claim(d, 10))
+    assert table["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
+    assert set(table["claim holds"]) == {"yes"}
+
+
+def test_paradigm_share_per_backbone_and_claim_sentence():
+    one = _availability()
+    bias = pd.DataFrame({"metric": ["BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM",
+                                    "BARTScore-F-MiniLM", "PRISM-F-MiniLM", "BARTScore-P-MiniLM"],
+                         "attribute": "gender", "bias": [1.0, 3.0, 5.0, 8.0, 10.0, 99.0]})
+    share = sun2022.paradigm_share_per_backbone(bias, one)
+    # decomposed configurations only (BARTScore-P is not): groups {1, 3}, {5}, {8, 10}; mean 5.4
+    total = sum((v - 5.4) ** 2 for v in (1, 3, 5, 8, 10))
+    between = 2 * (2 - 5.4) ** 2 + (5 - 5.4) ** 2 + 2 * (9 - 5.4) ** 2
+    assert share.iloc[0].to_dict() == {"backbone": "all-MiniLM-L6-v2", "configurations": 5, "paradigms": 3,
+                                       "share_paradigm": pytest.approx(between / total)}
+    text = sun2022.claim_sentence(sun2022.paradigm_claim(sun2022.grid_decomposition(pd.DataFrame(), one)), share)
+    rel = sun2022.released_shares()
+    assert text.startswith(f"On the released configurations, grouping by paradigm explains "
+                           f"{rel['share_paradigm']:.0%}")
+    assert f"Among the 5 configurations on all-MiniLM-L6-v2, the paradigm explains {between / total:.0%}" in text
+    avg = sun2022.grid_bias_average(bias, one)
+    assert avg["family"].tolist() == ["BERTScore", "MoverScore", "Regression", "BARTScore", "BARTScore", "PRISM"]
+    assert avg.set_index("variant").loc["P", "all-MiniLM-L6-v2: largest on"] == "gender (99.00)"

@@ -102,6 +102,22 @@ def mean_differing_tokens(pairs: pd.DataFrame) -> pd.DataFrame:
                          "differing tokens (mean)": out["mean"].to_numpy()})
 
 
+def held_out_report(names) -> pd.DataFrame:
+    """What the training data of each trained backbone in ``names`` lost to the held-out evaluation texts, from its
+    provenance: ``name, source, unit (pairs or sentences), read, held out (dropped), used``; absent names are skipped."""
+    from .. import backbones
+
+    rows = []
+    for name in names:
+        folder = backbones.trained_path(name)
+        if folder is None:
+            continue
+        for c in backbones.trained_info(folder)["data"].get("counts", []):
+            unit = "pairs" if "pairs_read" in c else "sentences"
+            rows.append({"name": name, "source": c["source"], "unit": unit, "read": c[f"{unit}_read"],
+                         "held out (dropped)": c["dropped_held_out"], "used": c[f"{unit}_used"]})
+    return pd.DataFrame(rows, columns=["name", "source", "unit", "read", "held out (dropped)", "used"])
+
 __all__ = ["counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
-           "exclusion_reasons", "lexicon_rows", "long_texts", "mean_differing_tokens", "reference_methods",
+           "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens", "reference_methods",
            "winobias_subsets"]

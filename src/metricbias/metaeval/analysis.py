@@ -344,3 +344,38 @@ def findings(pref: pd.DataFrame, performances: dict) -> dict:
         if (table["subset"] == "single_gender").any():
             out[f"{key}_largest_shift_single_gender"] = largest_shift(table, "single_gender")
     return out
+
+
+#: the quality measures every metric is reported with (``recipes.summary`` column -> page column)
+TRAINED_QUALITY = {"flickr8k kendall": "Flickr8k Kendall", "wmt19-kk-en darr_tau": "WMT19 kk-en DARR tau",
+                   "realsumm spearman": "REALSumm system Spearman", "stsb-dev pearson": "STS-B dev Pearson"}
+
+
+def trained_quality(summary: pd.DataFrame, kind: str = "seq2seq") -> pd.DataFrame:
+    """The quality of the trained backbones of ``kind`` found here as metrics, from a ``recipes.summary()`` frame:
+    ``name, base, steps, device, validation perplexity`` and the four measures of :data:`TRAINED_QUALITY` (NaN where
+    not measured yet)."""
+    found = summary[summary["available"].astype(bool)]
+    if "kind" in found:
+        found = found[found["kind"] == kind]
+    out = pd.DataFrame({"name": found["name"], "base": found.get("base"), "steps": found.get("steps"),
+                        "device": found.get("device"),
+                        "validation perplexity": found.get("validation_perplexity", np.nan)})
+    for col, label in TRAINED_QUALITY.items():
+        out[label] = found[col] if col in found else np.nan
+    return out.reset_index(drop=True)
+
+
+def same_tau(sets: dict, metrics: Iterable, *, cache=None) -> pd.DataFrame:
+    """The DARR Kendall-like tau of each metric on several relative-ranking sets that should hold the same pairs
+    (the registered WMT19 kk-en set, its generic JSONL, its pickle): one row per metric, one column per set name,
+    and ``largest difference`` between them."""
+    rows = []
+    for metric in metrics:
+        row = {}
+        for name, dataset in sets.items():
+            c = correlations(dataset, metric, cache=cache)
+            row["metric"], row[name] = c["metric"].iloc[0], float(c["value"].iloc[0])
+        values = [row[name] for name in sets]
+        rows.append({**row, "largest difference": max(values) - min(values)})
+    return pd.DataFrame(rows, columns=["metric", *sets, "largest difference"])

@@ -463,6 +463,101 @@ def matching_maps(adapter, pair: dict, *, device: str = "auto") -> dict:
     return {"maps": maps, **{f"gap_{v}": scores[(v, "candidate_1")] - scores[(v, "candidate_2")] for v in variants}}
 
 
+# --- the shipped adapters chapter 6 reads (trains nothing) -----------------------------------
+
+def shipped_adapters(wanted: dict) -> dict:
+    """The trained adapters of ``wanted`` (label -> (metric, backbone)) found by name: label -> :class:`training.Shipped`.
+
+    Trains nothing: a missing adapter is one error naming every missing one and the command that trains it.
+    """
+    found, missing = {}, []
+    for label, (metric, backbone) in wanted.items():
+        try:
+            found[label] = training.shipped(metric, backbone)
+        except FileNotFoundError as exc:
+            missing.append(str(exc))
+    if missing:
+        raise FileNotFoundError("; ".join(missing))
+    return found
+
+
+def _where(folder: Path) -> str:
+    """Where an adapter was found, without the machine's paths: ``models/NAME`` or ``cache: trained/NAME``."""
+    folder = Path(folder)
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name == "models" else f"cache: trained/{folder.name}"
+
+
+def retrain_commands(found) -> list[str]:
+    """The commands that retrain a shipped adapter with the configuration its provenance records, record its
+    figures (before/after table and checkpoint curve) and ship it under ``models/``."""
+    p, run = found.provenance, f"runs/{found.name}"
+    train = (f"metricbias adapters train --metric {p['metric']} --backbone {p['metric_backbone']} "
+             f"--steps {p['steps']} --batch-size {p['batch_size']} --lr {p['lr']:g} --seed {p['seed']} --out {run}")
+    return [train, f"metricbias adapters evaluate --adapter {run} --out {run}.csv --record",
+            f"metricbias adapters ship --run {run}"]
+
+
+def shipped_summary(adapters: dict) -> pd.DataFrame:
+    """One row per shipped adapter (label -> :class:`training.Shipped`): which artifact, where it was found, and from
+    its provenance the device it was trained on, the wall-clock minutes, and whether its figures were recorded
+    (steps, batch, learning rate and seconds per step: :func:`adapter_summary`)."""
+    rows = []
+    for label, found in adapters.items():
+        p = found.provenance
+        rows.append({"metric": label, "artifact": found.name, "found in": _where(found.folder),
+                     "trained on": p.get("device_name", p["device"]), "minutes": p["seconds_total"] / 60,
+                     "figures recorded": "yes" if p.get("figures") else "no"})
+    return pd.DataFrame(rows)
+
+
+def recorded_results(adapters: dict, attributes=None) -> pd.DataFrame:
+    """The before/after tables recorded with the adapters (``metricbias adapters evaluate --record``), in the layout
+    of :func:`compare_all`, restricted to ``attributes`` (:func:`evaluated_attributes`: gender always)."""
+    keep = evaluated_attributes(attributes)
+    frames = []
+    for label, found in adapters.items():
+        table = found.evaluation()
+        if table.empty:
+            raise ValueError(f"{_where(found.folder)}: no figures recorded; run `{retrain_commands(found)[1]}`")
+        if keep is not None:
+            table = table[(table["kind"] != "bias") | table["name"].isin(keep)]
+        frames.append(table.assign(metric=label, backbone=found.meta["metric_backbone"]))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", "backbone", *COMPARE_COLUMNS]]
+
+
+def adapter_results(adapters: dict, *, attributes=None, sample_size: int = 0, quality_sample_size: int = 0,
+                    seed: int = 0, cache=None, device: str = "auto") -> tuple[pd.DataFrame, str]:
+    """The before/after table of the shipped adapters, and where it comes from (``"recorded"`` or ``"computed"``).
+
+    On the full sets (``sample_size`` and ``quality_sample_size`` 0), the figures recorded with each adapter
+    (:func:`recorded_results`) when every adapter has them and they were computed with the metric as it is now
+    (same signatures); otherwise :func:`compare_all` computes them here on the samples asked for.
+    """
+    if not sample_size and not quality_sample_size and all(not a.evaluation().empty for a in adapters.values()):
+        recorded = recorded_results(adapters, attributes)
+        current = {label: (metric_for(None, meta=a.meta).signature, metric_for(a.folder, meta=a.meta).signature)
+                   for label, a in adapters.items()}
+        if all(set(zip(g["signature_before"], g["signature_after"])) == {current[label]}
+               for label, g in recorded.groupby("metric", sort=False)):
+            return recorded, "recorded"
+    folders = {label: a.folder for label, a in adapters.items()}
+    return compare_all(folders, attributes=evaluated_attributes(attributes), sample_size=sample_size,
+                       quality_sample_size=quality_sample_size, seed=seed, cache=cache, device=device), "computed"
+
+
+def results_note(source: str, results: pd.DataFrame) -> str:
+    """A sentence (Markdown) saying where an :func:`adapter_results` table comes from and on how many examples."""
+    bias_rows, quality_rows = results[results["kind"] == "bias"], results[results["kind"] == "quality"]
+    sizes = (f"{int(bias_rows['n'].sum()):,} bias pairs over {len(bias_rows)} (metric, set) cells and "
+             f"{int(quality_rows['n'].sum()):,} quality items")
+    if source == "recorded":
+        return (f"These figures were recorded with each adapter when it was shipped (`metricbias adapters evaluate "
+                f"--record`, kept in its `provenance.json`, for the same metric signatures as here): {sizes}. "
+                "The chapter reads them instead of scoring again.")
+    return f"These figures are computed here, on samples of the evaluation sets: {sizes}."
+
+
 def findings(results: pd.DataFrame, **thresholds) -> dict:
     """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it).
 
@@ -481,9 +576,10 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     return out
 
 
-__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_summary", "bias",
+__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_results", "adapter_summary",
+           "bias",
            "bias_change_tests", "bias_changes", "bias_pairs", "compare", "compare_all", "criteria", "criteria_summary",
            "curve", "curve_series", "evaluate", "evaluated_attributes", "example_pair", "example_triples", "findings",
            "held_out_texts",
-           "hyperparameters", "load_quality_sets", "matching_maps", "metric_for", "missed", "quality", "target",
-           "trade_off", "training_data_summary", "training_logs", "triples_by_source"]
+           "hyperparameters", "load_quality_sets", "matching_maps", "metric_for", "missed", "quality", "recorded_results", "results_note",
+           "retrain_commands", "shipped_adapters", "shipped_summary", "target", "trade_off", "training_data_summary", "training_logs", "triples_by_source"]

@@ -102,4 +102,47 @@ def availability_note(lms, unavailable: dict[str, str]) -> str:
             "computes these columns.")
 
 
-__all__ = ["COLUMNS", "RUNS", "availability_note", "masked_lms", "pll_table2", "table2", "table2_beside", "table2_note"]
+# --- JSS as the author's released code computes it -------------------------------------------------
+#: :func:`metricbias.bias.distributional.jss_variants` columns -> how chapter 4 labels them
+JSS_VARIANT_COLUMNS = {"attribute": "attribute", "metric": "metric", "jss_paper": "JSS (Eq. 9)",
+                       "jss_author_code": "JSS (author's code)", "difference": "difference",
+                       "js_bits": "JS, bits (exact mixture)", "js_nats_author_code": "JS, nats (one Gaussian)",
+                       "delta_sigma": "Δσ"}
+
+
+def jss_variant_table(variants: pd.DataFrame, n: int = 8, also=(("gender", "BERTScore-RoBERTa-large"),)) -> pd.DataFrame:
+    """The ``n`` cells of a :func:`~metricbias.bias.distributional.jss_variants` table where the two JSS differ most,
+    then the cells named in ``also`` (attribute, metric) when present, labelled for the page."""
+    top = variants.reindex(variants["difference"].abs().sort_values(ascending=False).index).head(n)
+    extra = variants[[(a, m) in set(also) for a, m in zip(variants["attribute"], variants["metric"])]]
+    rows = pd.concat([top, extra[~extra.index.isin(top.index)]])
+    return rows[list(JSS_VARIANT_COLUMNS)].rename(columns=JSS_VARIANT_COLUMNS).reset_index(drop=True)
+
+
+def jss_variant_findings(variants: pd.DataFrame, cell=("gender", "BERTScore-RoBERTa-large")) -> dict:
+    """Chapter 4's numbers on the two JSS: the largest difference and its cell, the difference in ``cell``, how
+    many cells the author's code puts higher, and the largest JS in nats and Δσ (the min/max fold changes a value
+    only above 1)."""
+    d = variants["difference"]
+    top = variants.loc[d.abs().idxmax()]
+    out = {"cells": len(variants), "author_higher": int((d > 0).sum()), "max_difference": float(top["difference"]),
+           "max_attribute": top["attribute"], "max_metric": top["metric"], "max_paper": float(top["jss_paper"]),
+           "max_author": float(top["jss_author_code"]), "median_difference": float(d.abs().median()),
+           "max_js_nats": float(variants["js_nats_author_code"].max()),
+           "max_delta_sigma": float(variants["delta_sigma"].max())}
+    named = variants[(variants["attribute"] == cell[0]) & (variants["metric"] == cell[1])]
+    if len(named):
+        r = named.iloc[0]
+        out.update(cell_paper=float(r["jss_paper"]), cell_author=float(r["jss_author_code"]),
+                   cell_difference=float(r["difference"]))
+    return out
+
+
+def jss_cell_sentence(findings: dict, cell=("gender", "BERTScore-RoBERTa-large")) -> str:
+    """One sentence on the two JSS of ``cell`` (the example Liu's code was first compared on), or "" without it."""
+    if "cell_paper" not in findings:
+        return ""
+    return (f"On {cell[0]}, {cell[1]} reads {findings['cell_paper']:.2f} with Eq. 9 as printed and "
+            f"{findings['cell_author']:.2f} with the author's code (a difference of {findings['cell_difference']:.2f}).")
+
+__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "availability_note", "jss_cell_sentence", "jss_variant_findings", "jss_variant_table", "masked_lms", "pll_table2", "table2", "table2_beside", "table2_note"]

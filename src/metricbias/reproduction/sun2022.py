@@ -826,6 +826,164 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
+def _fix(reason: str) -> str:
+    """The command an unavailable configuration's error names (the last `...` in it), without the machine's paths."""
+    import re
+
+    commands = re.findall(r"`([^`]+)`", reason)
+    return commands[-1] if commands else ""
+
+
+def grid_availability(encoders=None) -> pd.DataFrame:
+    """The configurations of the fixed-backbone grid (:mod:`metricbias.metrics.backbone_grid`) and whether each runs
+    here: ``metric, family, variant, paradigm, backbone, runs_on, decomposed, runs, fix`` (the command that makes a
+    missing one available)."""
+    from ..metrics import backbone_grid
+
+    encoders = backbone_grid.ENCODERS if encoders is None else encoders
+    configs = backbone_grid.configs(encoders)
+    gone = backbone_grid.missing(encoders).set_index("metric")["reason"]
+    return configs.assign(runs=~configs["metric"].isin(gone.index),
+                          fix=configs["metric"].map(lambda m: _fix(gone[m]) if m in gone.index else ""))
+
+
+def grid_backbones(availability: pd.DataFrame) -> dict:
+    """Which encoders of the grid ran (``ran``: at least one configuration; ``complete``: every configuration the
+    decomposition uses) and which did not (``absent``), with the commands that would add the missing parts."""
+    decomposed = availability[availability["decomposed"]]
+    complete = [b for b, g in decomposed.groupby("backbone", sort=False) if g["runs"].all()]
+    ran = [b for b, g in availability.groupby("backbone", sort=False) if g["runs"].any()]
+    absent = [b for b in dict.fromkeys(availability["backbone"]) if b not in ran]
+    fixes = list(dict.fromkeys(f for f in availability.loc[~availability["runs"], "fix"] if f))
+    return {"ran": ran, "complete": complete, "absent": absent, "fixes": fixes,
+            "configurations_run": int(availability["runs"].sum()), "configurations": len(availability)}
+
+
+def grid_note(backbones_run: dict) -> str:
+    """A sentence (Markdown) naming the backbones the fixed-backbone grid ran on here and what the others need."""
+    def names(xs):
+        return ", ".join(xs) if xs else "none"
+
+    text = (f"On this machine the grid ran {backbones_run['configurations_run']} of its "
+            f"{backbones_run['configurations']} configurations, on the backbone(s) {names(backbones_run['ran'])}")
+    partial = [b for b in backbones_run["ran"] if b not in backbones_run["complete"]]
+    if partial:
+        text += f" ({names(partial)} without every paradigm)"
+    if backbones_run["absent"]:
+        text += f"; not on {names(backbones_run['absent'])}"
+    text += "."
+    if backbones_run["fixes"]:
+        text += " The missing parts come with " + "; ".join(f"`{f}`" for f in backbones_run["fixes"]) + "."
+    if len(backbones_run["complete"]) < 2:
+        text += (" With fewer than two backbones in every paradigm, the backbone's share cannot be estimated: the "
+                 "decomposition below has Sun et al.'s released reading only, and the paradigm's share among the "
+                 "configurations of the one backbone.")
+    return text
+
+
+def grid_entries(availability: pd.DataFrame) -> list:
+    """The grid's configurations that run here, as :class:`~metricbias.metrics.Spec` (for ``score_metrics``)."""
+    from ..metrics import backbone_grid
+
+    ran = set(availability.loc[availability["runs"], "metric"])
+    encoders = list(dict.fromkeys(availability["backbone"]))
+    return [e for e in backbone_grid.entries(encoders, only_available=False) if e.label in ran]
+
+
+def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_resamples: int = 999,
+                       seed: int = 0) -> pd.DataFrame:
+    """:func:`metricbias.bias.decomposition.decompose` on the decomposed configurations of the backbones complete
+    here (:func:`grid_backbones`); an empty table (same columns) with fewer than two such backbones."""
+    from ..bias import decomposition
+
+    complete = grid_backbones(availability)["complete"]
+    configs = availability[availability["decomposed"] & availability["backbone"].isin(complete)]
+    if len(complete) < 2:
+        keys = ["share_paradigm", "share_backbone", "share_interaction"]
+        return pd.DataFrame(columns=["attribute", "n_pairs", *[f"{k}{e}" for k in keys for e in ("", "_ci_low",
+                                                                                                  "_ci_high")],
+                                     "p_first_larger"])
+    return decomposition.decompose(scores[scores["metric"].isin(configs["metric"])], configs,
+                                   n_resamples=n_resamples, seed=seed)
+
+
+def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone: eta squared of the average bias (over attributes) of its decomposed configurations grouped
+    by paradigm — how much of the spread among one backbone's metrics lies between the paradigms."""
+    from ..bias.decomposition import variance_explained
+
+    configs = availability[availability["decomposed"] & availability["runs"]].set_index("metric")
+    avg = bias[bias["metric"].isin(configs.index)].groupby("metric")["bias"].mean()
+    rows = []
+    for backbone, group in configs.groupby("backbone", sort=False):
+        values = avg.reindex(group.index)
+        rows.append({"backbone": backbone, "configurations": int(values.notna().sum()),
+                     "paradigms": int(group.loc[values.notna(), "paradigm"].nunique()),
+                     "share_paradigm": variance_explained(values, group["paradigm"])})
+    return pd.DataFrame(rows, columns=["backbone", "configurations", "paradigms", "share_paradigm"])
+
+
+def grid_bias_average(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
+    """The page's view of the grid: one row per configuration run here (paradigm order), its average bias over the
+    attributes per backbone, and the attribute where it is largest."""
+    from ..metrics.backbone_grid import PARADIGMS
+
+    ran = availability[availability["runs"]]
+    t = ran[["metric", "family", "variant", "paradigm", "backbone"]].merge(bias, on="metric")  # the grid's order
+    rows = []
+    for (paradigm, family, variant), g in t.groupby(["paradigm", "family", "variant"], sort=False):
+        row = {"paradigm": paradigm, "family": family, "variant": variant}
+        for backbone, b in g.groupby("backbone", sort=False):
+            row[f"{backbone}: average bias"] = b["bias"].mean()
+            top = b.loc[b["bias"].idxmax()]
+            row[f"{backbone}: largest on"] = f"{top['attribute']} ({top['bias']:.2f})"
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values("paradigm", key=lambda c: c.map({p: i for i, p in enumerate(PARADIGMS)}), kind="stable",
+                           ignore_index=True)
+
+
+#: short names of the two readings in :func:`claim_table`
+READINGS = {RELEASED: "released (Table 6)", FIXED: "backbone fixed (live)"}
+
+
+def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paradigm_claim` for the page: reading, attribute, each share with its interval, interaction,
+    P(paradigm share > backbone share) over the resamples and whether the claim holds."""
+    return pd.DataFrame({
+        "reading": claim["source"].map(READINGS), "attribute": claim["attribute"],
+        "paradigm": claim["share_paradigm"], "paradigm low": claim["share_paradigm_ci_low"],
+        "paradigm high": claim["share_paradigm_ci_high"], "backbone": claim["share_backbone"],
+        "backbone low": claim["share_backbone_ci_low"], "backbone high": claim["share_backbone_ci_high"],
+        "interaction": claim["share_interaction"], "P(paradigm > backbone)": claim["p_paradigm_larger"],
+        "claim holds": claim["claim_holds"].map({True: "yes", False: "no"})})
+
+
+def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
+    """Chapter 3's verdict on "the paradigm matters more than the backbone" (Markdown): the released reading, the
+    fixed-backbone decomposition when it ran (average over attributes, with intervals), and the paradigm's share
+    among the configurations of each backbone."""
+    rel = claim[claim["source"] == RELEASED].iloc[0]
+    text = (f"On the released configurations, grouping by paradigm explains {rel['share_paradigm']:.0%} of the "
+            f"variance of the average bias and grouping by backbone {rel['share_backbone']:.0%}, over "
+            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm.")
+    fixed = claim[(claim["source"] == FIXED) & (claim["attribute"] == "average")]
+    if len(fixed):
+        f = fixed.iloc[0]
+        holds = claim[claim["source"] == FIXED]
+        text += (f" With the backbone held fixed, the paradigm's share of the average bias is {f['share_paradigm']:.0%} "
+                 f"[{f['share_paradigm_ci_low']:.0%}, {f['share_paradigm_ci_high']:.0%}] and the backbone's "
+                 f"{f['share_backbone']:.0%} [{f['share_backbone_ci_low']:.0%}, {f['share_backbone_ci_high']:.0%}] "
+                 f"(interaction {f['share_interaction']:.0%}; the paradigm's share is the larger in "
+                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples): the claim "
+                 f"{'holds' if f['claim_holds'] else 'does not hold'} on average, and on "
+                 f"{int(holds['claim_holds'].sum())} of {len(holds)} rows (attributes and average).")
+    for r in per_backbone.to_dict("records"):
+        text += (f" Among the {r['configurations']} configurations on {r['backbone']}, the paradigm explains "
+                 f"{r['share_paradigm']:.0%} of the variance of the average bias ({r['paradigms']} paradigms).")
+    return text
+
+
 # --- Table 5: debiasing adapters (chapter 6) -------------------------------------------------------
 #: the bias row of Table 5 in each bias dataset
 GENDER = {"published": "gender", "built": "gender"}
