@@ -45,11 +45,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=50_000, help="entries per store call (one transaction)")
     args = parser.parse_args()
 
-    from metricbias import metrics
+    from metricbias import metrics, profiles
     from metricbias.cache import ScoreCache
 
     signatures = []
-    for label, name, options in metrics.suite("offline"):
+    for label, name, options in profiles.suite("offline"):
         try:
             signatures.append(metrics.get(name, **options).signature)
         except Exception:  # noqa: BLE001  (a metric whose model is missing here: its signature is not needed)

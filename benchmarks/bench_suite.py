@@ -1,7 +1,7 @@
 """Every offline metric on every attribute: cold and warm score cache, each in a fresh process.
 
 Scores all pairs of the released datasets (and of the built datasets when this checkout
-has them) with every configuration of ``metrics.suite("offline")``, twice, in two fresh
+has them) with every configuration of ``profiles.suite("offline")``, twice, in two fresh
 Python processes sharing one new score cache: the first (cold) computes everything,
 imports and model loads included; the second (warm) finds every score in the cache.
 The trained regression model is copied into the new cache beforehand (training it is
@@ -20,9 +20,9 @@ CHILD = r"""
 import json, sys, time
 start = time.perf_counter()
 from metricbias import metrics, scoring
-from metricbias.metrics import suites
-entries = metrics.suite("offline")
-suites.prepare(entries, progress=False)
+from metricbias import profiles
+entries = profiles.suite("offline")
+profiles.prepare(entries, progress=False)
 timings, n_pairs = {}, {}
 for dataset in sys.argv[1].split(","):
     pairs = scoring.load_pairs(dataset)

@@ -2,7 +2,7 @@
 
 Runs ``association.run`` on all of Gao & Wan's tests that the mirror holds, with the offline
 profile's sampling of the sentence-level sets (``--sample-size``, default 16 as in the book), through
-every configuration of ``metrics.suite("offline")``, in a fresh process with a new, empty score cache
+every configuration of ``profiles.suite("offline")``, in a fresh process with a new, empty score cache
 (the trained regression model is copied in; training it is measured separately). Reports the wall
 time per metric and in all (imports and model loads included).
 
@@ -21,9 +21,9 @@ start = time.perf_counter()
 from metricbias import metrics
 from metricbias.bias import association
 from metricbias.datasets import seat
-from metricbias.metrics import suites
+from metricbias import profiles
 tests = seat.tests("all", "all", sample_size=int(sys.argv[1]), seed=0)
-entries = suites.prepare(metrics.suite("offline"), progress=False)
+entries = profiles.prepare(profiles.suite("offline"), progress=False)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     results = association.run(tests, association.build_metrics(entries), cache=True, seed=0)
