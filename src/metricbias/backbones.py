@@ -255,8 +255,9 @@ def available() -> list[str]:
     """Registered backbones that resolve on this machine."""
     out = []
     for name in BACKBONES:
-        try:
-            if _locate(name) is not None:
+        base = BACKBONES[name].base if BACKBONES[name].trained else None
+        try:  # trained parts count only where their frozen base is here too
+            if _locate(name) is not None and (base is None or _locate(base) is not None):
                 out.append(name)
         except Exception:  # e.g. a corrupt vectors file: not available
             continue

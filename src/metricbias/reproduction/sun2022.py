@@ -843,8 +843,14 @@ def grid_availability(encoders=None) -> pd.DataFrame:
     encoders = backbone_grid.ENCODERS if encoders is None else encoders
     configs = backbone_grid.configs(encoders)
     gone = backbone_grid.missing(encoders).set_index("metric")["reason"]
-    return configs.assign(runs=~configs["metric"].isin(gone.index),
-                          fix=configs["metric"].map(lambda m: _fix(gone[m]) if m in gone.index else ""))
+    from .. import backbones
+
+    # trained parts ship under models/, but they run only where their frozen base encoder is installed
+    base_here = configs["backbone"].isin(backbones.available())
+    runs = ~configs["metric"].isin(gone.index) & base_here
+    fix = configs["metric"].map(lambda m: _fix(gone[m]) if m in gone.index else "")
+    fix = fix.where(base_here | (fix != ""), "metricbias install-backbone " + configs["backbone"])
+    return configs.assign(runs=runs, fix=fix)
 
 
 def grid_backbones(availability: pd.DataFrame) -> dict:
