@@ -142,6 +142,21 @@ def glue_all(values: dict, prefix: str) -> None:
         glue(f"{prefix}{key}", value, display=False)
 
 
+def parameters(values: dict, helps: dict, command: str):
+    """The box at the top of a chapter (inserted by :mod:`metricbias.runner`): the parameters this page ran
+    with, what each means, and the command that reruns it; any of them changes with ``-p name=value``."""
+    from html import escape
+
+    from IPython.display import HTML
+
+    rows = "".join(f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(repr(value))}</code></td>"
+                   f"<td>{escape(helps.get(name, ''))}</td></tr>" for name, value in values.items())
+    return HTML(f'<div class="admonition note"><p class="admonition-title">Parameters of this page</p>'
+                f'<table class="table"><thead><tr><th>parameter</th><th>value</th><th>meaning</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table><p>Rerun it with <code>{escape(command)}</code>; change any parameter "
+                f"with <code>-p name=value</code> (repeatable) and write elsewhere with <code>--out DIR</code>.</p></div>")
+
+
 class capture_warnings(warnings.catch_warnings):
     """``with capture_warnings() as caught:`` — record every warning (none printed) for :func:`warning_summary`."""
 
@@ -154,5 +169,5 @@ class capture_warnings(warnings.catch_warnings):
         return caught
 
 
-__all__ = ["PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "glue_all", "table",
+__all__ = ["PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "glue_all", "parameters", "table",
            "warning_summary"]
