@@ -1,5 +1,7 @@
 """Every chapter in _toc.yml executes under the smoke profile and the book builds (Sphinx warnings fail)."""
 
+import re
+
 import nbformat
 import pytest
 
@@ -33,3 +35,25 @@ def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     with pytest.raises(runner.ChapterError, match=r"chapter 01_published_reproduction .* failed in cell \d+.*boom"):
         runner.run(profile="smoke", only="01", log=lambda *_: None)
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()
+
+
+def test_the_fork_recipe_of_chapter_2_works_as_written(book_copy, tmp_path, capsys):
+    """Chapter 2's recipe on a temporary attribute: a lexicon file, a config entry, `build-datasets`, then
+    `metricbias run --only 03 -p attributes=<name>` (written elsewhere with --out)."""
+    from metricbias import cli
+
+    lexicons = book_copy / "data" / "lexicons"
+    text = (lexicons / "disability.yml").read_text().replace("attribute: disability", "attribute: ability")
+    (lexicons / "ability.yml").write_text(text)
+    with open(lexicons / "attributes.yml", "a") as config:
+        config.write("\nability:\n  source: crows_pairs\n  bias_types: [disability]\n  lexicon: ability\n"
+                     "  description: a fork of CrowS-Pairs disability\n")
+    assert cli.main(["build-datasets", "--attributes", "ability"]) == 0
+    assert (book_copy / "data" / "built" / "ability.tsv").exists()
+    out = tmp_path / "fork"
+    assert cli.main(["run", "--only", "03", "--profile", "smoke", "-p", "attributes=ability", "--out", str(out)]) == 0
+    nb = nbformat.read(out / "03_metrics_and_backbones.ipynb", as_version=4)
+    shown = "".join(str(o.get("data", {}).get("text/html", "")) + str(o.get("text", ""))
+                    for c in nb.cells for o in c.get("outputs", []))
+    assert re.search(r"(?<!dis)ability\b", shown.replace("attributes=ability", "")) and "attributes=ability" in shown
+    assert not (book_copy / "book" / "chapters" / "03_metrics_and_backbones.ipynb").exists()
