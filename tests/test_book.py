@@ -5,7 +5,11 @@ import re
 import nbformat
 import pytest
 
+from pathlib import Path
+
 from metricbias import runner
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.book
 
@@ -27,6 +31,32 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
     assert index.exists()
     html = (book_copy / "book/_build/html/book/chapters/01_published_reproduction.html").read_text()
     assert "Reproducing the published bias table" in html
+    assert not leaks(book_copy / "book" / "_build" / "html", [book_copy, REPO, book_copy.parent / "cache"])
+    assert "mathjax/tex-chtml.js" in html and (book_copy / "book/_build/html/_static/mathjax/tex-chtml.js").exists()
+    assert "cdn.jsdelivr" not in html  # math renders offline
+    bibliography = (book_copy / "book/_build/html/book/bibliography.html").read_text()
+    assert "Sun et al. 2022" in bibliography and "[LLuken" not in bibliography
+
+
+#: what a rendered page must not show: the building machine's paths, development wording, raw warnings
+LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/", r"/tmp/", r"\.py:\d+",
+                 r"No GPU was lent", r"\bthe issue\b", r"issue we work from", r"\bissue's\b", r"Traceback",
+                 r"\w+Warning: ", r"output stderr"]
+
+
+def leaks(html_dir, roots) -> list[str]:
+    """``file: match`` for every leak in the built HTML pages (text, not the theme's scripts)."""
+    found = []
+    patterns = [re.compile(p) for p in LEAK_PATTERNS] + [re.compile(re.escape(str(r))) for r in roots]
+    for page in sorted(html_dir.rglob("*.html")):
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        text = re.sub(r"<script.*?</script>", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for pattern in patterns:
+            match = pattern.search(text)
+            if match:
+                found.append(f"{page.relative_to(html_dir)}: {text[max(0, match.start() - 80):match.end() + 80]!r}")
+    return found
 
 
 def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):

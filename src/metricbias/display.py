@@ -149,12 +149,12 @@ def parameters(values: dict, helps: dict, command: str):
 
     from IPython.display import HTML
 
-    rows = "".join(f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(repr(value))}</code></td>"
-                   f"<td>{escape(helps.get(name, ''))}</td></tr>" for name, value in values.items())
+    items = " · ".join(f'<code title="{escape(helps.get(name, ""), quote=True)}">{escape(name)}={escape(repr(value))}</code>'
+                       for name, value in values.items())
     return HTML(f'<div class="admonition note"><p class="admonition-title">Parameters of this page</p>'
-                f'<table class="table"><thead><tr><th>parameter</th><th>value</th><th>meaning</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table><p>Rerun it with <code>{escape(command)}</code>; change any parameter "
-                f"with <code>-p name=value</code> (repeatable) and write elsewhere with <code>--out DIR</code>.</p></div>")
+                f"<p>{items}</p><p>Rerun: <code>{escape(command)}</code>. Change any parameter with "
+                f"<code>-p name=value</code> (repeatable; hover a parameter for its meaning), write elsewhere with "
+                f"<code>--out DIR</code>.</p></div>")
 
 
 class capture_warnings(warnings.catch_warnings):
