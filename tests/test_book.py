@@ -40,7 +40,7 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
 
 #: what a rendered page must not show: the building machine's paths, development wording, raw warnings
 LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/", r"/tmp/", r"\.py:\d+",
-                 r"No GPU was lent", r"\bthe issue\b", r"issue we work from", r"\bissue's\b", r"Traceback",
+                 r"No GPU was lent", r"issue we work from", r"\bthe issue's\b", r"\bissue #?\d+\b", r"Traceback",
                  r"\w+Warning: ", r"output stderr"]
 
 
