@@ -38,10 +38,11 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
     assert "Sun et al. 2022" in bibliography and "[LLuken" not in bibliography
 
 
-#: what a rendered page must not show: the building machine's paths, development wording, raw warnings
+#: what a rendered page must not show: the building machine's paths, development wording, raw warnings, raw TeX
 LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/", r"/tmp/", r"\.py:\d+",
                  r"No GPU was lent", r"issue we work from", r"\bthe issue's\b", r"\bissue #?\d+\b", r"Traceback",
-                 r"\w+Warning: ", r"output stderr"]
+                 r"\w+Warning: ", r"output stderr",
+                 r"\$[A-Za-z\\][^$<]{0,40}\$"]  # math left as raw TeX (Markdown printed by a code cell)
 
 
 def leaks(html_dir, roots) -> list[str]:
