@@ -10,7 +10,7 @@ PROFILE ?= offline
 SCHEDULER ?= inprocess
 WORKERS ?=
 
-.PHONY: setup wordnet data backbones chapters book test clean
+.PHONY: setup wordnet data backbones chapters book test screenshots clean
 
 # Create .venv (Python 3.11) and install the project with the locked dependency tree
 # (with Dask's `distributed`, which sweeps use and the tests check).
@@ -49,6 +49,20 @@ book: chapters
 
 test: data
 	$(PY) -m pytest
+
+# A full-page PNG of every built page with headless Chromium (Debian package `chromium`), to look at before a
+# release: book/_build/screenshots/<page>.png. Needs a built book (`make book`, or `make book PROFILE=smoke`).
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+screenshots:
+	@test -n "$(CHROMIUM)" || { echo "screenshots: no chromium found; install Debian's package: apt-get install chromium"; exit 2; }
+	@test -f book/_build/html/index.html || { echo "screenshots: no built book in book/_build/html; run make book first"; exit 2; }
+	@mkdir -p book/_build/screenshots
+	@for page in book/_build/html/book/intro.html book/_build/html/book/chapters/*.html book/_build/html/book/bibliography.html; do \
+		name=$$(basename $$page .html); \
+		$(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,6000 \
+			--screenshot=book/_build/screenshots/$$name.png file://$$(pwd)/$$page 2>/dev/null && echo "  $$name.png"; \
+	done
+	@echo "screenshots in book/_build/screenshots/"
 
 clean:
 	rm -rf book/_build book/chapters/*.ipynb .cache/metricbias/run

@@ -215,14 +215,7 @@ def test_ship_find_by_name_and_record(trained, tmp_path, monkeypatch):
 def test_shipped_adapters_load_and_score_as_recorded(metric):
     """models/debiased-*: found by name, trained on the shipped backbone, and the loaded adapter gives the scores
     the trained one recorded before it was saved; the figures of `adapters evaluate --record` are there."""
-    try:
-        found = training.shipped(metric, training.DEFAULT_BACKBONES[metric])
-    except FileNotFoundError:
-        if metric == "bertscore":
-            raise
-        pytest.skip(f"no {metric} debiasing adapter ships yet (trained, its evaluation is still to be recorded)")
-    if metric != "bertscore" and found.folder.parent.name != "models":
-        pytest.skip(f"no {metric} debiasing adapter ships yet (only a local training run)")
+    found = training.shipped(metric, training.DEFAULT_BACKBONES[metric])
     assert found.folder.parent.name == "models" and found.provenance["metric"] == metric
     for f, size in found.provenance["files"].items():
         assert size <= 8 * 2**20 and (found.folder / f).stat().st_size == size

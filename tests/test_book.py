@@ -1,9 +1,15 @@
 """Every chapter in _toc.yml executes under the smoke profile and the book builds (Sphinx warnings fail)."""
 
+import re
+
 import nbformat
 import pytest
 
+from pathlib import Path
+
 from metricbias import runner
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.book
 
@@ -25,6 +31,33 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
     assert index.exists()
     html = (book_copy / "book/_build/html/book/chapters/01_published_reproduction.html").read_text()
     assert "Reproducing the published bias table" in html
+    assert not leaks(book_copy / "book" / "_build" / "html", [book_copy, REPO, book_copy.parent / "cache"])
+    assert "mathjax/tex-chtml.js" in html and (book_copy / "book/_build/html/_static/mathjax/tex-chtml.js").exists()
+    assert "cdn.jsdelivr" not in html  # math renders offline
+    bibliography = (book_copy / "book/_build/html/book/bibliography.html").read_text()
+    assert "Sun et al. 2022" in bibliography and "[LLuken" not in bibliography
+
+
+#: what a rendered page must not show: the building machine's paths, development wording, raw warnings, raw TeX
+LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/", r"/tmp/", r"\.py:\d+",
+                 r"No GPU was lent", r"issue we work from", r"\bthe issue's\b", r"\bissue #?\d+\b", r"Traceback",
+                 r"\w+Warning: ", r"output stderr",
+                 r"\$[A-Za-z\\][^$<]{0,40}\$"]  # math left as raw TeX (Markdown printed by a code cell)
+
+
+def leaks(html_dir, roots) -> list[str]:
+    """``file: match`` for every leak in the built HTML pages (text, not the theme's scripts)."""
+    found = []
+    patterns = [re.compile(p) for p in LEAK_PATTERNS] + [re.compile(re.escape(str(r))) for r in roots]
+    for page in sorted(html_dir.rglob("*.html")):
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        text = re.sub(r"<script.*?</script>", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for pattern in patterns:
+            match = pattern.search(text)
+            if match:
+                found.append(f"{page.relative_to(html_dir)}: {text[max(0, match.start() - 80):match.end() + 80]!r}")
+    return found
 
 
 def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
@@ -33,3 +66,25 @@ def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     with pytest.raises(runner.ChapterError, match=r"chapter 01_published_reproduction .* failed in cell \d+.*boom"):
         runner.run(profile="smoke", only="01", log=lambda *_: None)
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()
+
+
+def test_the_fork_recipe_of_chapter_2_works_as_written(book_copy, tmp_path, capsys):
+    """Chapter 2's recipe on a temporary attribute: a lexicon file, a config entry, `build-datasets`, then
+    `metricbias run --only 03 -p attributes=<name>` (written elsewhere with --out)."""
+    from metricbias import cli
+
+    lexicons = book_copy / "data" / "lexicons"
+    text = (lexicons / "disability.yml").read_text().replace("attribute: disability", "attribute: ability")
+    (lexicons / "ability.yml").write_text(text)
+    with open(lexicons / "attributes.yml", "a") as config:
+        config.write("\nability:\n  source: crows_pairs\n  bias_types: [disability]\n  lexicon: ability\n"
+                     "  description: a fork of CrowS-Pairs disability\n")
+    assert cli.main(["build-datasets", "--attributes", "ability"]) == 0
+    assert (book_copy / "data" / "built" / "ability.tsv").exists()
+    out = tmp_path / "fork"
+    assert cli.main(["run", "--only", "03", "--profile", "smoke", "-p", "attributes=ability", "--out", str(out)]) == 0
+    nb = nbformat.read(out / "03_metrics_and_backbones.ipynb", as_version=4)
+    shown = "".join(str(o.get("data", {}).get("text/html", "")) + str(o.get("text", ""))
+                    for c in nb.cells for o in c.get("outputs", []))
+    assert re.search(r"(?<!dis)ability\b", shown.replace("attributes=ability", "")) and "attributes=ability" in shown
+    assert not (book_copy / "book" / "chapters" / "03_metrics_and_backbones.ipynb").exists()

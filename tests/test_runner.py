@@ -90,3 +90,53 @@ def test_a_failure_names_chapter_and_cell_and_keeps_the_old_timing(tiny_book, ca
     assert runner.load_timings() == before
     assert not (tiny_book / "book" / "chapters" / "01_tiny.ipynb").exists() or \
         "boom" not in (tiny_book / "book" / "chapters" / "01_tiny.ipynb").read_text()
+
+
+def test_parameters_are_baked_into_the_chapters_cell_and_merged_over_the_profiles(tiny_book, monkeypatch):
+    """`-p seed=1` keeps every other value of the profile (chapter 5's sample_size=16 was once dropped by a
+    papermill rerun); the page shows a box instead of the parameters cell."""
+    import papermill as pm
+
+    monkeypatch.setitem(runner.profiles.PROFILES["offline"], "01_tiny", {"sample_size": 16})
+    md = tiny_book / "notebooks" / "01_tiny.md"
+    md.write_text(md.read_text().replace('profile = "offline"\n',
+                                         'profile = "offline"\nseed = 0  # the seed\nsample_size = 0  # pairs\n'))
+    chapter = runner.chapters()[0]
+    nb, values = runner.prepare(chapter, "offline", runner.parse_parameters(["seed=1"]))
+    assert values["seed"] == 1 and values["sample_size"] == 16 and values["profile"] == "offline"
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert "seed = 1  # the seed" in cell.source and "remove-cell" in cell.metadata["tags"]
+    box = nb.cells[nb.cells.index(cell) + 1]
+    assert "_display.parameters(" in box.source and "-p seed=1" in box.source
+    assert all("hide-input" in c.metadata.get("tags", []) for c in nb.cells
+               if c.cell_type == "code" and c is not cell and c is not box)
+    with pytest.raises(runner.ChapterError, match="has no parameter bogus; it takes: profile, seed, sample_size"):
+        runner.prepare(chapter, "offline", {"bogus": 1})
+
+    out = tiny_book / "elsewhere"
+    runner.run(profile="offline", parameters={"seed": 1}, out_dir=out, log=lambda *_: None, progress=False)
+    assert not (tiny_book / "book" / "chapters" / "01_tiny.ipynb").exists()
+    executed = out / "01_tiny.ipynb"
+    assert "injected-parameters" not in executed.read_text()
+    # plain papermill on the executed chapter sees the profile's values as its defaults
+    declared = pm.inspect_notebook(str(executed))
+    assert declared["seed"]["default"] == "1" and declared["sample_size"]["default"] == str(values["sample_size"])
+    html = "".join(o.get("data", {}).get("text/html", "") for c in nbformat.read(executed, as_version=4).cells
+                   for o in c.get("outputs", []))
+    assert "Parameters of this page" in html and "metricbias run --only 01 --profile offline -p seed=1" in html
+
+
+def test_parse_parameters_reads_literals_and_keeps_text():
+    assert runner.parse_parameters(["seed=1", "attributes=gender,race", "rates=[0.5, 0.7]", "names=None",
+                                    "label='a b'"]) == {"seed": 1, "attributes": "gender,race", "rates": [0.5, 0.7],
+                                                        "names": None, "label": "a b"}
+    with pytest.raises(runner.ChapterError, match="name=value"):
+        runner.parse_parameters(["seed"])
+
+
+def test_rerunning_chapter_5_with_another_seed_keeps_the_profiles_sample_size():
+    chapter = runner._select(runner.chapters(), ["05"])[0]
+    nb, values = runner.prepare(chapter, "offline", runner.parse_parameters(["seed=1"]))
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert values["sample_size"] == runner.profiles.parameters("offline", chapter.stem)["sample_size"] == 16
+    assert "sample_size = 16" in cell.source and "seed = 1" in cell.source

@@ -18,6 +18,12 @@ Names are imported on first use, so ``import metricbias`` stays light.
 
 __version__ = "0.1.0"
 
+import logging as _logging
+
+# The adapters library logs "There are adapters available but none are activated for the forward pass" each time a
+# model is loaded before its adapter is set active: expected here (metricbias activates it next), so not shown.
+_logging.getLogger("adapters.model_mixin").addFilter(lambda record: "none are activated" not in record.getMessage())
+
 #: public name -> (module, attribute)
 _API = {
     "audit": ("metricbias.audits", "audit"),

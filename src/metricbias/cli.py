@@ -285,7 +285,8 @@ def _cmd_train(args) -> int:
 def _cmd_run(args) -> int:
     from . import runner
 
-    runner.run(profile=args.profile, only=args.only)
+    runner.run(profile=args.profile, only=args.only, parameters=runner.parse_parameters(args.param),
+               out_dir=args.out)
     if args.build:
         index = runner.build_book()
         print(f"book built: {index}")
@@ -520,6 +521,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
     p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")
     p.add_argument("--only", action="append", help="run only this chapter (number or stem); repeatable")
+    p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+                   help="a chapter parameter, merged over the profile's (a Python literal or text); repeatable")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write the executed chapters into this folder instead of book/chapters")
     p.add_argument("--build", action="store_true", help="then build the book with jupyter-book")
     p.set_defaults(func=_cmd_run)
 

@@ -67,6 +67,11 @@ def _umask() -> int:
     return mask
 
 
+def follow_umask(path: str | os.PathLike) -> None:
+    """Give a file another library wrote privately (0600) the permissions of a new file under the umask."""
+    os.chmod(path, 0o666 & ~_umask())
+
+
 def check_writable(target: str | os.PathLike, option: str = "--out", folder: bool = False) -> Path:
     """Raise :class:`OutputPathError` naming ``option`` and the fix unless ``target`` can be written.
 

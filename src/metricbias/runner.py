@@ -13,10 +13,19 @@ runner copies to the terminal as it grows; they never enter the notebook), the k
 standard error as it comes (warnings), and a reminder line each minute of a long cell. Each successful chapter's time and its
 cells' times are kept in ``<cache>/run/timings.json`` per profile: the next run's
 estimate, and what ``benchmarks/profile_chapters.py`` reports.
+
+**Parameters are baked, not injected.** The profile's parameters, with the reader's
+``-p key=value`` merged over them, are written into the chapter's own ``parameters``
+cell (:func:`prepare`), so papermill injects no second cell and an executed chapter
+rerun with plain ``papermill ... -p seed 1`` keeps the profile's other values. The
+parameters cell is removed from the page; a box after it (:func:`metricbias.display.parameters`)
+shows the values and the command that reruns the chapter. Every other code cell is
+folded (``hide-input``): the page reads as text, figures and tables, code one click away.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -221,20 +230,111 @@ def _register_engine() -> str:
     return "metricbias"
 
 
-def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = True) -> Path:
-    """Execute one chapter; with ``progress``, show its cells, the kernel's stderr and the time on stderr."""
+def parse_parameters(items) -> dict:
+    """``["seed=1", "attributes=gender,race"]`` -> ``{"seed": 1, "attributes": "gender,race"}``: a value is read
+    as a Python literal (numbers, ``None``, lists, quoted strings) and otherwise kept as text."""
+    out = {}
+    for item in items or []:
+        key, sep, text = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ChapterError(f"parameter {item!r}: write it as name=value, e.g. -p seed=1")
+        try:
+            out[key] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            out[key] = text.strip()
+    return out
+
+
+#: tags a chapter cell may carry that already say how its code shows; others get ``hide-input``
+_SHOW_TAGS = {"hide-input", "remove-input", "remove-cell", "hide-cell", "hide-output", "remove-output"}
+
+
+def _bake(source: str, values: dict) -> str:
+    """The parameters cell ``source`` with each top-level assignment of a name in ``values`` set to that value
+    (its trailing comment kept); names it does not assign are appended."""
+    lines = source.splitlines()
+    done = set()
+    for node in sorted(ast.parse(source).body, key=lambda n: -n.lineno):  # bottom-up: line numbers stay valid
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in values and node.targets[0].id not in done:
+            name = node.targets[0].id
+            last = lines[node.end_lineno - 1]
+            comment = last[node.end_col_offset:].strip()
+            lines[node.lineno - 1:node.end_lineno] = [f"{name} = {values[name]!r}" + (f"  {comment}" if comment else "")]
+            done.add(name)
+    lines += [f"{name} = {value!r}" for name, value in values.items() if name not in done]
+    return "\n".join(lines)
+
+
+def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
+    """The chapter's notebook as it will run: the profile's parameters with ``overrides`` merged over them,
+    baked into its ``parameters`` cell (removed from the page), a parameters box after it, and every other
+    code cell folded. Returns ``(notebook, values)``; an override the chapter does not declare is an error."""
     import jupytext
-    import papermill as pm
+    import nbformat
 
     nb = jupytext.read(chapter.source)
     # jupytext leaves kernelspec-less notebooks; papermill needs one
     nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    where = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if not where:
+        raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
+    cell = nb.cells[where[0]]
+    declared = _declared(cell.source)
+    unknown = sorted(set(overrides or {}) - set(declared))
+    if unknown:
+        raise ChapterError(f"chapter {chapter.stem} has no parameter {', '.join(unknown)}; "
+                           f"it takes: {', '.join(declared)}")
+    from_profile = {k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in declared}
+    values = {**from_profile, **(overrides or {})}
+    cell.source = _bake(cell.source, values)
+    cell.metadata["tags"] = ["parameters", "remove-cell"]
+    for other in nb.cells:
+        tags = other.metadata.get("tags", [])
+        if other.cell_type == "code" and other is not cell and not _SHOW_TAGS & set(tags):
+            other.metadata["tags"] = [*tags, "hide-input"]
+    number = chapter.stem.split("_")[0]
+    command = " ".join([f"metricbias run --only {number} --profile {profile}",
+                        *(f"-p {k}={_cli_value(v)}" for k, v in (overrides or {}).items())])
+    box = nbformat.v4.new_code_cell(
+        "from metricbias import display as _display\n"
+        f"_display.parameters({{{', '.join(f'{k!r}: {k}' for k in declared)}}}, {declared!r}, {command!r})",
+        metadata={"tags": ["remove-input"]})
+    nb.cells.insert(where[0] + 1, box)
+    return nb, values
+
+
+def _cli_value(value) -> str:
+    text = value if isinstance(value, str) and value.replace(",", "").replace("-", "").replace("_", "").isalnum() \
+        else repr(value)
+    return f"'{text}'" if any(ch in text for ch in " ()[]{}'\"") and not text.startswith("'") else text
+
+
+def _declared(source: str) -> dict:
+    """``{name: help}`` of the top-level assignments of a parameters cell (help: the trailing comment)."""
+    lines = source.splitlines()
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            comment = lines[node.end_lineno - 1][node.end_col_offset:].strip()
+            out[node.targets[0].id] = comment.lstrip("#").strip()
+    return out
+
+
+def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = True,
+                    overrides: dict | None = None, out_dir: Path | None = None) -> Path:
+    """Execute one chapter into ``out_dir`` (default ``book/chapters``); with ``progress``, show its cells, the
+    kernel's stderr and the time on stderr."""
+    import jupytext
+    import papermill as pm
+
+    nb, params = prepare(chapter, profile, overrides)
+    output = Path(out_dir) / chapter.output.name if out_dir else chapter.output
     work = cache_dir() / "run"
     work.mkdir(parents=True, exist_ok=True)
     src_ipynb = work / f"{chapter.stem}.input.ipynb"
     jupytext.write(nb, src_ipynb)
-    declared = pm.inspect_notebook(str(src_ipynb))
-    params = {k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in declared}
     failed = work / f"{chapter.stem}.failed.ipynb"
     previous = load_timings().get(profile, {}).get(chapter.stem, {}).get("seconds")
     shown = _Progress(chapter.stem, len(nb.cells), previous, work / f"{chapter.stem}.progress") if progress else None
@@ -244,10 +344,10 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
         os.environ[bars.COLUMNS_ENV] = str(max(40, min(120, shutil.get_terminal_size((100, 24)).columns)))
     start = time.perf_counter()
     try:
-        with atomic_path(chapter.output, suffix=".ipynb") as tmp:
+        with atomic_path(output, suffix=".ipynb") as tmp:
             try:
-                pm.execute_notebook(
-                    str(src_ipynb), str(tmp), parameters=params, kernel_name="python3",
+                pm.execute_notebook(  # no parameters: they are baked into the chapter's own cell
+                    str(src_ipynb), str(tmp), kernel_name="python3",
                     cwd=str(chapter.source.parent), progress_bar=False, log_output=False,
                     engine_name=_register_engine(), progress=shown, stderr_file=shown,
                 )
@@ -268,17 +368,27 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
                 os.environ[key] = value
     seconds = time.perf_counter() - start
     _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [])
-    log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s "
-        f"-> {chapter.output}")
-    return chapter.output
+    log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s -> {output}")
+    return output
 
 
-def run(profile: str = "offline", only=None, log=print, progress: bool = True) -> list[Path]:
-    """Execute the chapters (all, or those named in ``only``) in ``_toc.yml`` order."""
+def run(profile: str = "offline", only=None, log=print, progress: bool = True, parameters: dict | None = None,
+        out_dir: Path | None = None) -> list[Path]:
+    """Execute the chapters (all, or those named in ``only``) in ``_toc.yml`` order, with ``parameters`` merged
+    over the profile's, into ``out_dir`` (default ``book/chapters``)."""
     profiles.parameters(profile)  # validates the name before any work
     selected = _select(chapters(), only)
+    if parameters:  # every chapter run must declare every parameter given: checked before any work
+        for chapter in selected:
+            prepare(chapter, profile, parameters)
+    if out_dir is not None:
+        from .paths import check_writable
+
+        check_writable(Path(out_dir), folder=True)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
     log(f"running {len(selected)} chapter(s) with profile {profile}")
-    return [execute_chapter(c, profile, log=log, progress=progress) for c in selected]
+    return [execute_chapter(c, profile, log=log, progress=progress, overrides=parameters, out_dir=out_dir)
+            for c in selected]
 
 
 def build_book(root: Path | None = None, strict: bool = True) -> Path:

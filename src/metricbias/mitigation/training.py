@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..backbones import PROVENANCE_FILE
-from ..paths import atomic_path, write_csv_atomic
+from ..paths import atomic_path, follow_umask, write_csv_atomic
 from ..provenance import files as provenance_files
 from ..provenance import new_folder
 from ..provenance import read as read_provenance
@@ -225,6 +225,8 @@ def save_adapter(host, folder, meta: dict) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     host.save_adapter(str(folder), ADAPTER_NAME, use_safetensors=True)
+    for written in folder.glob("adapter*"):  # safetensors writes its file 0600; follow the umask like every output
+        follow_umask(written)
     with atomic_path(folder / META_FILE, suffix=".json") as tmp:
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
     return folder
