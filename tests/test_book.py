@@ -35,7 +35,7 @@ def test_every_chapter_executes_and_the_book_builds(book_copy):
     assert "mathjax/tex-chtml.js" in html and (book_copy / "book/_build/html/_static/mathjax/tex-chtml.js").exists()
     assert "cdn.jsdelivr" not in html  # math renders offline
     bibliography = (book_copy / "book/_build/html/book/bibliography.html").read_text()
-    assert "Sun et al. 2022" in bibliography and "[LLuken" not in bibliography
+    assert "Sun et al., 2022" in bibliography and "[LLuken" not in bibliography
 
 
 #: what a rendered page must not show: the building machine's paths, development wording, raw warnings, raw TeX

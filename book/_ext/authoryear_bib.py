@@ -1,8 +1,8 @@
-"""Bibliography labels in author-year style ("Sun et al. 2022"), matching the book's author-year citations.
+"""Bibliography labels in author-year style ("Sun et al., 2022"), matching the book's author-year citations.
 
 sphinxcontrib-bibtex's default styles label entries alphabetically ("[LLukenGlavavs21]"); this registers a
 pybtex formatting style ``authoryear`` (unsrt formatting, sorted by author and year) whose labels are the
-first author's surname, "et al." for three or more authors, and the year.
+first author's surname ("et al." for three or more authors), a comma and the year, as the citations print them.
 """
 
 from pybtex.plugin import register_plugin
@@ -27,7 +27,7 @@ def label(entry) -> str:
         who = f"{names[0]} and {names[1]}"
     else:
         who = f"{names[0]} et al."
-    return f"{who} {entry.fields.get('year', 'n.d.')}"
+    return f"{who}, {entry.fields.get('year', 'n.d.')}"  # as the citations print it
 
 
 class AuthorYearLabels(BaseLabelStyle):
