@@ -99,7 +99,8 @@ def paraphraser_log_likelihood(backbone: str, sources: Sequence[str], targets: S
     key = parts.scores_fingerprint(backbones.resolve(backbone))
     todo = [pair for pair in dict.fromkeys(zip(sources, targets)) if (key, *pair) not in _PARAPHRASER_LL]
     if todo:
-        values = para.log_likelihood([s for s, _ in todo], [t for _, t in todo], batch_size=batch_size)
+        values = para.log_likelihood([s for s, _ in todo], [t for _, t in todo], batch_size=batch_size,
+                                     progress=len(todo) > 50 * batch_size)  # a bar for long loops only
         _PARAPHRASER_LL.update({(key, *pair): float(v) for pair, v in zip(todo, values)})
     return np.array([_PARAPHRASER_LL[(key, s, t)] for s, t in zip(sources, targets)])
 

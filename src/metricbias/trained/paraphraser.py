@@ -210,13 +210,14 @@ class Paraphraser:
                        progress: bool = False) -> np.ndarray:
         """Mean log p(target token | source, earlier target tokens) per pair (BARTScore's average)."""
         import torch
-        from tqdm.auto import tqdm
+
+        from ..progress import tqdm
 
         encoded = self.encode(sources, targets)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]) + len(encoded[i][1]))
         out = np.zeros(len(encoded))
         starts = range(0, len(order), batch_size)
-        for start in tqdm(starts, desc="paraphraser log p", disable=not progress):
+        for start in tqdm(starts, desc=f"paraphraser log p ({self.config.base})", disable=not progress, unit="batch"):
             idx = order[start:start + batch_size]
             with torch.inference_mode():
                 lp, lens = self.log_probs([encoded[i] for i in idx])
