@@ -115,7 +115,7 @@ def atomic_path(target: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     try:
         yield tmp_path
         if tmp_path.is_file():
-            os.chmod(tmp_path, 0o666 & ~_umask())
+            follow_umask(tmp_path)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

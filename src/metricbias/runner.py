@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -250,18 +251,23 @@ def parse_parameters(items) -> dict:
 _SHOW_TAGS = {"hide-input", "remove-input", "remove-cell", "hide-cell", "hide-output", "remove-output"}
 
 
+def _assignments(source: str):
+    """``(name, first line, last line, trailing comment)`` of each top-level ``name = value`` of a parameters cell
+    (line numbers 1-based)."""
+    lines = source.splitlines()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, node.lineno, node.end_lineno, lines[node.end_lineno - 1][node.end_col_offset:].strip()
+
+
 def _bake(source: str, values: dict) -> str:
-    """The parameters cell ``source`` with each top-level assignment of a name in ``values`` set to that value
-    (its trailing comment kept); names it does not assign are appended."""
+    """The parameters cell ``source`` with each assignment of a name in ``values`` set to that value (its
+    trailing comment kept); names it does not assign are appended."""
     lines = source.splitlines()
     done = set()
-    for node in sorted(ast.parse(source).body, key=lambda n: -n.lineno):  # bottom-up: line numbers stay valid
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in values and node.targets[0].id not in done:
-            name = node.targets[0].id
-            last = lines[node.end_lineno - 1]
-            comment = last[node.end_col_offset:].strip()
-            lines[node.lineno - 1:node.end_lineno] = [f"{name} = {values[name]!r}" + (f"  {comment}" if comment else "")]
+    for name, first, last, comment in reversed(list(_assignments(source))):  # bottom-up: line numbers stay valid
+        if name in values and name not in done:
+            lines[first - 1:last] = [f"{name} = {values[name]!r}" + (f"  {comment}" if comment else "")]
             done.add(name)
     lines += [f"{name} = {value!r}" for name, value in values.items() if name not in done]
     return "\n".join(lines)
@@ -296,7 +302,8 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
             other.metadata["tags"] = [*tags, "hide-input"]
     number = chapter.stem.split("_")[0]
     command = " ".join([f"metricbias run --only {number} --profile {profile}",
-                        *(f"-p {k}={_cli_value(v)}" for k, v in (overrides or {}).items())])
+                        *(f"-p {k}={shlex.quote(v if isinstance(v, str) else repr(v))}"
+                          for k, v in (overrides or {}).items())])
     box = nbformat.v4.new_code_cell(
         "from metricbias import display as _display\n"
         f"_display.parameters({{{', '.join(f'{k!r}: {k}' for k in declared)}}}, {declared!r}, {command!r})",
@@ -305,31 +312,19 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
     return nb, values
 
 
-def _cli_value(value) -> str:
-    text = value if isinstance(value, str) and value.replace(",", "").replace("-", "").replace("_", "").isalnum() \
-        else repr(value)
-    return f"'{text}'" if any(ch in text for ch in " ()[]{}'\"") and not text.startswith("'") else text
-
-
 def _declared(source: str) -> dict:
-    """``{name: help}`` of the top-level assignments of a parameters cell (help: the trailing comment)."""
-    lines = source.splitlines()
-    out = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            comment = lines[node.end_lineno - 1][node.end_col_offset:].strip()
-            out[node.targets[0].id] = comment.lstrip("#").strip()
-    return out
+    """``{name: help}`` of a parameters cell (help: the assignment's trailing comment)."""
+    return {name: comment.lstrip("#").strip() for name, _, _, comment in _assignments(source)}
 
 
 def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = True,
-                    overrides: dict | None = None, out_dir: Path | None = None) -> Path:
+                    overrides: dict | None = None, out_dir: Path | None = None, prepared=None) -> Path:
     """Execute one chapter into ``out_dir`` (default ``book/chapters``); with ``progress``, show its cells, the
-    kernel's stderr and the time on stderr."""
+    kernel's stderr and the time on stderr. ``prepared``: what :func:`prepare` already returned for it."""
     import jupytext
     import papermill as pm
 
-    nb, params = prepare(chapter, profile, overrides)
+    nb, params = prepared or prepare(chapter, profile, overrides)
     output = Path(out_dir) / chapter.output.name if out_dir else chapter.output
     work = cache_dir() / "run"
     work.mkdir(parents=True, exist_ok=True)
@@ -378,17 +373,14 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
     over the profile's, into ``out_dir`` (default ``book/chapters``)."""
     profiles.parameters(profile)  # validates the name before any work
     selected = _select(chapters(), only)
-    if parameters:  # every chapter run must declare every parameter given: checked before any work
-        for chapter in selected:
-            prepare(chapter, profile, parameters)
+    prepared = [prepare(c, profile, parameters) for c in selected]  # an unknown parameter fails before any work
     if out_dir is not None:
         from .paths import check_writable
 
-        check_writable(Path(out_dir), folder=True)
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
     log(f"running {len(selected)} chapter(s) with profile {profile}")
-    return [execute_chapter(c, profile, log=log, progress=progress, overrides=parameters, out_dir=out_dir)
-            for c in selected]
+    return [execute_chapter(c, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
+            for c, ready in zip(selected, prepared)]
 
 
 def build_book(root: Path | None = None, strict: bool = True) -> Path:
