@@ -28,15 +28,21 @@ from .metrics.registry import Spec
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
         "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
-        "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]},
+        # on two CPU cores: the generation metrics run in chapter 3 only (one seq2seq pass per pair and
+        # direction), the PLL measures on a sample of each dataset (CPS masks every shared token in turn), and
+        # the built pairs of chapter 3 are drawn to at most 100 per attribute
+        "03_metrics_and_backbones": {"built_sample_size": 100},
+        "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "pll_sample_size": 100,
+                             "skip_metrics": "bartscore,prism"},
         # sentence-level SEAT sets drawn down to 16 texts per set (word-level tests stay whole): the
         # full sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
-        "05_association_tests": {"sample_size": 16},
+        "05_association_tests": {"sample_size": 16, "skip_metrics": "bartscore,prism"},
+        "07_gender_swap": {"skip_metrics": "bartscore,prism"},
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
         "03_metrics_and_backbones": {"sample_size": 8, "stsb_pairs": 60},
-        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8]},
+        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
@@ -120,8 +126,36 @@ def backbones_for(profile: str, kind: str) -> list[str]:
     return [b for b in listed if b in here or kind == "regression"]
 
 
-def suite(profile: str = "offline") -> list[Spec]:
-    """Every metric configuration of ``profile``, as :class:`~metricbias.metrics.Spec` ``(label, name, options)``."""
+def names_of(text) -> set[str]:
+    """Registry names from a comma-separated string (or any iterable of names)."""
+    items = text.split(",") if isinstance(text, str) else (text or [])
+    return {n.strip() for n in items if n and n.strip()}
+
+
+def suite(profile: str = "offline", skip="") -> list[Spec]:
+    """Every metric configuration of ``profile``, as :class:`~metricbias.metrics.Spec` ``(label, name, options)``,
+    less the registry names in ``skip`` (comma-separated)."""
+    left_out = names_of(skip)
+    return [s for s in _suite(profile) if s.name not in left_out]
+
+
+def left_out_note(profile: str, skip, parameter: str = "skip_metrics") -> str:
+    """A Markdown sentence naming the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter
+    (empty when none), with the parameter that brings them back."""
+    from .metrics.registry import metric_class
+
+    specs = [s for s in _suite(profile) if s.name in names_of(skip)]
+    if not specs:
+        return ""
+    note = (f"Left out of this chapter on the `{profile}` profile: {', '.join(s.label for s in specs)} "
+            f"(`{parameter}`; `-p {parameter}=''` runs them too).")
+    if all(metric_class(s.name).family == "generation" for s in specs):
+        note += (" They run a sequence-to-sequence pass per pair and direction, by far the slowest metrics on a "
+                 "CPU; chapter 3 measures them.")
+    return note
+
+
+def _suite(profile: str) -> list[Spec]:
     def b(kind):
         return backbones_for(profile, kind)
 
