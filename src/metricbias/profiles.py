@@ -42,7 +42,7 @@ PROFILES: dict[str, dict[str, dict]] = {
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        "03_metrics_and_backbones": {"sample_size": 8, "stsb_pairs": 60},
+        "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60},
         "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
