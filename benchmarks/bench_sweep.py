@@ -47,24 +47,14 @@ print(json.dumps({"scoring_and_tests": seconds, "cluster_start": ready - up, "pr
 
 
 def fresh_env(profile: str):
-    """A new empty score cache holding the trained regression models of ``profile``'s suite."""
+    """A new, empty score cache (the trained models the suite needs ship under models/)."""
     import contextlib
     import os
-    import shutil
     import tempfile
-    from pathlib import Path
-
-    from metricbias import profiles
-    from metricbias.metrics import regression
-
-    models = [regression.ensure_trained(s.options["backbone"]) for s in profiles.suite(profile)
-              if s.name == "regression" and s.options["backbone"] in regression.RECIPES]
 
     @contextlib.contextmanager
     def env():
         with tempfile.TemporaryDirectory() as tmp:
-            for model in models:
-                shutil.copytree(model, Path(tmp) / "regression" / model.name)
             yield {**os.environ, "METRICBIAS_CACHE": tmp}
 
     return env

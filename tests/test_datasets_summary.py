@@ -129,3 +129,12 @@ def test_held_out_report_reads_the_shipped_paraphrasers_provenance():
     assert report.loc["flickr8k", ["read", "held out (dropped)", "used"]].tolist() == [3999, 3999, 0]
     assert (report["read"] - report["held out (dropped)"] == report["used"]).all()
     assert report.loc["mrpc", "used"] == 1607
+
+
+def test_sample_note_counts_the_draw_and_names_its_parameter():
+    full = pd.DataFrame({"attribute": ["a"] * 5 + ["b"] * 2, "pair_id": range(7)})
+    drawn = pd.concat([full[full.attribute == "a"].head(3), full[full.attribute == "b"]])
+    note = summary.sample_note(drawn, full, "built_sample_size")
+    assert "5 of the 7 built pairs" in note and "at most 3 per attribute" in note
+    assert "`-p built_sample_size=0`" in note
+    assert summary.sample_note(full, full, "built_sample_size") == ""

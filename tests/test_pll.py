@@ -71,7 +71,7 @@ def test_cps_is_eq_13_and_sss_is_eq_12(lm):
         masked = ids_1.copy()
         masked[pos] = mask
         expect += _log_probs(lm, masked.tolist())[pos, ids_1[pos]]
-    assert pll.cps(lm, ids_1, t1["U"], batch_size=2) == pytest.approx(expect, abs=1e-5)
+    assert pll.cps(lm, ids_1, t1["U"]) == pytest.approx(expect, abs=1e-5)
     masked = ids_1.copy()
     masked[t1["M"]] = mask  # all modified tokens masked at once
     lp = _log_probs(lm, masked.tolist())
@@ -101,6 +101,39 @@ def test_score_pairs_and_bias_table(lm):
     assert per_type.loc["gender", "jss"] == pytest.approx(dist.jss(g.score_st, g.score_at))
     # Eqs. 10-11 with 3 + 3 pairs: the plain mean of the two types
     assert overall["kls"] == pytest.approx(per_type["kls"].mean())
+
+
+def test_batched_scores_equal_the_one_sentence_definitions(lm):
+    # one padded, length-sorted pass over every pair; SSS of "... coffee"/"... tea" feeds the same masked
+    # input with two targets
+    pairs = pd.concat([PAIRS, pd.DataFrame({"stereotype": ["there is special coffee"],
+                                            "anti_stereotype": ["there is special tea"], "bias_type": ["x"]})],
+                      ignore_index=True)
+    scores = pll.score_pairs(lm, pairs).set_index(["pair", "method"])
+    for k, row in pairs.iterrows():
+        ids_st, sp_st = pll._encode(lm, row.stereotype)
+        ids_at, sp_at = pll._encode(lm, row.anti_stereotype)
+        t_st, t_at = pll.split_tokens(ids_st, sp_st, ids_at, sp_at)
+        for ids, sp, tok, col in ((ids_st, sp_st, t_st, "score_st"), (ids_at, sp_at, t_at, "score_at")):
+            expect = {"aul": pll.aul(lm, ids, sp), "cps": pll.cps(lm, ids, tok["U"]), "sss": pll.sss(lm, ids, tok["M"])}
+            for method, value in expect.items():
+                assert scores.loc[(k, method), col] == pytest.approx(value, abs=1e-5, nan_ok=True)
+    coffee = scores.loc[(len(PAIRS), "sss")]
+    assert coffee.score_st != pytest.approx(coffee.score_at)
+
+
+def test_scores_are_cached_by_model_and_pair(lm, tmp_path, monkeypatch):
+    from metricbias.cache import ScoreCache
+
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    lm = pll.MaskedLM(lm.tokenizer, lm.model, lm.device, lm.name, fingerprint="tiny")
+    first = pll.score_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache)
+    assert cache.count() == 2 * len(PAIRS) * 2
+    monkeypatch.setattr(pll, "log_probs_at", lambda *a, **k: pytest.fail("a cached score was recomputed"))
+    pd.testing.assert_frame_equal(pll.score_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache), first)
+    unfingerprinted = pll.MaskedLM(lm.tokenizer, lm.model, lm.device, lm.name)
+    with pytest.raises(pytest.fail.Exception):  # a model without a fingerprint is never read from the cache
+        pll.score_pairs(unfingerprinted, PAIRS, methods=("aul",), cache=cache)
 
 
 def test_identical_sentences_score_alike_and_no_preference(lm):

@@ -114,6 +114,26 @@ def test_suites_name_registered_metrics_with_unique_labels():
     assert released <= paper  # every released PLM column has its live configuration
 
 
+def test_a_chapter_can_leave_metrics_out_of_the_suite_and_says_so():
+    from metricbias.reproduction import gao2022
+
+    full = profiles.suite("paper")
+    kept = profiles.suite("paper", "bartscore, prism")
+    assert kept == [e for e in full if e.name not in ("bartscore", "prism")] and len(kept) < len(full)
+    note = profiles.left_out_note("paper", "prism")
+    assert all(e.label in note for e in full if e.name == "prism") and "-p skip_metrics=''" in note
+    assert profiles.left_out_note("paper", "") == "" == profiles.left_out_note("paper", "no_such_metric")
+    assert list(gao2022.metric_suite("bleu,chrf,ter", skip_metrics="chrf")) == ["bleu", "ter"]
+    assert [label for label, _ in gao2022.meta_eval_metrics("smoke", "bleu,ter", "ter")] == ["bleu"]
+    by_backbone = profiles.suite("paper", "roberta-large")
+    assert by_backbone and all(e.options.get("backbone") != "roberta-large" for e in by_backbone)
+    assert len(by_backbone) < len(full) and "BERTScore-RoBERTa-large" in profiles.left_out_note("paper", "roberta-large")
+    # the offline book leaves the generation metrics out of the chapters after 3 (on two CPU cores)
+    for chapter in ("04_bias_measures", "05_association_tests", "07_gender_swap"):
+        assert {"bartscore", "prism"} <= profiles.names_of(profiles.parameters("offline", chapter)["skip_metrics"])
+        assert profiles.parameters("paper", chapter).get("skip_metrics", "") == ""
+
+
 def test_backbone_registry_helpers(tiny_bert, tiny_bart, tiny_bert_regressor):
     assert profiles.backbones_for("offline", "encoder") == [b for b in ("all-MiniLM-L6-v2", "all-mpnet-base-v2")
                                                             if b in backbones.available()]

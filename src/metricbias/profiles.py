@@ -28,15 +28,22 @@ from .metrics.registry import Spec
 PROFILES: dict[str, dict[str, dict]] = {
     "offline": {
         "common": {"profile": "offline", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
-        "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]},
+        # sized for two CPU cores: chapter 3 measures every configuration (its built pairs drawn to 100 per
+        # attribute); later chapters leave out the generation metrics (a seq2seq pass per pair and direction)
+        # and, on their larger text sets, the MPNet configurations (5x MiniLM's size); the PLL measures run on
+        # 100 pairs of each dataset (CPS runs the model once per shared token)
+        "03_metrics_and_backbones": {"built_sample_size": 100},
+        "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "pll_sample_size": 100,
+                             "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
         # sentence-level SEAT sets drawn down to 16 texts per set (word-level tests stay whole): the
         # full sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
-        "05_association_tests": {"sample_size": 16},
+        "05_association_tests": {"sample_size": 16, "skip_metrics": "bartscore,prism"},
+        "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
     },
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        "03_metrics_and_backbones": {"sample_size": 8, "stsb_pairs": 60},
-        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8]},
+        "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60},
+        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
@@ -120,8 +127,36 @@ def backbones_for(profile: str, kind: str) -> list[str]:
     return [b for b in listed if b in here or kind == "regression"]
 
 
-def suite(profile: str = "offline") -> list[Spec]:
-    """Every metric configuration of ``profile``, as :class:`~metricbias.metrics.Spec` ``(label, name, options)``."""
+def names_of(text) -> set[str]:
+    """Registry names from a comma-separated string (or any iterable of names)."""
+    items = text.split(",") if isinstance(text, str) else (text or [])
+    return {n.strip() for n in items if n and n.strip()}
+
+
+def _skipped(spec: Spec, left_out: set[str]) -> bool:
+    return spec.name in left_out or spec.options.get("backbone") in left_out
+
+
+def suite(profile: str = "offline", skip="") -> list[Spec]:
+    """Every metric configuration of ``profile``, as :class:`~metricbias.metrics.Spec` ``(label, name, options)``,
+    less those whose registry name or backbone is in ``skip`` (comma-separated)."""
+    left_out = names_of(skip)
+    return [s for s in _suite(profile) if not _skipped(s, left_out)]
+
+
+def left_out_note(profile: str, skip, parameter: str = "skip_metrics") -> str:
+    """A Markdown sentence naming the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter
+    (empty when none), with the parameter that brings them back."""
+    left_out = names_of(skip)
+    specs = [s for s in _suite(profile) if _skipped(s, left_out)]
+    if not specs:
+        return ""
+    return (f"Left out of this chapter on the `{profile}` profile, to keep its run within minutes on two CPU "
+            f"cores: {', '.join(s.label for s in specs)} (`{parameter}`; `-p {parameter}=''` runs them too). "
+            "Chapter 3 measures every configuration.")
+
+
+def _suite(profile: str) -> list[Spec]:
     def b(kind):
         return backbones_for(profile, kind)
 

@@ -43,6 +43,7 @@ class MaskedLM:
     model: object
     device: str
     name: str
+    fingerprint: str = ""  # of the weights; empty: PLL scores are not cached
 
 
 def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
@@ -58,8 +59,10 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
     if backbones.is_trained_dir(path):  # a head trained here on a frozen encoder (mlm-all-MiniLM-L6-v2, ...)
         from ..trained import mlm_head
 
+        from ..trained import parts
+
         tokenizer, model = mlm_head.load(str(path), device)
-        return MaskedLM(tokenizer, model, device, str(name_or_path))
+        return MaskedLM(tokenizer, model, device, str(name_or_path), parts.scores_fingerprint(path))
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -78,7 +81,8 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
             f"backbone {name_or_path!r} ({path}) has no trained masked-LM head (missing {head[:3]}); "
             "PLL measures need a masked LM such as bert-base-cased or roberta-large")
     model.to(device).eval()
-    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path))
+    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path),
+                    backbones.fingerprint_path(path))
 
 
 def _encode(lm: MaskedLM, sentence: str):
@@ -97,45 +101,114 @@ def split_tokens(ids_1, special_1, ids_2, special_2) -> tuple[dict, dict]:
     return out_1, out_2
 
 
-def _log_probs(lm: MaskedLM, batch: np.ndarray):
+#: the revision of how PLL scores are computed, in their cache signatures
+REVISION = 2
+#: tokens (padded length x rows) per forward pass
+BATCH_TOKENS = 4096
+
+
+def _head(model):
+    """The masked-LM head module of a transformers ``*ForMaskedLM`` model (BERT ``cls``, RoBERTa/MPNet
+    ``lm_head``, ALBERT ``predictions``), or None when the head is not one module."""
+    for attr in ("cls", "lm_head", "predictions"):
+        head = getattr(model, attr, None)
+        if head is not None:
+            return head
+    return None
+
+
+def log_probs_at(lm: MaskedLM, requests, *, batch_tokens: int = BATCH_TOKENS, progress: bool = False) -> np.ndarray:
+    """log P(target | input) for each request ``(input ids, position, target id)``.
+
+    Every distinct input is encoded once, in length-sorted padded batches, and the masked-LM head
+    runs only at the positions asked for (the vocabulary projection of the other positions
+    would be thrown away)."""
     import torch
 
-    with torch.no_grad():
-        logits = lm.model(input_ids=torch.as_tensor(batch, device=lm.device)).logits
-    return torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+    requests = list(requests)
+    inputs: dict[tuple, list[int]] = {}
+    for ids, pos, _ in requests:
+        inputs.setdefault(tuple(int(i) for i in ids), []).append(int(pos))
+    order = sorted(inputs, key=len)
+    head, pad = _head(lm.model), lm.tokenizer.pad_token_id or 0
+    found: dict[tuple, float] = {}
+    batches, start = [], 0
+    while start < len(order):
+        rows = max(1, batch_tokens // len(order[start]))
+        batches.append(order[start:start + rows])
+        start += rows
+    if progress:
+        from ..progress import tqdm
+
+        batches = tqdm(batches, desc=f"PLL ({lm.name})", unit="batch")
+    targets: dict[tuple, set] = {}  # two inputs can be the same with different targets (SSS of a pair)
+    for ids, pos, t in requests:
+        targets.setdefault((tuple(int(i) for i in ids), int(pos)), set()).add(int(t))
+    for batch in batches:
+        width = max(len(ids) for ids in batch)
+        ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for r, seq in enumerate(batch):
+            ids[r, :len(seq)] = torch.as_tensor(seq)
+            mask[r, :len(seq)] = 1
+        where = [(r, p) for r, seq in enumerate(batch) for p in sorted(set(inputs[seq]))]
+        rows_, cols = torch.as_tensor([w[0] for w in where]), torch.as_tensor([w[1] for w in where])
+        with torch.no_grad():
+            ids, mask = ids.to(lm.device), mask.to(lm.device)
+            if head is not None:
+                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask)[0]
+                logits = head(hidden[rows_, cols])
+            else:
+                logits = lm.model(input_ids=ids, attention_mask=mask).logits[rows_, cols]
+            lp = torch.log_softmax(logits.float(), dim=-1).cpu()
+        for k, (r, p) in enumerate(where):
+            for t in targets[(batch[r], p)]:
+                found[(batch[r], p, t)] = float(lp[k, t])
+    return np.array([found[(tuple(int(i) for i in ids), int(pos), int(t))] for ids, pos, t in requests], dtype=float)
+
+
+def _requests(lm: MaskedLM, method: str, ids: np.ndarray, special: np.ndarray, tokens: dict) -> list[tuple]:
+    """The (input ids, position, target id) requests whose log-probabilities make ``method``'s score."""
+    ids = tuple(int(i) for i in ids)
+    mask_id = lm.tokenizer.mask_token_id
+    if method == "aul":  # nothing masked, every non-special token read
+        return [(ids, p, ids[p]) for p in np.flatnonzero(~np.asarray(special, dtype=bool))]
+    if method == "sss":  # all modified tokens masked at once
+        masked = list(ids)
+        for p in tokens["M"]:
+            masked[p] = mask_id
+        return [(tuple(masked), p, ids[p]) for p in tokens["M"]]
+    out = []  # cps: one unmodified token masked at a time
+    for p in tokens["U"]:
+        masked = list(ids)
+        masked[p] = mask_id
+        out.append((tuple(masked), p, ids[p]))
+    return out
+
+
+def _reduce(method: str, values: np.ndarray) -> float:
+    if values.size == 0:
+        return float("nan")
+    return float(values.sum()) if method == "cps" else float(values.mean())
+
+
+def _one(lm: MaskedLM, method: str, ids, special, tokens) -> float:
+    return _reduce(method, log_probs_at(lm, _requests(lm, method, ids, special, tokens)))
 
 
 def aul(lm: MaskedLM, ids: np.ndarray, special: np.ndarray) -> float:
     """Eq. 14: mean log P(w | S) over the sentence's (non-special) tokens, nothing masked."""
-    lp = _log_probs(lm, ids[None, :])[0]
-    pos = np.flatnonzero(~special)
-    return float(np.mean(lp[pos, ids[pos]]))
+    return _one(lm, "aul", ids, special, {})
 
 
-def cps(lm: MaskedLM, ids: np.ndarray, unmodified, *, batch_size: int = 64) -> float:
-    """Eq. 13: Σ_{w∈U} log P(w | U\\w, M), masking one unmodified token at a time (batched)."""
-    unmodified = list(unmodified)
-    if not unmodified:
-        return float("nan")
-    total = 0.0
-    for start in range(0, len(unmodified), batch_size):
-        pos = np.asarray(unmodified[start:start + batch_size])
-        batch = np.repeat(ids[None, :], pos.size, axis=0)
-        batch[np.arange(pos.size), pos] = lm.tokenizer.mask_token_id
-        lp = _log_probs(lm, batch)
-        total += float(lp[np.arange(pos.size), pos, ids[pos]].sum())
-    return total
+def cps(lm: MaskedLM, ids: np.ndarray, unmodified) -> float:
+    """Eq. 13: Σ_{w∈U} log P(w | U\\w, M), masking one unmodified token at a time; NaN when U is empty."""
+    return _one(lm, "cps", ids, np.zeros(len(ids), bool), {"U": list(unmodified)})
 
 
 def sss(lm: MaskedLM, ids: np.ndarray, modified) -> float:
     """Eq. 12: (1/|M|) Σ_{w∈M} log P(w | U), all modified tokens masked at once; NaN when M is empty."""
-    pos = np.asarray(list(modified), dtype=int)
-    if pos.size == 0:
-        return float("nan")
-    masked = ids.copy()
-    masked[pos] = lm.tokenizer.mask_token_id
-    lp = _log_probs(lm, masked[None, :])[0]
-    return float(np.mean(lp[pos, ids[pos]]))
+    return _one(lm, "sss", ids, np.zeros(len(ids), bool), {"M": list(modified)})
 
 
 def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -175,31 +248,59 @@ def stereoset() -> pd.DataFrame:
                         index=pd.Index([r["id"] for r in rows], name="id"))
 
 
-def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False) -> pd.DataFrame:
-    """f(S_st) and f(S_at) for every pair and method: columns ``bias_type, method, score_st, score_at``."""
+class _Signature:
+    """What a PLL score depends on, for the score cache: the method, the model's weights, this code."""
+
+    corpus_dependent = False
+
+    def __init__(self, lm: MaskedLM, method: str):
+        self.signature = f"pll-{method}|model:{lm.name}@{lm.fingerprint}|rev:{REVISION}"
+
+
+def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
+                cache=None) -> pd.DataFrame:
+    """f(S_st) and f(S_at) for every pair and method: columns ``bias_type, method, score_st, score_at``.
+
+    All the forward passes of all pairs run together (:func:`log_probs_at`). With ``cache`` (True:
+    the default score cache, or a :class:`~metricbias.cache.ScoreCache`) and a model whose weights
+    have a fingerprint, each sentence's score is stored under (method, model, the other sentence of
+    its pair) and read back on a rerun."""
     check_pairs(pairs)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown PLL method(s) {unknown}; known: {', '.join(METHODS)}")
-    rows = pairs.itertuples(index=True)
-    if progress:
-        from ..progress import tqdm
+    from ..cache import ScoreCache
 
-        rows = tqdm(rows, total=len(pairs), desc=f"PLL ({lm.name})")
-    out = []
-    for row in rows:
-        ids_st, sp_st = _encode(lm, row.stereotype)
-        ids_at, sp_at = _encode(lm, row.anti_stereotype)
-        tok_st, tok_at = split_tokens(ids_st, sp_st, ids_at, sp_at)
-        for m in methods:
-            if m == "aul":
-                a, b = aul(lm, ids_st, sp_st), aul(lm, ids_at, sp_at)
-            elif m == "cps":
-                a, b = cps(lm, ids_st, tok_st["U"]), cps(lm, ids_at, tok_at["U"])
-            else:
-                a, b = sss(lm, ids_st, tok_st["M"]), sss(lm, ids_at, tok_at["M"])
-            out.append({"pair": row.Index, "bias_type": row.bias_type, "method": m, "score_st": a, "score_at": b})
-    return pd.DataFrame(out)
+    store = (ScoreCache.default() if cache is True else cache or None) if lm.fingerprint else None
+    st, at = pairs["stereotype"].astype(str).tolist(), pairs["anti_stereotype"].astype(str).tolist()
+    n = len(pairs)
+    # a sentence's U and M come from aligning the pair (stereotype first): the pair is part of its key
+    sentences, both = st + at, [f"{a}\x1f{b}" for a, b in zip(st, at)] * 2
+    results = {}
+    for m in methods:
+        sig = _Signature(lm, m)
+        keys = store.keys(sig, sentences, both) if store else [None] * len(sentences)
+        known = store.lookup(keys) if store else {}
+        todo = [i for i, k in enumerate(keys) if k not in known]
+        requests, spans = [], {}
+        for i in todo:
+            k = i % n
+            ids, special = _encode(lm, sentences[i])
+            ids_st, special_st = (ids, special) if i < n else _encode(lm, st[k])
+            ids_at, special_at = _encode(lm, at[k]) if i < n else (ids, special)
+            tokens = split_tokens(ids_st, special_st, ids_at, special_at)[i // n]
+            reqs = _requests(lm, m, ids, special, tokens)
+            spans[i] = (len(requests), len(requests) + len(reqs))
+            requests += reqs
+        values = log_probs_at(lm, requests, progress=progress) if requests else np.zeros(0)
+        fresh = {i: _reduce(m, values[a:b]) for i, (a, b) in spans.items()}
+        if store and fresh:
+            store.store(sig.signature, {keys[i]: v for i, v in fresh.items() if np.isfinite(v)})
+        results[m] = np.array([fresh[i] if i in fresh else known[keys[i]] for i in range(len(sentences))])
+    return pd.DataFrame([{"pair": pair, "bias_type": bias_type, "method": m, "score_st": results[m][k],
+                          "score_at": results[m][n + k]}
+                         for k, (pair, bias_type) in enumerate(zip(pairs.index, pairs["bias_type"]))
+                         for m in methods])
 
 
 def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
@@ -234,5 +335,5 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["METHODS", "MaskedLM", "aul", "bias_table", "check_pairs", "cps", "crows_pairs", "load_masked_lm",
-           "score_pairs", "split_tokens", "sss", "stereoset"]
+__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "aul", "bias_table", "check_pairs", "cps",
+           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "split_tokens", "sss", "stereoset"]

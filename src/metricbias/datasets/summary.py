@@ -118,6 +118,17 @@ def held_out_report(names) -> pd.DataFrame:
                          "held out (dropped)": c["dropped_held_out"], "used": c[f"{unit}_used"]})
     return pd.DataFrame(rows, columns=["name", "source", "unit", "read", "held out (dropped)", "used"])
 
+
+def sample_note(sampled: pd.DataFrame, full: pd.DataFrame, parameter: str) -> str:
+    """A Markdown sentence saying how many of the ``full`` pairs a seeded per-attribute draw kept (empty when all
+    were kept), and the chapter parameter that sets the draw."""
+    if len(sampled) == len(full):
+        return ""
+    per = sampled.groupby("attribute").size()
+    return (f"These are {len(sampled):,} of the {len(full):,} built pairs: at most {per.max():,} per attribute, "
+            f"drawn with the seed (`{parameter}`; `-p {parameter}=0` scores them all).")
+
+
 __all__ = ["counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
-           "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens", "reference_methods",
-           "winobias_subsets"]
+           "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens",
+           "reference_methods", "sample_note", "winobias_subsets"]

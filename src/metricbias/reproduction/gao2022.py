@@ -127,16 +127,18 @@ def tests_for(tests="all", attributes=None) -> list[str]:
     return kept
 
 
-def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "auto") -> dict:
+def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "auto", skip_metrics="") -> dict:
     """Label -> metric for a Table 3 run: ``metric_names`` (comma-separated registry names or a list), or every
-    metric configuration of ``profile`` (training its regression head first if needed)."""
+    metric configuration of ``profile``, less the registry names in ``skip_metrics``."""
     from ..bias import association
     from .. import profiles
 
+    skip = profiles.names_of(skip_metrics)
     if metric_names:
-        entries = [m.strip() for m in metric_names.split(",")] if isinstance(metric_names, str) else list(metric_names)
+        listed = metric_names.split(",") if isinstance(metric_names, str) else metric_names
+        entries = [m.strip() for m in listed if m.strip() and m.strip() not in skip]
     else:
-        entries = profiles.prepare(profiles.suite(profile), device=device, progress=False)
+        entries = profiles.prepare(profiles.suite(profile, skip), device=device, progress=False)
     return association.build_metrics(entries, device=device)
 
 
@@ -446,15 +448,17 @@ def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_met
     from .. import metrics, profiles
 
     names = [n.strip() for n in metric_names.split(",") if n.strip()]
-    skip = {n.strip() for n in skip_metrics.split(",") if n.strip()}
-    entries = [(n, n, {}) for n in names] or profiles.suite(profile)
-    entries = profiles.prepare([e for e in entries if e[1] not in skip], device=device, progress=False)
+    skip = profiles.names_of(skip_metrics)
+    entries = [(n, n, {}) for n in names if n not in skip] if names else profiles.suite(profile, skip)
+    entries = profiles.prepare(entries, device=device, progress=False)
     return [(label, metrics.get(name, **options)) for label, name, options in entries]
 
 
 def without(scorers: list, skip: str) -> tuple[list, list[str]]:
     """``(kept, left_out_labels)``: ``scorers`` without the registry names of ``skip`` (comma-separated)."""
-    names = {n.strip() for n in skip.split(",") if n.strip()}
+    from .. import profiles
+
+    names = profiles.names_of(skip)
     return ([(label, m) for label, m in scorers if m.name not in names],
             [label for label, m in scorers if m.name in names])
 

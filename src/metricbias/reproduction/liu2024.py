@@ -51,10 +51,11 @@ def masked_lms(device: str = "auto") -> tuple[list, dict[str, str]]:
     return loaded, unavailable
 
 
-def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False) -> pd.DataFrame:
+def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False, cache=True) -> pd.DataFrame:
     """Table 2's columns for each masked LM in ``lms``: baseline (SSS or CPS) and AUL indicators, KLS and JSS on AUL.
 
-    ``sample_size`` > 0 draws that many pairs of each dataset (seeded).
+    ``sample_size`` > 0 draws that many pairs of each dataset (seeded). ``cache`` is
+    :func:`metricbias.bias.pll.score_pairs`'s: by default the sentences' scores are stored in the score cache.
     """
     from ..bias import pll
 
@@ -64,7 +65,7 @@ def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
             pairs = getattr(pll, loader)()
             if sample_size:
                 pairs = pairs.sample(n=min(sample_size, len(pairs)), random_state=seed)
-            result = pll.bias_table(pll.score_pairs(lm, pairs, methods=methods, progress=progress))
+            result = pll.bias_table(pll.score_pairs(lm, pairs, methods=methods, progress=progress, cache=cache))
             overall = result[result["bias_type"] == "all"].set_index("method")
             rows.append({"dataset": dataset, "model": lm.name, "baseline measure": methods[0].upper(),
                          "baseline": overall.loc[methods[0], "indicator"], "AUL": overall.loc["aul", "indicator"],
@@ -89,12 +90,16 @@ def table2_note(ours: pd.DataFrame) -> str | None:
     return None if ours is None or ours.empty else "— : not measured in that study (paper rows or ours)."
 
 
-def availability_note(lms, unavailable: dict[str, str]) -> str:
-    """A sentence (Markdown) on which masked LMs were measured here, for the paragraph above Liu's Table 2."""
+def availability_note(lms, unavailable: dict[str, str], sample_size: int = 0) -> str:
+    """A sentence (Markdown) on which masked LMs were measured here (and on how many pairs), for the paragraph
+    above Liu's Table 2."""
     if lms:
         names = ", ".join(f"`{lm.name}`" for lm in lms)
+        sample = (f" On a seeded sample of {sample_size:,} pairs of each dataset (`pll_sample_size`; "
+                  "`-p pll_sample_size=0` scores them all: CPS runs the model once per shared token of each "
+                  "sentence).") if sample_size else ""
         return (f"Computed here for {names} (Liu's Table 2 layout), above Liu's own numbers for BERT-base-cased, "
-                "RoBERTa-large and ALBERT-large-v2.")
+                f"RoBERTa-large and ALBERT-large-v2.{sample}")
     tried = ", ".join(f"`{name}` ({why})" for name, why in unavailable.items()) or "none"
     return ("No masked LM with a trained head is available offline (encoders found: " + tried + "). Below is "
             "Liu's Table 2 (BERT-base-cased, RoBERTa-large, ALBERT-large-v2) as printed. On a machine where a hub "
