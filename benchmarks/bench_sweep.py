@@ -3,8 +3,8 @@
 Runs ``association.run`` (what ``metricbias sweep --datasets seat`` and chapter 5 run) on the tests
 chosen (default: every test of Gao & Wan's Table 3 that the mirror holds, every level, sentence sets
 whole: ``--sample-size 0``) through every configuration of the profile's suite, once per scheduler
-setting, each in a fresh Python process with a new, empty score cache (the trained regression model
-the suite needs is copied in). Settings: ``inprocess`` (no Dask), then ``--scheduler`` with each count
+setting, each in a fresh Python process with a new, empty score cache (the trained models the suite
+needs ship under models/). Settings: ``inprocess`` (no Dask), then ``--scheduler`` with each count
 of ``--workers``. Reports the scoring wall time (the cluster already up; worker imports and model loads
 included), the cluster's start-up, and the scaling efficiency ``T(1 worker) / (N x T(N workers))``.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from _common import machine, run_child, save
+from _common import fresh_cache_env, machine, run_child, save
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -46,20 +46,6 @@ print(json.dumps({"scoring_and_tests": seconds, "cluster_start": ready - up, "pr
 """
 
 
-def fresh_env(profile: str):
-    """A new, empty score cache (the trained models the suite needs ship under models/)."""
-    import contextlib
-    import os
-    import tempfile
-
-    @contextlib.contextmanager
-    def env():
-        with tempfile.TemporaryDirectory() as tmp:
-            yield {**os.environ, "METRICBIAS_CACHE": tmp}
-
-    return env
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", default="offline", help="whose metric configurations (default offline)")
@@ -73,14 +59,13 @@ def main() -> None:
     parser.add_argument("--name", default="sweep", help="results/<name>.json")
     args = parser.parse_args()
 
-    env = fresh_env(args.profile)
     common = [args.profile, args.tests, args.levels, str(args.sample_size)]
     settings = ([] if args.no_inprocess else [("inprocess", 0)]) + [(args.scheduler, int(n))
                                                                      for n in args.workers.split(",")]
     runs = {}
     for scheduler, workers in settings:
         label = scheduler if scheduler == "inprocess" else f"{scheduler} x{workers}"
-        with env() as child_env:
+        with fresh_cache_env() as child_env:
             runs[label] = out = run_child(CHILD, [*common, scheduler, str(workers), str(args.chunk_size)], child_env)
         print(f"{label:>16s}: {out['scoring_and_tests']:8.1f} s scoring and tests ({out['cluster_start']:.1f} s "
               f"cluster start; {out['process_seconds']:.1f} s process)", flush=True)

@@ -123,6 +123,7 @@ def test_a_chapter_can_leave_metrics_out_of_the_suite_and_says_so():
     note = profiles.left_out_note("paper", "prism")
     assert all(e.label in note for e in full if e.name == "prism") and "-p skip_metrics=''" in note
     assert profiles.left_out_note("paper", "") == "" == profiles.left_out_note("paper", "no_such_metric")
+    assert profiles.left_out_note("paper", "prism", metric_names="bleu,chrf") == ""  # named metrics, not the suite
     assert list(gao2022.metric_suite("bleu,chrf,ter", skip_metrics="chrf")) == ["bleu", "ter"]
     assert [label for label, _ in gao2022.meta_eval_metrics("smoke", "bleu,ter", "ter")] == ["bleu"]
     by_backbone = profiles.suite("paper", "roberta-large")

@@ -128,7 +128,7 @@ def backbones_for(profile: str, kind: str) -> list[str]:
 
 
 def names_of(text) -> set[str]:
-    """Registry names from a comma-separated string (or any iterable of names)."""
+    """Names (registry names, backbones) from a comma-separated string or any iterable of names."""
     items = text.split(",") if isinstance(text, str) else (text or [])
     return {n.strip() for n in items if n and n.strip()}
 
@@ -144,9 +144,12 @@ def suite(profile: str = "offline", skip="") -> list[Spec]:
     return [s for s in _suite(profile) if not _skipped(s, left_out)]
 
 
-def left_out_note(profile: str, skip, parameter: str = "skip_metrics") -> str:
+def left_out_note(profile: str, skip, parameter: str = "skip_metrics", metric_names=None) -> str:
     """A Markdown sentence naming the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter
-    (empty when none), with the parameter that brings them back."""
+    (empty when none, or when the chapter runs the ``metric_names`` it was given instead of the suite), with the
+    parameter that brings them back."""
+    if metric_names:
+        return ""
     left_out = names_of(skip)
     specs = [s for s in _suite(profile) if _skipped(s, left_out)]
     if not specs:

@@ -57,9 +57,7 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if backbones.is_trained_dir(path):  # a head trained here on a frozen encoder (mlm-all-MiniLM-L6-v2, ...)
-        from ..trained import mlm_head
-
-        from ..trained import parts
+        from ..trained import mlm_head, parts
 
         tokenizer, model = mlm_head.load(str(path), device)
         return MaskedLM(tokenizer, model, device, str(name_or_path), parts.scores_fingerprint(path))
@@ -125,13 +123,12 @@ def log_probs_at(lm: MaskedLM, requests, *, batch_tokens: int = BATCH_TOKENS, pr
     would be thrown away)."""
     import torch
 
-    requests = list(requests)
-    inputs: dict[tuple, list[int]] = {}
-    for ids, pos, _ in requests:
-        inputs.setdefault(tuple(int(i) for i in ids), []).append(int(pos))
-    order = sorted(inputs, key=len)
+    requests = [(tuple(int(i) for i in ids), int(pos), int(t)) for ids, pos, t in requests]
+    wanted: dict[tuple, dict[int, set]] = {}  # input -> position -> targets (SSS of a pair: one input, two)
+    for ids, pos, t in requests:
+        wanted.setdefault(ids, {}).setdefault(pos, set()).add(t)
+    order = sorted(wanted, key=len)
     head, pad = _head(lm.model), lm.tokenizer.pad_token_id or 0
-    found: dict[tuple, float] = {}
     batches, start = [], 0
     while start < len(order):
         rows = max(1, batch_tokens // len(order[start]))
@@ -141,17 +138,15 @@ def log_probs_at(lm: MaskedLM, requests, *, batch_tokens: int = BATCH_TOKENS, pr
         from ..progress import tqdm
 
         batches = tqdm(batches, desc=f"PLL ({lm.name})", unit="batch")
-    targets: dict[tuple, set] = {}  # two inputs can be the same with different targets (SSS of a pair)
-    for ids, pos, t in requests:
-        targets.setdefault((tuple(int(i) for i in ids), int(pos)), set()).add(int(t))
+    found: dict[tuple, float] = {}
     for batch in batches:
-        width = max(len(ids) for ids in batch)
+        width = max(len(seq) for seq in batch)
         ids = torch.full((len(batch), width), pad, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for r, seq in enumerate(batch):
             ids[r, :len(seq)] = torch.as_tensor(seq)
             mask[r, :len(seq)] = 1
-        where = [(r, p) for r, seq in enumerate(batch) for p in sorted(set(inputs[seq]))]
+        where = [(r, p) for r, seq in enumerate(batch) for p in sorted(wanted[seq])]
         rows_, cols = torch.as_tensor([w[0] for w in where]), torch.as_tensor([w[1] for w in where])
         with torch.no_grad():
             ids, mask = ids.to(lm.device), mask.to(lm.device)
@@ -162,9 +157,9 @@ def log_probs_at(lm: MaskedLM, requests, *, batch_tokens: int = BATCH_TOKENS, pr
                 logits = lm.model(input_ids=ids, attention_mask=mask).logits[rows_, cols]
             lp = torch.log_softmax(logits.float(), dim=-1).cpu()
         for k, (r, p) in enumerate(where):
-            for t in targets[(batch[r], p)]:
+            for t in wanted[batch[r]][p]:
                 found[(batch[r], p, t)] = float(lp[k, t])
-    return np.array([found[(tuple(int(i) for i in ids), int(pos), int(t))] for ids, pos, t in requests], dtype=float)
+    return np.array([found[request] for request in requests], dtype=float)
 
 
 def _requests(lm: MaskedLM, method: str, ids: np.ndarray, special: np.ndarray, tokens: dict) -> list[tuple]:
@@ -276,6 +271,16 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
     n = len(pairs)
     # a sentence's U and M come from aligning the pair (stereotype first): the pair is part of its key
     sentences, both = st + at, [f"{a}\x1f{b}" for a, b in zip(st, at)] * 2
+    aligned: dict[int, tuple] = {}  # pair -> (encoded stereotype, encoded anti-stereotype, their U/M split)
+
+    def sentence(i: int):
+        """(ids, special mask, U/M tokens) of sentence ``i`` (the stereotypes, then the anti-stereotypes)."""
+        k = i % n
+        if k not in aligned:
+            enc_st, enc_at = _encode(lm, st[k]), _encode(lm, at[k])
+            aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
+        return (*aligned[k][i // n], aligned[k][2][i // n])
+
     results = {}
     for m in methods:
         sig = _Signature(lm, m)
@@ -284,12 +289,7 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
         todo = [i for i, k in enumerate(keys) if k not in known]
         requests, spans = [], {}
         for i in todo:
-            k = i % n
-            ids, special = _encode(lm, sentences[i])
-            ids_st, special_st = (ids, special) if i < n else _encode(lm, st[k])
-            ids_at, special_at = _encode(lm, at[k]) if i < n else (ids, special)
-            tokens = split_tokens(ids_st, special_st, ids_at, special_at)[i // n]
-            reqs = _requests(lm, m, ids, special, tokens)
+            reqs = _requests(lm, m, *sentence(i))
             spans[i] = (len(requests), len(requests) + len(reqs))
             requests += reqs
         values = log_probs_at(lm, requests, progress=progress) if requests else np.zeros(0)
