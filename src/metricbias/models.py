@@ -92,11 +92,12 @@ def attach_adapter(model, adapter):
     path = Path(adapter)
     if not (path / "adapter_config.json").exists():
         raise ModelError(f"adapter folder {path} has no adapter_config.json (save it with model.save_adapter)")
+    device = next(model.parameters()).device
     adapters_lib.init(model)
     active = model.active_adapters
     name = model.load_adapter(str(path), use_safetensors=True)  # falls back to pytorch_adapter.bin
     stack_adapter(model, name, active)
-    return model
+    return model.to(device)  # the new layers are built on the CPU: join the model where it is
 
 
 def stack_adapter(model, name: str, below) -> None:

@@ -204,11 +204,13 @@ def add_adapter(host, *, reduction_factor: int = 16, seed: int = 0, leave_out=()
 
     from ..models import stack_adapter
 
+    device = next(host.parameters()).device
     adapters.init(host)
     below = host.active_adapters
     torch.manual_seed(seed)
     host.add_adapter(ADAPTER_NAME, config=SeqBnConfig(reduction_factor=reduction_factor, leave_out=list(leave_out)),
                      set_active=True)
+    host.to(device)  # initialized on the CPU (the same weights whatever the device), trained where the host is
     host.train_adapter(ADAPTER_NAME)  # freezes the backbone, activates the adapter
     stack_adapter(host, ADAPTER_NAME, below)
     host.eval()  # ...but keep dropout off: train on the metric's own deterministic scores
