@@ -11,6 +11,12 @@ from metricbias.bias import robustness as rb
 from metricbias.bias import significance as sig
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """The robustness study and the significance tests keep their tables in the result cache: a private one."""
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+
+
 def synthetic_scores(n_pairs=(30, 17), metrics=("m1", "m2", "m3", "m4"), seed=0):
     """A long score table like published.scores(): metric k has bias growing with k."""
     rng = np.random.default_rng(seed)
