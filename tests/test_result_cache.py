@@ -7,14 +7,12 @@ import pandas as pd
 import pytest
 
 from metricbias import cache as c
+from metricbias.bias import decomposition
 from metricbias.bias import robustness as rb
 from metricbias.bias import significance as sig
 from test_robustness import synthetic_scores
 
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def mixed_table():
@@ -112,3 +110,24 @@ def test_versus_reference_and_vbcm_cached_equal_uncached(monkeypatch):
                                   check_exact=True)
     pd.testing.assert_frame_equal(sig.counterfactual_vbcm(scored, {"toy": ["a", "b"]}, n_resamples=99),
                                   uncached_vbcm, check_exact=True)
+
+
+def test_counterfactual_table_and_decompose_cached_equal_uncached(monkeypatch):
+    rng = np.random.default_rng(1)
+    scored = pd.DataFrame({"attribute": "toy", "metric": "m", "source": np.repeat(np.arange(6), 4),
+                           "group": ["a", "b", "original", "neutral"] * 6, "score": rng.normal(size=24)})
+    uncached = sig.counterfactual_table(scored, {"toy": ["a", "b"]}, n_resamples=99, cache=False)
+    pd.testing.assert_frame_equal(sig.counterfactual_table(scored, {"toy": ["a", "b"]}, n_resamples=99), uncached,
+                                  check_exact=True)
+    configs = pd.DataFrame({"metric": ["m1", "m2", "m3", "m4"], "paradigm": ["P", "P", "Q", "Q"],
+                            "backbone": ["x", "y", "x", "y"]})
+    scores = synthetic_scores()
+    plain = decomposition.decompose(scores, configs, n_resamples=19, cache=False)
+    pd.testing.assert_frame_equal(decomposition.decompose(scores, configs, n_resamples=19), plain, check_exact=True)
+    monkeypatch.setattr(sig, "_counterfactual_table", lambda *a: pytest.fail("computed again"))
+    monkeypatch.setattr(decomposition, "_decompose", lambda *a: pytest.fail("computed again"))
+    pd.testing.assert_frame_equal(sig.counterfactual_table(scored, {"toy": ["a", "b"]}, n_resamples=99), uncached,
+                                  check_exact=True)
+    again = decomposition.decompose(scores, configs, n_resamples=19)
+    pd.testing.assert_frame_equal(again, plain, check_exact=True)
+    assert again.attrs == plain.attrs and plain.attrs["n_resamples"] == 19

@@ -10,11 +10,7 @@ from metricbias.bias import pairwise as pw
 from metricbias.bias import robustness as rb
 from metricbias.bias import significance as sig
 
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    """The robustness study and the significance tests keep their tables in the result cache: a private one."""
-    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # the study and the tests keep their tables in the result cache
 
 
 def synthetic_scores(n_pairs=(30, 17), metrics=("m1", "m2", "m3", "m4"), seed=0):

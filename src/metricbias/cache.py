@@ -400,7 +400,8 @@ def table_hash(frame) -> bytes:
 
 
 def _pack(frame) -> bytes:
-    """A frame with a default index and numeric, boolean or text columns as an ``.npz`` blob (no pickle)."""
+    """A frame with a default index, numeric, boolean or text columns and JSON ``attrs`` as an ``.npz`` blob
+    (no pickle)."""
     import pandas as pd
 
     if not frame.index.equals(pd.RangeIndex(len(frame))):
@@ -416,7 +417,9 @@ def _pack(frame) -> bytes:
             raise TypeError(f"cached_table cannot store column {name!r} ({column.dtype}): only numbers, booleans "
                             "and text")
         dtypes.append(str(column.dtype))
-    meta = json.dumps({"columns": [str(c) for c in frame.columns], "dtypes": dtypes})
+    if json.loads(json.dumps(frame.attrs)) != frame.attrs:
+        raise TypeError(f"cached_table stores a table's attrs as JSON, which would change {frame.attrs!r}")
+    meta = json.dumps({"columns": [str(c) for c in frame.columns], "dtypes": dtypes, "attrs": frame.attrs})
     buf = io.BytesIO()
     np.savez(buf, meta=np.array(meta), **arrays)
     return buf.getvalue()
@@ -429,7 +432,9 @@ def _unpack(blob: bytes):
         meta = json.loads(str(data["meta"]))
         columns = {name: pd.Series(data[f"c{i}"], dtype=None if data[f"c{i}"].dtype.kind in "biuf" else dtype)
                    for i, (name, dtype) in enumerate(zip(meta["columns"], meta["dtypes"]))}
-    return pd.DataFrame(columns, columns=meta["columns"])
+    out = pd.DataFrame(columns, columns=meta["columns"])
+    out.attrs.update(meta["attrs"])
+    return out
 
 
 class ResultCache(SQLiteFile):

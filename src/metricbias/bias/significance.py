@@ -215,7 +215,7 @@ def _counterfactual_vbcm(scored: pd.DataFrame, groups: dict, background: str, d:
 
 
 def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n_resamples: int = DEFAULT_RESAMPLES,
-                         seed: int = DEFAULT_SEED) -> pd.DataFrame:
+                         seed: int = DEFAULT_SEED, cache=True) -> pd.DataFrame:
     """Counterfactual PCM, MCM and BCM with bootstrap CIs for every (attribute, metric) of multi-group sets.
 
     ``scored`` has ``attribute, metric, source, group, score`` (rows of protected
@@ -223,9 +223,18 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
     maps each attribute to T. Scores are rescaled with Eq. 1, the minimum and
     maximum taken over the rows of T (as Eq. 1 takes them over the candidates)
     and the same map applied to the background rows; φ is then the mean
-    rescaled score of a cell.
+    rescaled score of a cell. Kept in the result cache (:func:`metricbias.cache.cached_table`;
+    ``cache=False``: none).
     """
     measures = COUNTERFACTUAL_MEASURES if measures is None else measures
+    params = {"groups": groups, "measures": measures, "n_resamples": n_resamples, "seed": seed}
+    return cached_table("significance.counterfactual_table",
+                        lambda: _counterfactual_table(scored, groups, measures, n_resamples, seed),
+                        tables=[scored], params=params, cache=cache)
+
+
+def _counterfactual_table(scored: pd.DataFrame, groups: dict, measures: dict, n_resamples: int,
+                          seed: int) -> pd.DataFrame:
     rows = []
     for attribute, metric, t, block in _rescaled_blocks(scored, groups):
         if block is None:  # constant scores: Eq. 1 undefined
