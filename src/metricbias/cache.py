@@ -247,9 +247,15 @@ class ScoreCache(SQLiteFile):
         self._migrated = (moved, before)
 
     def keys(self, metric, candidates: Sequence[str], references: Sequence[str]) -> list[bytes]:
+        """:func:`_pair_key` of every pair, the signature and corpus hashed once (a warm run is mostly this)."""
         corpus = data_hash(candidates, references) if metric.corpus_dependent else ""
-        sig = metric.signature
-        return [_pair_key(sig, corpus, c, r) for c, r in zip(candidates, references)]
+        head = hashlib.sha256("\x1f".join((metric.signature, corpus, "")).encode("utf-8"))
+        keys = []
+        for c, r in zip(candidates, references):
+            h = head.copy()
+            h.update(f"{c}\x1f{r}".encode("utf-8"))
+            keys.append(h.digest()[:KEY_BYTES])
+        return keys
 
     def lookup(self, keys: Sequence[bytes]) -> dict[bytes, float]:
         unique = list(dict.fromkeys(keys))
