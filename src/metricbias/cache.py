@@ -467,7 +467,7 @@ class ResultCache(SQLiteFile):
             return None
         try:
             return _unpack(row[1])
-        except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        except (ValueError, TypeError, KeyError, OSError, zipfile.BadZipFile) as exc:
             warnings.warn(f"{self.what} {self.path}: the stored {row[0]} could not be read ({exc}); computing it "
                           "again", CacheWarning, stacklevel=3)
             return None
@@ -483,7 +483,8 @@ def cached_table(name: str, compute: Callable, *, tables: Sequence = (), params:
 
     The key is ``name``, the content of the input ``tables`` (:func:`table_hash`), ``params``
     (JSON, in their order: a tuple and a list of the same values are one key) and :func:`code_revision`; so
-    ``compute`` must depend on nothing else (seeds are parameters). ``cache``: True for
+    ``compute`` must depend on nothing else (seeds are parameters), and the warnings it gives
+    are not repeated when the table is read back. ``cache``: True for
     :meth:`ResultCache.default`, a :class:`ResultCache`, or None/False to compute without one.
     """
     if cache is None or cache is False:
