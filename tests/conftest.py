@@ -60,6 +60,13 @@ def tmp_project(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """A cache folder of the test's own (METRICBIAS_CACHE), for code that keeps results in the result cache."""
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
 def book_copy(tmp_path, monkeypatch):
     """A copy of the book's sources (not its outputs) to execute and build without touching the checkout."""
     raw = real_raw_location()

@@ -8,7 +8,7 @@ from contextlib import closing
 import numpy as np
 import pytest
 
-from metricbias.cache import CacheWarning, EmbeddingCache, ScoreCache
+from metricbias.cache import CacheWarning, EmbeddingCache, ScoreCache, _pair_key, data_hash
 from metricbias.metrics.base import Metric
 
 
@@ -54,6 +54,10 @@ def test_scores_round_trip_and_keys_are_16_bytes(tmp_path):
 def test_corpus_dependent_keys_include_the_corpus(tmp_path):
     cache = ScoreCache(tmp_path / "s.sqlite")
     m = Length(corpus_dependent=True)
+    # the signature and corpus are hashed once per call: the keys stay those of _pair_key (stored caches stay valid)
+    corpus = data_hash(CANDS, REFS)
+    assert cache.keys(m, CANDS, REFS) == [_pair_key(m.signature, corpus, c, r) for c, r in zip(CANDS, REFS)]
+    assert cache.keys(Length(), CANDS, REFS) == [_pair_key(Length().signature, "", c, r) for c, r in zip(CANDS, REFS)]
     assert cache.keys(m, CANDS, REFS)[0] != cache.keys(m, CANDS[:1], REFS[:1])[0]
     assert cache.keys(Length(), CANDS, REFS)[0] == cache.keys(Length(), CANDS[:1], REFS[:1])[0]
 

@@ -8,6 +8,8 @@ from metricbias.bias import decomposition
 from metricbias.bias.pairwise import bias_table
 from metricbias.metrics import backbone_grid
 
+pytestmark = pytest.mark.usefixtures("private_cache")  # decompose keeps its table in the result cache
+
 
 def cells(values):
     paradigms, backbones = ["Matching", "Regression", "Generation"], ["MiniLM", "MPNet"]

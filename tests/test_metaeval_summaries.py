@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 from test_metaeval_analysis import CAPTIONS, Overlap, judged
@@ -112,3 +114,26 @@ def test_without_and_signatures():
     assert kept == [] and left == ["a", "b"]
     sig = analysis.signatures([("a", Overlap())])
     assert sig["metric"].tolist() == ["a"] and sig["signature"].iloc[0].startswith("metric:toy_overlap")
+
+
+class CountingOverlap(Overlap):
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.calls = 0
+
+    def _score(self, candidates, references):
+        self.calls += 1
+        return super()._score(candidates, references)
+
+
+def test_performance_both_judges_scores_each_set_once_and_equals_each_judges_run():
+    n = len(CAPTIONS)
+    frame = CAPTIONS.frame.assign(j1=[float(i % 3) for i in range(n)], j2=[float(n - i) for i in range(n)])
+    ds = replace(CAPTIONS, frame=frame, judges={"overall": ["j1", "j2"]})
+    metric = CountingOverlap(bonus=0.5)
+    both = analysis.performance_both_judges(ds, [metric])
+    assert metric.calls == 2  # the original set and the swapped one, each once for both ways of using the judges
+    expected = pd.concat([analysis.performance(ds, [Overlap(bonus=0.5)], judges=j) for j in analysis.JUDGES],
+                         ignore_index=True)
+    pd.testing.assert_frame_equal(both, expected, check_exact=True)
+    assert set(both["judges"]) == {"mean", "stacked"}

@@ -316,6 +316,7 @@ def _grid_scores(availability, effect):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.usefixtures("private_cache")  # decompose keeps its table in the result cache
 def test_grid_decomposition_with_one_and_two_backbones():
     effect = {("Matching", "all-MiniLM-L6-v2"): 0.1, ("Regression", "all-MiniLM-L6-v2"): 0.3,
               ("Generation", "all-MiniLM-L6-v2"): 0.5, ("Matching", "all-mpnet-base-v2"): 0.2,

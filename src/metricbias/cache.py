@@ -1,4 +1,4 @@
-"""On-disk caches: scores keyed by a metric's signature and the data it scored, and embeddings.
+"""On-disk caches: scores keyed by a metric's signature and the data it scored, embeddings, and results.
 
 **Scores.** Each entry is one (signature, candidate, reference) -> score. The key is
 the first 16 bytes of a sha256 of the signature and the two texts (plus, for
@@ -14,7 +14,15 @@ an entry where the first layout (hex key + signature text + key index) took abou
 adapter fingerprint, so that each distinct text is encoded once per backbone and
 layer across chapters and processes.
 
-Both are SQLite files that many processes may read and write at once: write-ahead
+**Results.** :func:`cached_table` keeps the table a slow, deterministic computation over
+score tables returned (a robustness study, permutation tests), keyed by the computation's
+name, the content of its input tables, its parameters and the library's code
+(:func:`code_revision`), so that a warm rerun of the book reads it instead of
+recomputing it, and any change to the inputs, the parameters or the code recomputes.
+Columns are stored as numpy arrays (no pickle), so a cached table equals the computed
+one bit for bit.
+
+All three are SQLite files that many processes may read and write at once: write-ahead
 logging, a long busy timeout, and every write one ``BEGIN IMMEDIATE`` transaction, so
 an interrupted run leaves either the old or the new entries, never half of them. A
 file that SQLite reports as not a database or malformed is moved aside
@@ -24,12 +32,16 @@ file that SQLite reports as not a database or malformed is moved aside
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import io
+import json
 import os
 import sqlite3
 import sys
 import time
 import warnings
+import zipfile
 from contextlib import closing
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -235,9 +247,15 @@ class ScoreCache(SQLiteFile):
         self._migrated = (moved, before)
 
     def keys(self, metric, candidates: Sequence[str], references: Sequence[str]) -> list[bytes]:
+        """:func:`_pair_key` of every pair, the signature and corpus hashed once (a warm run is mostly this)."""
         corpus = data_hash(candidates, references) if metric.corpus_dependent else ""
-        sig = metric.signature
-        return [_pair_key(sig, corpus, c, r) for c, r in zip(candidates, references)]
+        head = hashlib.sha256("\x1f".join((metric.signature, corpus, "")).encode("utf-8"))
+        keys = []
+        for c, r in zip(candidates, references):
+            h = head.copy()
+            h.update(f"{c}\x1f{r}".encode("utf-8"))
+            keys.append(h.digest()[:KEY_BYTES])
+        return keys
 
     def lookup(self, keys: Sequence[bytes]) -> dict[bytes, float]:
         unique = list(dict.fromkeys(keys))
@@ -360,3 +378,128 @@ class EmbeddingCache(SQLiteFile):
         if rows:
             self._run(lambda con: con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)",
                                                   rows), write=True)
+
+
+@functools.lru_cache(maxsize=1)
+def code_revision() -> str:
+    """A hash of the library's source files and of the numerical libraries' versions (once per process).
+
+    Any edit of ``src/metricbias`` changes it, so no cached result outlives the code that computed it.
+    """
+    import pandas as pd
+    import scipy
+
+    h = hashlib.sha256(f"numpy-{np.__version__}|pandas-{pd.__version__}|scipy-{scipy.__version__}".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode("utf-8") + b"\x00" + path.read_bytes() + b"\x01")
+    return h.hexdigest()
+
+
+def table_hash(frame) -> bytes:
+    """A digest of a pandas frame's content: column names, dtypes, index and values."""
+    import pandas as pd
+
+    h = hashlib.sha256(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode("utf-8"))
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    return h.digest()
+
+
+def _pack(frame) -> bytes:
+    """A frame with a default index, numeric, boolean or text columns and JSON ``attrs`` as an ``.npz`` blob
+    (no pickle)."""
+    import pandas as pd
+
+    if not frame.index.equals(pd.RangeIndex(len(frame))):
+        raise TypeError("cached_table stores tables with a default index (0, 1, …); call reset_index(drop=True)")
+    arrays, dtypes = {}, []
+    for i, (name, column) in enumerate(frame.items()):
+        if column.dtype.kind in "biuf" and isinstance(column.dtype, np.dtype):
+            arrays[f"c{i}"] = column.to_numpy()
+        elif (isinstance(column.dtype, pd.StringDtype) or column.dtype == object) and \
+                all(isinstance(v, str) for v in column):  # text without missing values
+            arrays[f"c{i}"] = column.to_numpy(dtype=str)
+        else:
+            raise TypeError(f"cached_table cannot store column {name!r} ({column.dtype}): only numbers, booleans "
+                            "and text")
+        dtypes.append(str(column.dtype))
+    if json.loads(json.dumps(frame.attrs)) != frame.attrs:
+        raise TypeError(f"cached_table stores a table's attrs as JSON, which would change {frame.attrs!r}")
+    meta = json.dumps({"columns": [str(c) for c in frame.columns], "dtypes": dtypes, "attrs": frame.attrs})
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array(meta), **arrays)
+    return buf.getvalue()
+
+
+def _unpack(blob: bytes):
+    import pandas as pd
+
+    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        columns = {name: pd.Series(data[f"c{i}"], dtype=None if data[f"c{i}"].dtype.kind in "biuf" else dtype)
+                   for i, (name, dtype) in enumerate(zip(meta["columns"], meta["dtypes"]))}
+    out = pd.DataFrame(columns, columns=meta["columns"])
+    out.attrs.update(meta["attrs"])
+    return out
+
+
+class ResultCache(SQLiteFile):
+    """Tables by key (:func:`cached_table` makes the key): :meth:`get` and :meth:`put`."""
+
+    what = "result cache"
+    tables = ("results",)
+    schema = ("CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, name TEXT NOT NULL, data BLOB NOT NULL) "
+              "WITHOUT ROWID",)
+
+    def __init__(self, path: str | os.PathLike):
+        super().__init__(path)
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def default(cls) -> "ResultCache":
+        return cls(cache_dir() / "results.sqlite")
+
+    def get(self, key: bytes):
+        """The stored table of ``key``, or None (an unreadable entry counts as none, with a warning)."""
+        row = self._run(lambda con: con.execute("SELECT name, data FROM results WHERE key = ?", (key,)).fetchone())
+        if row is None:
+            return None
+        try:
+            return _unpack(row[1])
+        except (ValueError, TypeError, KeyError, OSError, zipfile.BadZipFile) as exc:
+            warnings.warn(f"{self.what} {self.path}: the stored {row[0]} could not be read ({exc}); computing it "
+                          "again", CacheWarning, stacklevel=3)
+            return None
+
+    def put(self, key: bytes, name: str, frame) -> None:
+        blob = _pack(frame)
+        self._run(lambda con: con.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", (key, name, blob)),
+                  write=True)
+
+
+def cached_table(name: str, compute: Callable, *, tables: Sequence = (), params: dict | None = None, cache=True):
+    """``compute()``, a pandas frame, or the frame it returned before for the same computation.
+
+    The key is ``name``, the content of the input ``tables`` (:func:`table_hash`), ``params``
+    (JSON, in their order: a tuple and a list of the same values are one key) and :func:`code_revision`; so
+    ``compute`` must depend on nothing else (seeds are parameters), and the warnings it gives
+    are not repeated when the table is read back. ``cache``: True for
+    :meth:`ResultCache.default`, a :class:`ResultCache`, or None/False to compute without one.
+    """
+    if cache is None or cache is False:
+        return compute()
+    store = ResultCache.default() if cache is True else cache
+    h = hashlib.sha256(name.encode("utf-8") + b"\x00" + code_revision().encode("ascii") + b"\x00")
+    h.update(json.dumps(params or {}, default=repr).encode("utf-8"))
+    for table in tables:
+        h.update(table_hash(table))
+    key = h.digest()[:KEY_BYTES]
+    found = store.get(key)
+    if found is not None:
+        store.hits += 1
+        return found
+    store.misses += 1
+    out = compute()
+    store.put(key, name, out)
+    return out

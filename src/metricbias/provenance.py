@@ -9,6 +9,7 @@ that a folder holding ``provenance.json`` is complete: see :func:`metricbias.bac
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import platform
@@ -28,8 +29,9 @@ def command() -> str:
     return shlex.join([Path(sys.executable).name, *argv])
 
 
+@functools.lru_cache(maxsize=None)  # every metric signature asks; reading the metadata costs ms each time
 def library_version(dist: str) -> str:
-    """The installed version of distribution ``dist``, or "absent"."""
+    """The installed version of distribution ``dist``, or "absent" (read once per process)."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..cache import cached_table
 from .significance import pair_terms
 
 FACTORS = ("paradigm", "backbone")
@@ -97,20 +98,29 @@ def pair_term_matrix(scores: pd.DataFrame, metrics) -> dict[str, np.ndarray]:
 
 
 def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n_resamples: int = 999,
-              seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+              seed: int = 0, confidence: float = 0.95, cache=True) -> pd.DataFrame:
     """Two-way decomposition of the bias of each attribute and of the average over attributes.
 
     ``scores``: the long live-score table (``attribute, pair_id, metric, score_1, score_2``);
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
     One row per attribute (and ``average``): the shares with percentile CIs, and
     ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples.
+    Kept in the result cache (:func:`metricbias.cache.cached_table`; ``cache=False``: none).
     """
-    f1, f2 = factors
-    configs = configs.drop_duplicates("metric").set_index("metric")
-    metrics = [m for m in configs.index if m in set(scores["metric"])]
-    missing = sorted(set(configs.index) - set(metrics))
+    configs = configs.drop_duplicates("metric")[["metric", *factors]].reset_index(drop=True)
+    missing = sorted(set(configs["metric"]) - set(scores["metric"]))
     if missing:
         raise ValueError(f"no scores for configuration(s) {missing}")
+    params = {"factors": list(factors), "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    return cached_table("decomposition.decompose",
+                        lambda: _decompose(scores, configs.set_index("metric"), factors, n_resamples, seed, confidence),
+                        tables=[scores, configs], params=params, cache=cache)
+
+
+def _decompose(scores: pd.DataFrame, configs: pd.DataFrame, factors, n_resamples: int, seed: int,
+               confidence: float) -> pd.DataFrame:
+    f1, f2 = factors
+    metrics = [m for m in configs.index if m in set(scores["metric"])]
     terms = pair_term_matrix(scores, metrics)
     keys = [f"share_{f1}", f"share_{f2}", "share_interaction"]
 

@@ -85,23 +85,35 @@ def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+def _check_judges(judges: str) -> None:
+    if judges not in JUDGES:
+        raise ValueError(f"judges={judges!r} is not one of {list(JUDGES)}")
+
+
+def _scores(metric, dataset, cache):
+    """What :func:`correlations` correlates: :func:`pair_scores` of a :class:`PairSet`, else :func:`hypothesis_scores`."""
+    return pair_scores(metric, dataset, cache) if isinstance(dataset, PairSet) else \
+        hypothesis_scores(metric, dataset, cache)
+
+
 def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: dict | None = None,
-                 judges: str = "mean") -> pd.DataFrame:
+                 judges: str = "mean", scores=None) -> pd.DataFrame:
     """Every correlation of ``metric`` on ``dataset`` (a :class:`JudgedSet` or :class:`PairSet`), long format.
 
     ``subsets`` maps a subset name to a boolean mask over the rows (default:
     ``all`` only); subsets apply to example-level correlations. ``judges``
     (``mean`` or ``stacked``) chooses how aspects with individual judges'
-    scores are correlated (``stacked``: Elliott & Keller's protocol).
+    scores are correlated (``stacked``: Elliott & Keller's protocol). ``scores``: the
+    metric's scores on ``dataset`` when already computed (:func:`_scores`), so that one
+    scoring serves both ways of using the judges.
     """
-    if judges not in JUDGES:
-        raise ValueError(f"judges={judges!r} is not one of {list(JUDGES)}")
+    _check_judges(judges)
     label, metric = resolve(metric)
     base = {"dataset": dataset.name.removesuffix(" (gender-swapped)"), "swap": swap, "metric": label,
             "name": metric.name, "signature": metric.signature}
     rows = []
     if isinstance(dataset, PairSet):
-        better, worse = pair_scores(metric, dataset, cache)
+        better, worse = _scores(metric, dataset, cache) if scores is None else scores
         if getattr(metric, "direction", "higher") == "lower":  # TER, WMD distance: the better text scores lower
             better, worse = -better, -worse
         t = corr.darr_tau(better, worse, f"{label} on {dataset.name}")
@@ -109,7 +121,7 @@ def correlations(dataset, metric, *, cache=None, swap: str = "none", subsets: di
                      "judges": "-", "statistic": t["statistic"], "value": t["value"], "p_value": t["p_value"],
                      "n": t["n"]})
         return pd.DataFrame(rows, columns=COLUMNS)
-    scores = hypothesis_scores(metric, dataset, cache)
+    scores = _scores(metric, dataset, cache) if scores is None else scores
     subsets = {"all": np.ones(len(dataset), dtype=bool)} if subsets is None else subsets
     frame = dataset.frame
     for agg, s in scores.items():
@@ -149,31 +161,52 @@ def run(dataset, metrics: Iterable, *, swap: str = "none", cache=None, judges: s
     The single-gender subset is chosen on the original hypotheses (male-only),
     so that the swapped run correlates the same examples.
     """
+    return _runs(dataset, metrics, swap, cache, (judges,))[judges]
+
+
+def _runs(dataset, metrics: Iterable, swap: str, cache, modes) -> dict[str, pd.DataFrame]:
+    """:func:`run` under each way of using the judges in ``modes``; each metric scores the set once."""
     if swap not in ("none", "gender"):
         raise ValueError(f"swap={swap!r} is not one of ['none', 'gender']")
+    for judges in modes:
+        _check_judges(judges)
     subsets = _subsets(dataset)
     data = dataset.swapped() if swap == "gender" else dataset
-    frames = [correlations(data, m, cache=cache, swap=swap, subsets=subsets, judges=judges) for m in metrics]
-    return pd.concat(frames, ignore_index=True)
+    frames = {judges: [] for judges in modes}
+    for m in metrics:
+        label, metric = resolve(m)
+        scores = _scores(metric, data, cache)
+        for judges in modes:
+            frames[judges].append(correlations(data, (label, metric), cache=cache, swap=swap, subsets=subsets,
+                                               judges=judges, scores=scores))
+    return {judges: pd.concat(f, ignore_index=True) for judges, f in frames.items()}
 
 
 def performance(dataset, metrics: Iterable, *, cache=None, judges: str = "mean") -> pd.DataFrame:
     """Correlations before (``origin``) and after (``swap``) gender swapping, with ``delta`` = swap - origin."""
-    metrics = [resolve(m) for m in metrics]
-    before = run(dataset, metrics, swap="none", cache=cache, judges=judges)
-    after = run(dataset, metrics, swap="gender", cache=cache, judges=judges)
-    keys = ["dataset", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
-    merged = before.drop(columns="swap").merge(after.drop(columns=["swap", "signature"]), on=keys,
-                                               suffixes=("_origin", "_swap"))
-    merged = merged.rename(columns={"value_origin": "origin", "value_swap": "swap"})
-    merged["delta"] = merged["swap"] - merged["origin"]
-    return merged[keys + ["origin", "swap", "delta", "p_value_origin", "p_value_swap", "n_origin", "signature"]]
+    return _performances(dataset, metrics, cache, (judges,))
 
 
 def performance_both_judges(dataset, metrics: Iterable, *, cache=None) -> pd.DataFrame:
     """:func:`performance` under each way of using the judges (:data:`JUDGES`), in one table (``judges`` says which)."""
+    return _performances(dataset, metrics, cache, JUDGES)
+
+
+def _performances(dataset, metrics: Iterable, cache, modes) -> pd.DataFrame:
+    """:func:`performance` under each of ``modes``, stacked; the original and the swapped set are scored once."""
     metrics = [resolve(m) for m in metrics]
-    return pd.concat([performance(dataset, metrics, cache=cache, judges=j) for j in JUDGES], ignore_index=True)
+    before = _runs(dataset, metrics, "none", cache, modes)
+    after = _runs(dataset, metrics, "gender", cache, modes)
+    keys = ["dataset", "metric", "name", "aggregation", "level", "aspect", "subset", "judges", "statistic"]
+    out = []
+    for judges in modes:
+        merged = before[judges].drop(columns="swap").merge(after[judges].drop(columns=["swap", "signature"]),
+                                                           on=keys, suffixes=("_origin", "_swap"))
+        merged = merged.rename(columns={"value_origin": "origin", "value_swap": "swap"})
+        merged["delta"] = merged["swap"] - merged["origin"]
+        out.append(merged[keys + ["origin", "swap", "delta", "p_value_origin", "p_value_swap", "n_origin",
+                                  "signature"]])
+    return pd.concat(out, ignore_index=True)
 
 
 def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, cache=None, ks=None) -> pd.DataFrame:
