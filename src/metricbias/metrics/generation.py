@@ -176,7 +176,7 @@ class BARTScore(_Likelihood):
     label = "BARTScore"
     citation = "yuan2021bartscore: Yuan et al. (2021), BARTScore"
     defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "max_length": 1024, "device": "auto",
-                "batch_size": 8}
+                "batch_size": 32}  # the MiniLM paraphraser: ~1.4x faster than 8 on two CPU cores (MPNet: the same)
     revision = 1
 
 
@@ -188,7 +188,7 @@ class PRISM(_Likelihood):
     docs = {**_Likelihood.docs, "target_prefix": "language tag forced before each target and not scored; auto: <en> "
                                                  "when the tokenizer has it as one token, none on a paraphraser"}
     defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "target_prefix": "auto", "max_length": 1024,
-                "device": "auto", "batch_size": 8}
+                "device": "auto", "batch_size": 32}  # as BARTScore's
     revision = 1
 
     def __init__(self, **options):

@@ -102,7 +102,8 @@ class Regression(ModelMetric):
     docs = {"backbone": "trained regression model or BLEURT checkpoint", "adapter": "adapter folder attached",
             "device": "auto, cpu or cuda", "batch_size": "pairs per forward pass"}
     types = {"adapter": (str, type(None))}
-    defaults = {"backbone": "stsb-all-MiniLM-L6-v2", "adapter": None, "device": "auto", "batch_size": 32}
+    # 128 pairs a pass: on two CPU cores ~1.2x faster than 32 on caption pairs (sorted by length, little padding)
+    defaults = {"backbone": "stsb-all-MiniLM-L6-v2", "adapter": None, "device": "auto", "batch_size": 128}
     backbone_kinds: ClassVar[tuple[str, ...]] = ("regression",)
     libraries = ("torch", "transformers", "adapters")
     revision = 2  # 2: frozen backbone + task adapter + head (1: fully fine-tuned encoder)
