@@ -225,3 +225,19 @@ def test_recorded_results_keep_the_attributes_asked_and_say_where_they_come_from
     assert evaluation.results_note("computed", race).startswith("These figures are computed here")
     with pytest.raises(ValueError, match="no figures recorded; run `metricbias adapters evaluate"):
         evaluation.recorded_results({"BERTScore": _shipped(tmp_path, figures=False)})
+
+
+def test_recorded_figures_are_read_under_other_library_versions_but_not_another_configuration():
+    """A GPU machine's torch build changes only the signature's version field: the recorded figures still apply."""
+    from metricbias.signature import configuration
+
+    now = ("metric:bertscore|layer:6|adapter:-|version:torch-2.13.0+cpu,metricbias-0.1.0,rev-1",
+           "metric:bertscore|layer:6|adapter:0113ece2ddd5|version:torch-2.13.0+cpu,metricbias-0.1.0,rev-1")
+    gpu = [s.replace("torch-2.13.0+cpu", "torch-2.11.0") for s in now]
+    assert configuration(gpu[1]) == "metric:bertscore|layer:6|adapter:0113ece2ddd5"
+    recorded = pd.DataFrame({"signature_before": [gpu[0]] * 2, "signature_after": [gpu[1]] * 2})
+    assert evaluation.same_configuration(recorded, now)
+    other_adapter = recorded.assign(signature_after=gpu[1].replace("0113ece2ddd5", "98ef8fbf8f2b"))
+    assert not evaluation.same_configuration(other_adapter, now)
+    other_layer = recorded.assign(signature_before=gpu[0].replace("layer:6", "layer:5"))
+    assert not evaluation.same_configuration(other_layer, now)

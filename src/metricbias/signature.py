@@ -23,6 +23,14 @@ def parse_signature(signature: str) -> dict[str, str]:
     return out
 
 
+def configuration(signature: str) -> str:
+    """The signature less its ``version`` field: the same metric configuration (options, weights, revision),
+    whatever library builds computed it."""
+    fields = parse_signature(signature)
+    fields.pop("version", None)
+    return format_signature(fields)
+
+
 def direction(signature: str) -> str:
     """``higher`` or ``lower``: which scores are better, as the signature records it (``higher`` if unrecorded)."""
     return parse_signature(signature).get("direction", "higher")

@@ -29,6 +29,7 @@ import pandas as pd
 from .. import datasets
 from ..datasets.registry import ADAPTER_EXCLUDED
 from ..scoring import score_pairs
+from ..signature import configuration
 from . import training
 
 #: built attributes not used to evaluate adapters, and why
@@ -531,19 +532,26 @@ def adapter_results(adapters: dict, *, attributes=None, sample_size: int = 0, qu
     """The before/after table of the shipped adapters, and where it comes from (``"recorded"`` or ``"computed"``).
 
     On the full sets (``sample_size`` and ``quality_sample_size`` 0), the figures recorded with each adapter
-    (:func:`recorded_results`) when every adapter has them and they were computed with the metric as it is now
-    (same signatures); otherwise :func:`compare_all` computes them here on the samples asked for.
+    (:func:`recorded_results`) when every adapter has them and they were computed with the metric configured as
+    it is now (:func:`same_configuration`); otherwise :func:`compare_all` computes them here on the samples asked for.
     """
     if not sample_size and not quality_sample_size and all(not a.evaluation().empty for a in adapters.values()):
         recorded = recorded_results(adapters, attributes)
         current = {label: (metric_for(None, meta=a.meta).signature, metric_for(a.folder, meta=a.meta).signature)
                    for label, a in adapters.items()}
-        if all(set(zip(g["signature_before"], g["signature_after"])) == {current[label]}
-               for label, g in recorded.groupby("metric", sort=False)):
+        if all(same_configuration(g, current[label]) for label, g in recorded.groupby("metric", sort=False)):
             return recorded, "recorded"
     folders = {label: a.folder for label, a in adapters.items()}
     return compare_all(folders, attributes=evaluated_attributes(attributes), sample_size=sample_size,
                        quality_sample_size=quality_sample_size, seed=seed, cache=cache, device=device), "computed"
+
+
+def same_configuration(recorded: pd.DataFrame, current: tuple[str, str]) -> bool:
+    """Whether a recorded before/after table (``signature_before``/``_after`` columns) is of the metric without
+    and with the adapter as configured now: the same signatures but for library versions (the figures of an
+    adapter trained and evaluated on a GPU machine hold there, with its torch build)."""
+    pairs = set(zip(recorded["signature_before"].map(configuration), recorded["signature_after"].map(configuration)))
+    return pairs == {tuple(configuration(s) for s in current)}
 
 
 def results_note(source: str, results: pd.DataFrame) -> str:
@@ -553,7 +561,8 @@ def results_note(source: str, results: pd.DataFrame) -> str:
              f"{int(quality_rows['n'].sum()):,} quality items")
     if source == "recorded":
         return (f"These figures were recorded with each adapter when it was shipped (`metricbias adapters evaluate "
-                f"--record`, kept in its `provenance.json`, for the same metric signatures as here): {sizes}. "
+                f"--record`, kept in its `provenance.json`, for the same metric configurations as here; the signatures "
+                f"name the library versions they were computed with): {sizes}. "
                 "The chapter reads them instead of scoring again.")
     return f"These figures are computed here, on samples of the evaluation sets: {sizes}."
 
@@ -582,4 +591,4 @@ __all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "Q
            "curve", "curve_series", "evaluate", "evaluated_attributes", "example_pair", "example_triples", "findings",
            "held_out_texts",
            "hyperparameters", "load_quality_sets", "matching_maps", "metric_for", "missed", "quality", "recorded_results", "results_note",
-           "retrain_commands", "shipped_adapters", "shipped_summary", "target", "trade_off", "training_data_summary", "training_logs", "triples_by_source"]
+           "retrain_commands", "same_configuration", "shipped_adapters", "shipped_summary", "target", "trade_off", "training_data_summary", "training_logs", "triples_by_source"]
