@@ -28,16 +28,16 @@ def dataset_rows(datasets=("published",), attributes=None):
     (name, candidates, references) rows: both candidates, each row's own reference."""
     import pandas as pd
 
-    from metricbias import scoring
+    from metricbias.datasets import load
 
-    tables = [scoring.load_pairs(d, attributes).assign(attribute=lambda f, d=d: d + "/" + f["attribute"],
-                                                       pair_id=lambda f, d=d: d + "/" + f["pair_id"])
+    tables = [load(d, attributes).assign(attribute=lambda f, d=d: d + "/" + f["attribute"],
+                                         pair_id=lambda f, d=d: d + "/" + f["pair_id"])
               for d in datasets]
     pairs = pd.concat(tables, ignore_index=True)
     files = []
     for attribute, group in pairs.groupby("attribute", sort=False):
         files.append((attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
-                      group["reference"].tolist() + group["reference_2"].tolist()))
+                      group["reference_1"].tolist() + group["reference_2"].tolist()))
     return pairs, files
 
 

@@ -41,7 +41,7 @@ from _common import Timer, dataset_rows, machine, save
 
 
 def pd_texts(pairs):
-    return [t for col in ("candidate_1", "candidate_2", "reference", "reference_2") for t in pairs[col]]
+    return [t for col in ("candidate_1", "candidate_2", "reference_1", "reference_2") for t in pairs[col]]
 
 
 def main() -> None:

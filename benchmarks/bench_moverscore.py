@@ -76,13 +76,13 @@ def main() -> None:
     import ot  # noqa: F401  (imports are not part of either timing)
     import torch  # noqa: F401
 
-    from metricbias import metrics, models, scoring
+    from metricbias import datasets, metrics, models, scoring
 
     models.PERSIST_EMBEDDINGS = False  # cold unless a row says otherwise
     disk = tempfile.TemporaryDirectory(prefix="metricbias-bench-")
     attributes = args.attributes.split(",") if args.attributes else None
     rows = published_rows(attributes)
-    pairs = scoring.load_pairs("published", attributes)
+    pairs = datasets.load("published", attributes)
     n_rows = sum(len(c) for _, c, _ in rows)
     ours_t, warm_t, direct_t, floor_t, disk_t, diffs = [], [], [], [], [], []
 
