@@ -478,6 +478,34 @@ class ResultCache(SQLiteFile):
                   write=True)
 
 
+def cached_result(name: str, *, ignore=("progress",)):
+    """Decorate a deterministic function returning a frame so that :func:`cached_table` keeps its result.
+
+    Its frame arguments are the key's ``tables``, every other argument (defaults included, ``ignore``
+    left out) its ``params``; the decorated function takes ``cache=`` (True, a :class:`ResultCache`,
+    or None/False for none).
+    """
+    import inspect
+
+    import pandas as pd
+
+    def decorate(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def run(*args, cache=True, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            tables = [v for v in bound.arguments.values() if isinstance(v, pd.DataFrame)]
+            params = {k: v for k, v in bound.arguments.items() if not isinstance(v, pd.DataFrame) and k not in ignore}
+            return cached_table(name, lambda: fn(*bound.args, **bound.kwargs), tables=tables, params=params,
+                                cache=cache)
+
+        return run
+
+    return decorate
+
+
 def cached_table(name: str, compute: Callable, *, tables: Sequence = (), params: dict | None = None, cache=True):
     """``compute()``, a pandas frame, or the frame it returned before for the same computation.
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..cache import cached_table
+from ..cache import cached_result
 from .significance import pair_terms
 
 FACTORS = ("paradigm", "backbone")
@@ -97,30 +97,23 @@ def pair_term_matrix(scores: pd.DataFrame, metrics) -> dict[str, np.ndarray]:
     return out
 
 
+@cached_result("decomposition.decompose")
 def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n_resamples: int = 999,
-              seed: int = 0, confidence: float = 0.95, cache=True) -> pd.DataFrame:
+              seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
     """Two-way decomposition of the bias of each attribute and of the average over attributes.
 
     ``scores``: the long live-score table (``attribute, pair_id, metric, score_1, score_2``);
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
     One row per attribute (and ``average``): the shares with percentile CIs, and
     ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples.
-    Kept in the result cache (:func:`metricbias.cache.cached_table`; ``cache=False``: none).
+    Kept in the result cache (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """
-    configs = configs.drop_duplicates("metric")[["metric", *factors]].reset_index(drop=True)
-    missing = sorted(set(configs["metric"]) - set(scores["metric"]))
+    configs = configs.drop_duplicates("metric").set_index("metric")
+    missing = sorted(set(configs.index) - set(scores["metric"]))
     if missing:
         raise ValueError(f"no scores for configuration(s) {missing}")
-    params = {"factors": list(factors), "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    return cached_table("decomposition.decompose",
-                        lambda: _decompose(scores, configs.set_index("metric"), factors, n_resamples, seed, confidence),
-                        tables=[scores, configs], params=params, cache=cache)
-
-
-def _decompose(scores: pd.DataFrame, configs: pd.DataFrame, factors, n_resamples: int, seed: int,
-               confidence: float) -> pd.DataFrame:
     f1, f2 = factors
-    metrics = [m for m in configs.index if m in set(scores["metric"])]
+    metrics = list(configs.index)
     terms = pair_term_matrix(scores, metrics)
     keys = [f"share_{f1}", f"share_{f2}", "share_interaction"]
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..cache import cached_table
+from ..cache import cached_result
 from . import distributional as dist
 from .pairwise import ConstantScoresWarning, absolute_bias
 from .scores import cells
@@ -118,22 +118,16 @@ def _taus(full: pd.DataFrame, sub: pd.DataFrame, measures) -> list[dict]:
     return rows
 
 
+@cached_result("robustness.ranking_stability")
 def ranking_stability(scores: pd.DataFrame, *, rates=RATES, n_seeds: int = 20, seed: int = 0,
-                      measures=MEASURES, progress: bool = False, cache=True) -> pd.DataFrame:
+                      measures=MEASURES, progress: bool = False) -> pd.DataFrame:
     """Kendall τ between the full-data and the subsample ranking of the metrics, per rate, seed, attribute, measure.
 
     Seeds are ``seed, seed + 1, …``; ``identical`` says whether the subsample
     orders the metrics exactly as the full data does. The study takes minutes on
     the released scores, so its table is kept in the result cache
-    (:func:`metricbias.cache.cached_table`; ``cache=False``: none).
+    (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """
-    params = {"rates": list(rates), "n_seeds": n_seeds, "seed": seed, "measures": list(measures)}
-    return cached_table("robustness.ranking_stability",
-                        lambda: _ranking_stability(scores, rates, n_seeds, seed, measures, progress),
-                        tables=[scores], params=params, cache=cache)
-
-
-def _ranking_stability(scores: pd.DataFrame, rates, n_seeds: int, seed: int, measures, progress: bool) -> pd.DataFrame:
     full = with_overall(measure_table(scores, measures), measures)
     draws = [(rate, seed + i) for rate in rates for i in range(n_seeds)]
     if progress:

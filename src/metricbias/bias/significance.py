@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..cache import cached_table
+from ..cache import cached_result
 from . import generalized
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, rescale
 
@@ -64,14 +64,15 @@ def pair_terms(scores_1, scores_2, *, signed: bool = False, **labels) -> np.ndar
     return (r1 - r2) if signed else np.abs(r1 - r2)
 
 
+@cached_result("significance.versus_reference")
 def versus_reference(scores: pd.DataFrame, reference: str = "BLEU", *, signed: bool = False,
-                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, cache=True) -> pd.DataFrame:
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """For every attribute and metric ≠ reference: does its bias differ from the reference's on the same pairs?
 
     ``scores`` is a long table (``attribute, pair_id, metric, score_1, score_2``).
     Columns: bias of the metric and of the reference, their difference with a
     bootstrap CI, the permutation p-value and the Benjamini–Hochberg adjusted
-    p-value over all rows. Kept in the result cache (:func:`metricbias.cache.cached_table`;
+    p-value over all rows. Kept in the result cache (:func:`metricbias.cache.cached_result`;
     ``cache=False``: none).
     """
     missing = {"attribute", "pair_id", "metric", "score_1", "score_2"} - set(scores.columns)
@@ -80,13 +81,6 @@ def versus_reference(scores: pd.DataFrame, reference: str = "BLEU", *, signed: b
     if reference not in set(scores["metric"]):
         raise ValueError(f"reference metric {reference!r} is not in the score table; "
                          f"metrics: {', '.join(dict.fromkeys(scores['metric']))}")
-    params = {"reference": reference, "signed": signed, "n_resamples": n_resamples, "seed": seed}
-    return cached_table("significance.versus_reference",
-                        lambda: _versus_reference(scores, reference, signed, n_resamples, seed),
-                        tables=[scores], params=params, cache=cache)
-
-
-def _versus_reference(scores: pd.DataFrame, reference: str, signed: bool, n_resamples: int, seed: int) -> pd.DataFrame:
     rows = []
     for attribute, block in scores.groupby("attribute", sort=False):
         ref = block[block["metric"] == reference].set_index("pair_id")
@@ -182,24 +176,17 @@ def _rescaled_blocks(scored: pd.DataFrame, groups: dict):
         yield attribute, metric, t, (None if hi == lo else block.assign(score=(block["score"] - lo) / (hi - lo) * 100))
 
 
+@cached_result("significance.counterfactual_vbcm")
 def counterfactual_vbcm(scored: pd.DataFrame, groups: dict, *, background: str = "original", d: str = "signed",
-                        n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, cache=True) -> pd.DataFrame:
+                        n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Counterfactual VBCM (Czarnowska et al., Eq. 4 without the sum over groups) per group, with bootstrap CIs.
 
     With the defaults, d(φ(β), φ(S'^t_j)) = β − group: how far below the
     unperturbed pair's mean (rescaled) score the candidate of group t falls.
     When ``scored`` has a ``direction`` column, the scores of lower-is-better
     metrics (TER, WMD) are negated first, so that positive always means "scored worse".
-    Kept in the result cache (:func:`metricbias.cache.cached_table`; ``cache=False``: none).
+    Kept in the result cache (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """
-    params = {"groups": groups, "background": background, "d": d, "n_resamples": n_resamples, "seed": seed}
-    return cached_table("significance.counterfactual_vbcm",
-                        lambda: _counterfactual_vbcm(scored, groups, background, d, n_resamples, seed),
-                        tables=[scored], params=params, cache=cache)
-
-
-def _counterfactual_vbcm(scored: pd.DataFrame, groups: dict, background: str, d: str, n_resamples: int,
-                         seed: int) -> pd.DataFrame:
     if "direction" in scored.columns:
         scored = scored.assign(score=np.where(scored["direction"] == "lower", -scored["score"], scored["score"]))
     rows = []
@@ -214,8 +201,9 @@ def _counterfactual_vbcm(scored: pd.DataFrame, groups: dict, background: str, d:
     return pd.DataFrame(rows)
 
 
+@cached_result("significance.counterfactual_table")
 def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n_resamples: int = DEFAULT_RESAMPLES,
-                         seed: int = DEFAULT_SEED, cache=True) -> pd.DataFrame:
+                         seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Counterfactual PCM, MCM and BCM with bootstrap CIs for every (attribute, metric) of multi-group sets.
 
     ``scored`` has ``attribute, metric, source, group, score`` (rows of protected
@@ -223,18 +211,10 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
     maps each attribute to T. Scores are rescaled with Eq. 1, the minimum and
     maximum taken over the rows of T (as Eq. 1 takes them over the candidates)
     and the same map applied to the background rows; φ is then the mean
-    rescaled score of a cell. Kept in the result cache (:func:`metricbias.cache.cached_table`;
+    rescaled score of a cell. Kept in the result cache (:func:`metricbias.cache.cached_result`;
     ``cache=False``: none).
     """
     measures = COUNTERFACTUAL_MEASURES if measures is None else measures
-    params = {"groups": groups, "measures": measures, "n_resamples": n_resamples, "seed": seed}
-    return cached_table("significance.counterfactual_table",
-                        lambda: _counterfactual_table(scored, groups, measures, n_resamples, seed),
-                        tables=[scored], params=params, cache=cache)
-
-
-def _counterfactual_table(scored: pd.DataFrame, groups: dict, measures: dict, n_resamples: int,
-                          seed: int) -> pd.DataFrame:
     rows = []
     for attribute, metric, t, block in _rescaled_blocks(scored, groups):
         if block is None:  # constant scores: Eq. 1 undefined
