@@ -16,7 +16,8 @@ does), which records every chapter's and every code cell's wall time in
     /usr/bin/time -v .venv/bin/python benchmarks/profile_chapters.py --profile offline   # the full cold build
 
 Writes ``benchmarks/results/profile-<profile>-<cache>.json`` and prints Markdown tables
-(chapters, then the slowest cells) ready for ``benchmarks/README.md``.
+(chapters, the slowest cells, then the slowest scoring jobs: each metric on each set of
+pairs, from the job log the runner keeps per chapter) ready for ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -49,8 +50,15 @@ def report(profile: str, stems: list[str] | None, top: int) -> dict:
           "|---|---:|---:|---:|---|")
     for stem, c in cells[:top]:
         print(f"| {stem} | {c['cell']} | {c['seconds']:.1f} | {c['seconds'] / total:.1%} | `{c['source']}` |")
+    jobs = sorted(((stem, j) for stem, t in chapters.items() for j in t.get("jobs", [])), key=lambda x: -x[1]["seconds"])
+    print(f"\nslowest {min(top, len(jobs))} scoring jobs (metric x pairs, summed per chapter):\n\n"
+          "| chapter | metric | pairs | pairs computed | seconds | share of all |\n|---|---|---|---:|---:|---:|")
+    for stem, j in jobs[:top]:
+        print(f"| {stem} | {j['metric']} | {j['what']} | {j['computed']:,} | {j['seconds']:.1f} | "
+              f"{j['seconds'] / total:.1%} |")
     return {"profile": profile, "total_seconds": total, "chapters": chapters,
-            "slowest_cells": [{"chapter": s, **c} for s, c in cells[:top]]}
+            "slowest_cells": [{"chapter": s, **c} for s, c in cells[:top]],
+            "slowest_jobs": [{"chapter": s, **j} for s, j in jobs[:top]]}
 
 
 def main() -> None:

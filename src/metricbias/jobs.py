@@ -63,6 +63,8 @@ CHUNK_SIZE = 50_000
 RETRIES = 2
 #: errors a second try would repeat: bad input or configuration
 PERMANENT = (ValueError, LookupError, TypeError, FileNotFoundError)
+#: a file that every finished job's record is appended to, as a JSON line (``metricbias run`` sets it per chapter)
+LOG_ENV = "METRICBIAS_JOB_LOG"
 
 
 @dataclass(eq=False)
@@ -482,7 +484,21 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
         if progress is True:
             bar.close()
         _finish(jobs)
+        _log(jobs)
     return jobs
+
+
+def _log(jobs: list[Job]) -> None:
+    path = os.environ.get(LOG_ENV)
+    if not path:
+        return
+    import json
+
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(job.record()) + "\n" for job in jobs)
+    except OSError as exc:  # a profile is a by-product: never the reason a run fails
+        logging.getLogger(__name__).warning("could not append to the job log %s: %s", path, exc)
 
 
 def score(metric: Metric, candidates: Sequence[str], references: Sequence[str], cache=None, **kwargs) -> np.ndarray:

@@ -41,6 +41,7 @@ import yaml
 
 from . import profiles
 from . import progress as bars
+from .jobs import LOG_ENV
 from .paths import atomic_path, cache_dir, project_root
 
 #: seconds between the reminder lines of a long-running cell
@@ -115,10 +116,30 @@ def load_timings() -> dict:
         return {}
 
 
-def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict]) -> None:
+def job_profile(path: Path) -> list[dict]:
+    """The scoring jobs logged in ``path`` (``jobs.LOG_ENV``), summed per (metric, what), slowest first."""
+    total: dict = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            job = json.loads(line)
+        except json.JSONDecodeError:  # a kernel killed mid-write: the rest still counts
+            continue
+        row = total.setdefault((job["metric"], job["what"]), {"metric": job["metric"], "what": job["what"],
+                                                                "pairs": 0, "computed": 0, "seconds": 0.0})
+        for key in ("pairs", "computed", "seconds"):
+            row[key] += job[key]
+    rows = sorted(total.values(), key=lambda r: -r["seconds"])
+    return [{**r, "seconds": round(r["seconds"], 2)} for r in rows]
+
+
+def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict]) -> None:
     table = load_timings()
     table.setdefault(profile, {})[stem] = {"seconds": round(seconds, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                           "cells": cells}
+                                           "cells": cells, "jobs": jobs}
     with atomic_path(timings_path(), suffix=".json") as tmp:
         tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
 
@@ -333,7 +354,10 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
     failed = work / f"{chapter.stem}.failed.ipynb"
     previous = load_timings().get(profile, {}).get(chapter.stem, {}).get("seconds")
     shown = _Progress(chapter.stem, len(nb.cells), previous, work / f"{chapter.stem}.progress") if progress else None
-    saved_env = {k: os.environ.get(k) for k in (bars.FILE_ENV, bars.COLUMNS_ENV)}
+    job_log = work / f"{chapter.stem}.jobs.jsonl"
+    job_log.unlink(missing_ok=True)
+    saved_env = {k: os.environ.get(k) for k in (bars.FILE_ENV, bars.COLUMNS_ENV, LOG_ENV)}
+    os.environ[LOG_ENV] = str(job_log)  # the kernel logs its scoring jobs: the chapter's profile per metric
     if shown:  # the kernel inherits these: the library's bars go to the file shown copies to the terminal
         os.environ[bars.FILE_ENV] = str(shown.bars.name)
         os.environ[bars.COLUMNS_ENV] = str(max(40, min(120, shutil.get_terminal_size((100, 24)).columns)))
@@ -362,7 +386,7 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
             else:
                 os.environ[key] = value
     seconds = time.perf_counter() - start
-    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [])
+    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log))
     log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s -> {output}")
     return output
 
