@@ -52,7 +52,7 @@ def report(profile: str, stems: list[str] | None, top: int) -> dict:
         print(f"| {stem} | {c['cell']} | {c['seconds']:.1f} | {c['seconds'] / total:.1%} | `{c['source']}` |")
     jobs = sorted(((stem, j) for stem, t in chapters.items() for j in t.get("jobs", [])), key=lambda x: -x[1]["seconds"])
     print(f"\nslowest {min(top, len(jobs))} scoring jobs (metric x pairs, summed per chapter):\n\n"
-          "| chapter | metric | pairs | pairs computed | seconds | share of all |\n|---|---|---|---:|---:|---:|")
+          "| chapter | metric | set of pairs | pairs computed | seconds | share of all |\n|---|---|---|---:|---:|---:|")
     for stem, j in jobs[:top]:
         print(f"| {stem} | {j['metric']} | {j['what']} | {j['computed']:,} | {j['seconds']:.1f} | "
               f"{j['seconds'] / total:.1%} |")
