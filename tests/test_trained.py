@@ -72,11 +72,39 @@ def test_unilm_mask_source_bidirectional_target_left_to_right(trained_para):
 def test_cached_lower_layers_give_the_full_forward(trained_para):
     para = paraphraser.load(str(trained_para[0]), "cpu")
     enc = para.encode(SOURCES, TARGETS)
-    ids, mask, _ = para.batch(enc)
     with torch.no_grad():
         full, _ = para.log_probs(enc)
-        cached, _ = para.log_probs(enc, lower_hidden=para.lower(ids, mask))
+        cached, _ = para.log_probs(enc, lower_hidden=para.lower(para.pack([(s, [t]) for s, t in enc])))
     np.testing.assert_allclose(full.numpy(), cached.numpy(), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("base", ["bert", "mpnet"])
+def test_pairs_sharing_a_source_packed_in_one_row_score_as_one_row_each(base, tiny_bert, tmp_path):
+    """Packing (the source once, the targets as a prefix tree) changes no log-likelihood: BERT's absolute
+    positions and MPNet's relative position bias both follow each token's position in its own sequence."""
+    from tiny_models import save_tiny_mpnet
+
+    folder = tiny_bert if base == "bert" else save_tiny_mpnet(tmp_path / "tiny-mpnet")
+    para = paraphraser.Paraphraser.new(paraphraser.Config(base=str(folder), adapter_layers=1), folder, "cpu")
+    torch.manual_seed(1)
+    with torch.no_grad():  # the new adapter starts near the identity: move it, so the top layer counts
+        for p in para.adapter_parameters(para.model).values():
+            p.normal_(0, 0.2)
+    ref = "The nurse helped the doctor because she was kind."
+    sources = [ref, ref, ref, ref, "A man is playing a guitar.", ref]
+    targets = ["The nurse helped the doctor because he was kind.", "The nurse helped the doctor because she was kind.",
+               "The nurse thanked the doctor.", "A man plays the guitar.", "A man plays the guitar.",
+               "The nurse helped the doctor because he was kind."]  # shared prefixes, a repeated pair
+    packed = para.log_likelihood(sources, targets, batch_size=4)
+    with torch.no_grad():
+        alone = [float(para.log_probs(para.encode([s], [t]))[0].double().mean()) for s, t in zip(sources, targets)]
+    np.testing.assert_allclose(packed, alone, rtol=0, atol=1e-5)
+    # the four targets of the shared source in one row, their common first tokens once: the second target shares
+    # "the nurse helped the doctor because" (6 tokens) with the first, the third "the nurse" (2)
+    enc = para.encode(sources[:4], targets[:4])
+    rows = para.pack([(enc[0][0], [t for _, t in enc])])
+    assert rows.ids.shape[0] == 1
+    assert len(rows.tokens) == sum(len(t) for _, t in enc) - 6 - 2
 
 
 def test_generation_metrics_score_with_the_paraphraser_and_survive_a_reload(trained_para):

@@ -45,6 +45,20 @@ def save_tiny_bert(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+def save_tiny_mpnet(folder: Path, seed: int = 0) -> Path:
+    """An MPNet encoder (relative position bias, RoBERTa-style position ids) with MiniLM's vocabulary."""
+    import torch
+    from transformers import MPNetConfig, MPNetModel
+
+    torch.manual_seed(seed)
+    tok = minilm_tokenizer()
+    config = MPNetConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=514, pad_token_id=tok.pad_token_id)
+    MPNetModel(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
 def save_tiny_bert_regressor(folder: Path, seed: int = 0) -> Path:
     """A BertForSequenceClassification with one output: the shape of BLEURT ports and FrugalScore."""
     import torch

@@ -63,6 +63,21 @@ class Config:
     eval_every: int = 100
 
 
+@dataclass
+class Packed:
+    """Rows of :meth:`Paraphraser.pack`: token ids, the UniLM mask (row x from x to), each token's position in its
+    own sequence; per tree node the row and column of the hidden state that predicts it and its token id; per group
+    and target, the flat node indices of the target's tokens."""
+
+    ids: "torch.Tensor"
+    mask: "torch.Tensor"
+    positions: "torch.Tensor"
+    pred_rows: "torch.Tensor"
+    pred_cols: "torch.Tensor"
+    tokens: "torch.Tensor"
+    paths: list
+
+
 def _interface(model_type: str):
     """How the ``adapters`` library finds the sub-layers of a model it has no built-in support for (MPNet)."""
     from adapters import AdapterModelInterface
@@ -148,81 +163,138 @@ class Paraphraser:
         tgt = self.tokenizer(list(targets), truncation=True, max_length=m)["input_ids"]
         return [(s, t[1:]) for s, t in zip(src, tgt)]  # the target keeps its closing [SEP], not its [CLS]
 
-    def batch(self, encoded: Sequence[tuple[list[int], list[int]]]):
-        """``input_ids`` (padded), the UniLM mask (batch x from x to), and per row (source length, target length)."""
+    def pack(self, groups: Sequence[tuple[list[int], Sequence[list[int]]]]) -> "Packed":
+        """One row per ``(source, targets)`` group: the source once, then the targets' tokens as a prefix tree.
+
+        Under the UniLM mask the source never sees a target, and a target token sees only the source
+        and its own earlier tokens; so targets that share a source share its hidden states, and
+        targets that also share their first tokens share those too (a pair's two candidates differ in
+        a word or two). Each tree node attends to the source, its ancestors and itself, at the position
+        it has in its own ``[CLS] source [SEP] target [SEP]``: every target's log-probabilities are
+        those of a row of its own. A group with one target is exactly that row.
+        """
         import torch
 
+        rows = []  # per group: token ids, parent of each tree node (-1: the source's [SEP]), node depth, paths
+        for source, targets in groups:
+            node_of: dict = {}
+            tokens, parents, depths, paths = [], [], [], []
+            for target in targets:
+                path, parent = [], -1
+                for depth, tok in enumerate(target, 1):
+                    key = (parent, tok)
+                    if key not in node_of:
+                        node_of[key] = len(tokens)
+                        tokens.append(tok)
+                        parents.append(parent)
+                        depths.append(depth)
+                    parent = node_of[key]
+                    path.append(parent)
+                paths.append(path)
+            rows.append((list(source), tokens, parents, depths, paths))
+        width = max(len(s) + len(t) for s, t, *_ in rows)
         pad = self.tokenizer.pad_token_id
-        width = max(len(s) + len(t) for s, t in encoded)
-        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encoded), width, width))
-        for i, (s, t) in enumerate(encoded):
-            ls, lt = len(s), len(t)
-            ids[i, :ls + lt] = torch.tensor(s + t)
-            mask[i, :ls + lt, :ls] = 1.0  # everyone sees the whole source
-            mask[i, ls:ls + lt, ls:ls + lt] = torch.tril(torch.ones(lt, lt))  # target: itself and earlier targets
-        return ids, mask, [(len(s), len(t)) for s, t in encoded]
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
+        mask = torch.zeros((len(rows), width, width))
+        pred_rows, pred_cols, node_tokens, paths_out = [], [], [], []
+        for i, (source, tokens, parents, depths, paths) in enumerate(rows):
+            ls, n = len(source), len(tokens)
+            ids[i, :ls + n] = torch.tensor(source + tokens)
+            positions[i, :ls] = torch.arange(ls)
+            positions[i, ls:ls + n] = torch.tensor(depths) + (ls - 1)
+            mask[i, :ls + n, :ls] = 1.0  # everyone sees the whole source
+            first = len(node_tokens)  # flat index of this group's first node
+            for j, parent in enumerate(parents):
+                mask[i, ls + j, ls + j] = 1.0
+                if parent >= 0:  # a node sees what its parent sees, and its parent
+                    mask[i, ls + j, ls:ls + n] = torch.maximum(mask[i, ls + j, ls:ls + n], mask[i, ls + parent, ls:ls + n])
+                pred_rows.append(i)
+                pred_cols.append(ls - 1 if parent < 0 else ls + parent)  # the hidden state before a token predicts it
+            node_tokens += tokens
+            paths_out.append([[first + j for j in path] for path in paths])
+        return Packed(ids, mask, positions, torch.tensor(pred_rows), torch.tensor(pred_cols),
+                      torch.tensor(node_tokens), paths_out)
 
     def _extended(self, mask, dtype):
         return self.model.base_model.get_extended_attention_mask(mask.to(self.device), mask.shape[:2], dtype=dtype)
 
-    def run_layers(self, hidden, mask, start: int, stop: int):
-        """Layers ``start .. stop-1`` of the encoder on ``hidden`` under the (batch x from x to) ``mask``."""
+    def run_layers(self, hidden, packed: "Packed", start: int, stop: int):
+        """Layers ``start .. stop-1`` of the encoder on ``hidden`` under the packed rows' mask and positions."""
         base = self.model.base_model
-        ext = self._extended(mask, hidden.dtype)
-        extra = {"position_bias": base.encoder.compute_position_bias(hidden)} \
-            if self.model.config.model_type == "mpnet" else {}
+        ext = self._extended(packed.mask, hidden.dtype)
+        extra = {}
+        if self.model.config.model_type == "mpnet":  # relative position bias from each token's own position
+            encoder = base.encoder
+            relative = packed.positions[:, None, :] - packed.positions[:, :, None]  # key position - query position
+            bucket = encoder.relative_position_bucket(relative).to(self.device)
+            extra["position_bias"] = encoder.relative_attention_bias(bucket).permute(0, 3, 1, 2).contiguous()
         for layer in base.encoder.layer[start:stop]:
             hidden = layer(hidden, ext, **extra)[0]
         return hidden
 
-    def lower(self, ids, mask):
+    def lower(self, packed: "Packed"):
         """Embeddings and the frozen layers below the adapters (nothing trained reaches them)."""
         import torch
 
+        base = self.model.base_model
+        offset = base.embeddings.padding_idx + 1 if self.model.config.model_type == "mpnet" else 0  # RoBERTa-style ids
         with torch.no_grad():
-            hidden = self.model.base_model.embeddings(input_ids=ids.to(self.device))
-            return self.run_layers(hidden, mask, 0, self.split)
+            hidden = base.embeddings(input_ids=packed.ids.to(self.device),
+                                     position_ids=(packed.positions + offset).to(self.device))
+            return self.run_layers(hidden, packed, 0, self.split)
 
-    def target_log_probs(self, top_hidden, lengths, target_ids):
-        """log p of every target token: the hidden state before each target token predicts it."""
+    def node_log_probs(self, packed: "Packed", lower_hidden=None):
+        """log p of every tree node's token (flat, in :meth:`pack`'s node order)."""
         import torch
 
-        rows, cols = [], []
-        for i, (ls, lt) in enumerate(lengths):
-            rows += [i] * lt
-            cols += list(range(ls - 1, ls + lt - 1))
-        picked = top_hidden[torch.tensor(rows), torch.tensor(cols)]
+        hidden = self.lower(packed) if lower_hidden is None else lower_hidden
+        top = self.run_layers(hidden, packed, self.split, self.n_layers)
+        picked = top[packed.pred_rows.to(self.device), packed.pred_cols.to(self.device)]
         logits = head_of(self.model)(picked).float()
-        return torch.log_softmax(logits, -1).gather(-1, target_ids.to(self.device)[:, None])[:, 0]
+        return torch.log_softmax(logits, -1).gather(-1, packed.tokens.to(self.device)[:, None])[:, 0]
 
     def log_probs(self, encoded, lower_hidden=None):
-        """Per-token target log-probabilities (flat) and the target lengths of a batch of encoded pairs."""
-        import torch
-
-        ids, mask, lengths = self.batch(encoded)
-        hidden = self.lower(ids, mask) if lower_hidden is None else lower_hidden
-        top = self.run_layers(hidden, mask, self.split, self.n_layers)
-        targets = torch.tensor([tok for _, t in encoded for tok in t])
-        return self.target_log_probs(top, lengths, targets), [lt for _, lt in lengths]
+        """Per-token target log-probabilities (flat) and the target lengths of encoded pairs, a row each (training)."""
+        packed = self.pack([(s, [t]) for s, t in encoded])
+        return self.node_log_probs(packed, lower_hidden), [len(t) for _, t in encoded]
 
     def log_likelihood(self, sources: Sequence[str], targets: Sequence[str], *, batch_size: int = 16,
                        progress: bool = False) -> np.ndarray:
-        """Mean log p(target token | source, earlier target tokens) per pair (BARTScore's average)."""
+        """Mean log p(target token | source, earlier target tokens) per pair (BARTScore's average).
+
+        Pairs that share a source are packed into one row (:meth:`pack`); rows are sorted by length and
+        batched to about ``batch_size`` pairs.
+        """
         import torch
 
         from ..progress import tqdm
 
         encoded = self.encode(sources, targets)
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]) + len(encoded[i][1]))
+        groups: dict = {}
+        for i, (s, t) in enumerate(encoded):
+            groups.setdefault(tuple(s), []).append(i)
+        # group size is capped so that one row never holds many more tokens than a batch would
+        items = [(s, idx[k:k + batch_size]) for s, idx in groups.items() for k in range(0, len(idx), batch_size)]
+        items.sort(key=lambda g: len(g[0]) + sum(len(encoded[i][1]) for i in g[1]))
+        batches, current, size = [], [], 0
+        for item in items:
+            current.append(item)
+            size += len(item[1])
+            if size >= batch_size:
+                batches.append(current)
+                current, size = [], 0
+        if current:
+            batches.append(current)
         out = np.zeros(len(encoded))
-        starts = range(0, len(order), batch_size)
-        for start in tqdm(starts, desc=f"paraphraser log p ({self.config.base})", disable=not progress, unit="batch"):
-            idx = order[start:start + batch_size]
+        for batch in tqdm(batches, desc=f"paraphraser log p ({self.config.base})", disable=not progress,
+                          unit="batch"):
+            packed = self.pack([(list(s), [encoded[i][1] for i in idx]) for s, idx in batch])
             with torch.inference_mode():
-                lp, lens = self.log_probs([encoded[i] for i in idx])
-            sums = torch.split(lp.double().cpu(), lens)
-            out[idx] = [float(s.mean()) for s in sums]
+                lp = self.node_log_probs(packed).double().cpu().numpy()
+            for (_, idx), paths in zip(batch, packed.paths):
+                for i, path in zip(idx, paths):
+                    out[i] = lp[path].mean()
         return out
 
     # --- saving and loading ---------------------------------------------------------------
@@ -316,10 +388,9 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     order = sorted(range(len(train_enc)), key=lambda i: len(train_enc[i][0]) + len(train_enc[i][1]))
     for b in tqdm(range(0, len(order), 64), desc=f"{name}: frozen layers 0-{para.split - 1}", disable=not progress):
         idx = order[b:b + 64]
-        ids, mask, lengths = para.batch([train_enc[i] for i in idx])
-        hidden = para.lower(ids, mask).half().cpu()
+        hidden = para.lower(para.pack([(train_enc[i][0], [train_enc[i][1]]) for i in idx])).half().cpu()
         for row, i in enumerate(idx):
-            cache[i] = hidden[row, :sum(lengths[row])].clone()
+            cache[i] = hidden[row, :len(train_enc[i][0]) + len(train_enc[i][1])].clone()
     lower_seconds = time.perf_counter() - start_time
 
     trainable = [p for p in para.model.parameters() if p.requires_grad]
