@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="metric configurations x datasets as jobs, in process or on Dask: bias tables "
                                      "and a manifest of the jobs (resumes from the score cache)")
-    p.add_argument("--profile", required=True, help="whose metric configurations to run: offline, smoke or paper")
+    p.add_argument("--profile", required=True, help="whose metric configurations to run: offline, full, smoke or paper")
     p.add_argument("--metrics", default=None,
                    help="comma-separated metric specifications name[:key=value...] instead of the profile's suite "
                         "(labelled as written, as `metricbias bias` labels them)")
@@ -519,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
-    p.add_argument("--profile", default="offline", help="offline (default), smoke or paper")
+    p.add_argument("--profile", default="offline", help="offline (default), full, smoke or paper")
     p.add_argument("--only", action="append", help="run only this chapter (number or stem); repeatable")
     p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
                    help="a chapter parameter, merged over the profile's (a Python literal or text); repeatable")

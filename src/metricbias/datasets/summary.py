@@ -119,13 +119,13 @@ def held_out_report(names) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "source", "unit", "read", "held out (dropped)", "used"])
 
 
-def sample_note(sampled: pd.DataFrame, full: pd.DataFrame, parameter: str) -> str:
-    """A Markdown sentence saying how many of the ``full`` pairs a seeded per-attribute draw kept (empty when all
-    were kept), and the chapter parameter that sets the draw."""
+def sample_note(sampled: pd.DataFrame, full: pd.DataFrame, parameter: str, kind: str = "built") -> str:
+    """A Markdown sentence saying how many of the ``full`` (``kind``) pairs a seeded per-attribute draw kept (empty
+    when all were kept), and the chapter parameter that sets the draw."""
     if len(sampled) == len(full):
         return ""
     per = sampled.groupby("attribute").size()
-    return (f"These are {len(sampled):,} of the {len(full):,} built pairs: at most {per.max():,} per attribute, "
+    return (f"These are {len(sampled):,} of the {len(full):,} {kind} pairs: at most {per.max():,} per attribute, "
             f"drawn with the seed (`{parameter}`; `-p {parameter}=0` scores them all).")
 
 
