@@ -501,9 +501,10 @@ def _log(jobs: list[Job]) -> None:
         logging.getLogger(__name__).warning("could not append to the job log %s: %s", path, exc)
 
 
-def score(metric: Metric, candidates: Sequence[str], references: Sequence[str], cache=None, **kwargs) -> np.ndarray:
-    """``metric.score(candidates, references, cache)`` as one job on the current runner."""
-    job, = run([Job(metric, candidates, references)], cache, **kwargs)
+def score(metric: Metric, candidates: Sequence[str], references: Sequence[str], cache=None, *, what: str = "",
+          **kwargs) -> np.ndarray:
+    """``metric.score(candidates, references, cache)`` as one job on the current runner (``what``: the pairs' name)."""
+    job, = run([Job(metric, candidates, references, what=what)], cache, **kwargs)
     return job.scores
 
 

@@ -24,20 +24,21 @@ def aggregations(dataset: JudgedSet) -> tuple[str, ...]:
     return AGGREGATIONS
 
 
-def reference_scores(metric, hypotheses, references, cache=None) -> list[np.ndarray]:
-    """Per hypothesis, the array of its scores against each of its references (one metric call)."""
+def reference_scores(metric, hypotheses, references, cache=None, what: str = "") -> list[np.ndarray]:
+    """Per hypothesis, the array of its scores against each of its references (one metric call; ``what`` names the
+    set in the job log)."""
     cands, refs, bounds = [], [], [0]
     for hyp, rs in zip(hypotheses, references):
         cands.extend([hyp] * len(rs))
         refs.extend(rs)
         bounds.append(len(cands))
-    flat = score(metric, cands, refs, cache=cache)
+    flat = score(metric, cands, refs, cache=cache, what=what)
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def hypothesis_scores(metric, dataset: JudgedSet, cache=None) -> dict[str, np.ndarray]:
     """Aggregation name -> one score per hypothesis of ``dataset``."""
-    per_ref = reference_scores(metric, dataset.frame["hypothesis"], dataset.frame["references"], cache)
+    per_ref = reference_scores(metric, dataset.frame["hypothesis"], dataset.frame["references"], cache, dataset.name)
     aggs = aggregations(dataset)
     if aggs == ("single",):
         return {"single": np.array([s[0] for s in per_ref], dtype=float)}
@@ -48,5 +49,5 @@ def pair_scores(metric, dataset: PairSet, cache=None) -> tuple[np.ndarray, np.nd
     """Scores of the better and the worse translation of every DARR pair (one metric call)."""
     f = dataset.frame
     n = len(f)
-    flat = score(metric, list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2, cache=cache)
+    flat = score(metric, list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2, cache=cache, what=dataset.name)
     return flat[:n], flat[n:]
