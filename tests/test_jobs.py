@@ -146,3 +146,19 @@ def test_a_worker_builds_each_configuration_once_and_checks_its_signature():
     other = jobs.Recipe(Overlap, {}, Overlap().signature.replace("metricbias-", "metricbias-0"))
     with pytest.raises(MetricError, match="install the same versions"):
         other.build()
+
+
+def test_the_job_log_sums_each_metric_and_set_for_the_chapters_profile(tmp_path, monkeypatch):
+    from metricbias import runner
+
+    log = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(jobs.LOG_ENV, str(log))
+    metric = metrics.get("bleu")
+    jobs.score(metric, ["a b c d", "a b"], ["a b c d", "a c"], what="toy")
+    jobs.score(metric, ["x y z"], ["x z y"], what="toy")
+    rows = runner.job_profile(log)
+    assert len(rows) == 1 and rows[0]["metric"] == metric.config_label() and rows[0]["what"] == "toy"
+    assert rows[0]["pairs"] == rows[0]["computed"] == 3 and rows[0]["seconds"] >= 0
+    log.write_text(log.read_text() + '{"metric": "BLEU", "wha')  # a kernel stopped mid-line
+    assert runner.job_profile(log) == rows
+    assert runner.job_profile(tmp_path / "none.jsonl") == []
