@@ -48,10 +48,10 @@ PROFILES: dict[str, dict[str, dict]] = {
     # large, and `make book PROFILE=full` (about 50 minutes) runs the full offline sizes
     "offline": {
         "common": {"profile": "offline", **_FULL["common"]},
-        "03_metrics_and_backbones": {"sample_size": 40, "built_sample_size": 25, "stsb_pairs": 500},
-        "04_bias_measures": {**_FULL["04_bias_measures"], "n_seeds": 10, "pll_sample_size": 30, "sample_size": 300},
+        "03_metrics_and_backbones": {"sample_size": 40, "built_sample_size": 20, "stsb_pairs": 500},
+        "04_bias_measures": {**_FULL["04_bias_measures"], "n_seeds": 10, "pll_sample_size": 30, "sample_size": 200},
         "05_association_tests": {"sample_size": 8, "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
-        "07_gender_swap": {**_FULL["07_gender_swap"], "sample_size": 200, "summary_sample_size": 25,
+        "07_gender_swap": {**_FULL["07_gender_swap"], "sample_size": 150, "summary_sample_size": 25,
                            "darr_pairs": 400},
     },
     "full": {"common": {"profile": "full", **_FULL["common"]},

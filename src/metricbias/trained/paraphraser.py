@@ -263,8 +263,8 @@ class Paraphraser:
                        progress: bool = False) -> np.ndarray:
         """Mean log p(target token | source, earlier target tokens) per pair (BARTScore's average).
 
-        Pairs that share a source are packed into one row (:meth:`pack`); rows are sorted by length and
-        batched to about ``batch_size`` pairs.
+        Pairs that share a source are packed into one row (:meth:`pack`); rows are sorted by length,
+        ``batch_size`` rows per forward pass.
         """
         import torch
 
@@ -274,18 +274,11 @@ class Paraphraser:
         groups: dict = {}
         for i, (s, t) in enumerate(encoded):
             groups.setdefault(tuple(s), []).append(i)
-        # group size is capped so that one row never holds many more tokens than a batch would
+        # at most batch_size targets per row, so that one row never holds many more tokens than a batch would
         items = [(s, idx[k:k + batch_size]) for s, idx in groups.items() for k in range(0, len(idx), batch_size)]
         items.sort(key=lambda g: len(g[0]) + sum(len(encoded[i][1]) for i in g[1]))
-        batches, current, size = [], [], 0
-        for item in items:
-            current.append(item)
-            size += len(item[1])
-            if size >= batch_size:
-                batches.append(current)
-                current, size = [], 0
-        if current:
-            batches.append(current)
+        # batch_size rows per pass, as unpacked: on a CPU, passes of fewer tokens run at a lower rate
+        batches = [items[k:k + batch_size] for k in range(0, len(items), batch_size)]
         out = np.zeros(len(encoded))
         for batch in tqdm(batches, desc=f"paraphraser log p ({self.config.base})", disable=not progress,
                           unit="batch"):
