@@ -7,7 +7,7 @@ R: log p(reference | candidate)), the distinct (source, target) pairs, CPU:
   per pair, rows sorted by length, ``--batch-size`` rows per forward pass;
 * **packed** (``Paraphraser.log_likelihood``): the pairs that share a source (a pair's two
   candidates share their reference) in one row, the source once and the targets as a prefix
-  tree, about ``--batch-size`` pairs per forward pass.
+  tree, ``--batch-size`` rows per forward pass.
 
 Model loads are excluded (both sides use the loaded paraphraser); the largest difference of
 the log-likelihoods and the tokens each side runs through the model are printed.
@@ -41,10 +41,11 @@ def row_per_pair(para, sources, targets, batch_size: int) -> tuple[np.ndarray, i
 
 
 def packed_tokens(para, sources, targets) -> int:
+    """Tokens of the packed rows (:meth:`Paraphraser.pack` on every source with all its targets), padding left out."""
     groups: dict = {}
     for s, t in para.encode(sources, targets):
-        groups.setdefault(tuple(s), set()).update(tuple(t[:k]) for k in range(1, len(t) + 1))
-    return sum(len(s) + len(prefixes) for s, prefixes in groups.items())
+        groups.setdefault(tuple(s), []).append(t)
+    return sum(len(s) + len(para.pack([(list(s), ts)]).tokens) for s, ts in groups.items())
 
 
 def main() -> None:

@@ -205,10 +205,10 @@ class Paraphraser:
             positions[i, ls:ls + n] = torch.tensor(depths) + (ls - 1)
             mask[i, :ls + n, :ls] = 1.0  # everyone sees the whole source
             first = len(node_tokens)  # flat index of this group's first node
-            for j, parent in enumerate(parents):
+            for j, parent in enumerate(parents):  # parents come first: a node sees what its parent sees, and itself
+                if parent >= 0:
+                    mask[i, ls + j, ls:ls + n] = mask[i, ls + parent, ls:ls + n]
                 mask[i, ls + j, ls + j] = 1.0
-                if parent >= 0:  # a node sees what its parent sees, and its parent
-                    mask[i, ls + j, ls:ls + n] = torch.maximum(mask[i, ls + j, ls:ls + n], mask[i, ls + parent, ls:ls + n])
                 pred_rows.append(i)
                 pred_cols.append(ls - 1 if parent < 0 else ls + parent)  # the hidden state before a token predicts it
             node_tokens += tokens
