@@ -140,6 +140,8 @@ def test_pairs_without_a_shared_reference_are_left_out_with_a_warning():
         table = mb.audit_judge(lambda r, a, b: "tie", dataset="published", attributes=["race"], n_resamples=0,
                                progress=False)
     assert (table["n_pairs"] == shared).all()
+    every = mb.load_pairs("published")  # the count the README and the module's docstring give
+    assert (len(every), int((every["reference_1"] != every["reference_2"]).sum())) == (943, 66)
     assert table["value"].tolist() == [0.0, 0.0, 0.0]  # a judge that always ties has no bias of any kind
 
 
@@ -165,6 +167,18 @@ def test_the_regression_metric_as_a_judge_has_no_position_bias_and_no_inconsiste
         assert inconsistency["value"] == 0 and inconsistency["ci_low"] == 0  # a tie is 0.5 in both orders: consistent
         n = int(inconsistency["n_pairs"])
         assert inconsistency["ci_high"] == pytest.approx(1 - 0.025 ** (1 / n))  # Clopper-Pearson, 0 of n
+
+
+def test_a_metric_judge_picks_the_better_scored_candidate_whichever_direction():
+    from metricbias.metrics.registry import function_metric
+
+    def length_gap(candidates, references):
+        return [abs(len(c) - len(r)) for c, r in zip(candidates, references)]
+
+    closer = judges.metric_judge(function_metric(length_gap, direction="lower")(), cache=None)
+    assert closer.batch and closer.signature.startswith("metric:length_gap|")
+    verdicts = closer(["abcd"] * 3, ["abc", "a", "ab"], ["a", "abc", "abcdef"])
+    assert list(verdicts) == [1.0, 0.0, 0.5]  # gaps 1 vs 3, 3 vs 1, 2 vs 2
 
 
 JUDGE_MODULE = '''
