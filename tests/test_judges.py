@@ -124,6 +124,11 @@ def test_a_bad_answer_is_one_clear_error(answer, message):
         judges.as_probability(answer, "x", "y")
 
 
+def test_a_judge_must_be_callable():
+    with pytest.raises(judges.JudgeError, match="not str 'bleu'; to use a metric as a judge, pass metric_judge"):
+        mb.audit_judge("bleu")
+
+
 def test_a_bad_answer_names_the_pair_and_the_order():
     def sometimes_bad(reference, a, b):
         return 2 if "nurse" in a else "a"

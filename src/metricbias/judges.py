@@ -46,7 +46,6 @@ A judge needs one reference per pair: pairs whose two candidates have different 
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import numbers
 import warnings
@@ -117,13 +116,11 @@ def judge_signature(judge, label: str) -> str:
     if isinstance(own, str) and own:
         return format_signature({"judge": label, "judged-by": own.replace("|", ";"), "orders": "both",
                                  "version": f"metricbias-{__version__}"})
+    from .metrics.registry import _source_hash  # the hash a function metric's signature carries
+
     target = judge if inspect.isfunction(judge) or inspect.ismethod(judge) else type(judge)
-    try:
-        source = inspect.getsource(target)
-    except (OSError, TypeError):  # built in, or defined where no source is kept
-        source = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', repr(target))}"
-    return format_signature({"judge": label, "source": hashlib.sha256(source.encode("utf-8")).hexdigest()[:12],
-                             "orders": "both", "version": f"metricbias-{__version__}"})
+    return format_signature({"judge": label, "source": _source_hash(target), "orders": "both",
+                             "version": f"metricbias-{__version__}"})
 
 
 def load_judge(text: str):
@@ -154,6 +151,13 @@ def shared_reference(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs.loc[same].reset_index(drop=True)
 
 
+def _check_callable(judge) -> None:
+    if not callable(judge):
+        raise JudgeError(f"a judge must be callable as judge(reference, candidate_a, candidate_b), not "
+                         f"{type(judge).__name__} {_short(repr(judge))}; to use a metric as a judge, pass "
+                         "metric_judge(metric)")
+
+
 def ask(judge, pairs: pd.DataFrame, *, batch: bool | None = None, label: str | None = None,
         progress: bool = True) -> pd.DataFrame:
     """Ask ``judge`` every pair in both orders: one row per pair, :data:`ANSWER_COLUMNS`.
@@ -162,9 +166,7 @@ def ask(judge, pairs: pd.DataFrame, *, batch: bool | None = None, label: str | N
     reference (:func:`shared_reference`). ``batch`` (default: the judge's ``batch`` attribute, else
     False) calls the judge once per order with lists instead of once per pair and order.
     """
-    if not callable(judge):
-        raise JudgeError(f"a judge must be callable as judge(reference, candidate_a, candidate_b), not "
-                         f"{type(judge).__name__}")
+    _check_callable(judge)
     label = label or judge_label(judge)
     batch = bool(getattr(judge, "batch", False)) if batch is None else batch
     references = pairs["reference_1"].tolist()
@@ -241,6 +243,7 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, label: st
     """
     from . import datasets
 
+    _check_callable(judge)  # before any loading
     label = label or judge_label(judge)
     pairs = shared_reference(datasets.load(dataset, attributes, sample_size=sample_size, seed=seed,
                                            built_dir=built_dir))
