@@ -9,6 +9,7 @@ The public API, in one import::
     scores = mb.score_pairs(pairs, "bertscore:backbone=all-MiniLM-L6-v2")    # one scoring path, cached
     mb.bias_table(scores)                                                    # Eq. 2 with CIs
     mb.measure(scores, ["bias", "kls", "jss"])                               # every measure, long form
+    mb.audit_judge(judge, dataset="published")                               # a pairwise judge(reference, a, b)
 
     @mb.register                                  # your own metric, then usable by name everywhere
     def overlap(candidates, references): ...
@@ -27,6 +28,8 @@ _logging.getLogger("adapters.model_mixin").addFilter(lambda record: "none are ac
 #: public name -> (module, attribute)
 _API = {
     "audit": ("metricbias.audits", "audit"),
+    "audit_judge": ("metricbias.judges", "audit_judge"),
+    "metric_judge": ("metricbias.judges", "metric_judge"),
     "load_pairs": ("metricbias.datasets.registry", "load"),
     "datasets": ("metricbias.datasets", None),
     "score_pairs": ("metricbias.scoring", "score_pairs"),

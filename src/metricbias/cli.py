@@ -117,6 +117,21 @@ def _cmd_audit(args) -> int:
     return 0
 
 
+def _cmd_audit_judge(args) -> int:
+    _check_out(args)
+    from .judges import audit_judge, load_judge
+    from .paths import write_csv_atomic
+
+    judge = load_judge(args.judge)
+    table = audit_judge(judge, dataset=args.dataset, attributes=args.attributes, label=args.judge,
+                        batch=True if args.batch else None, n_resamples=args.n_resamples, seed=args.seed,
+                        sample_size=args.sample_size, built_dir=args.built_dir)
+    out = write_csv_atomic(table, args.out)
+    print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
+          f"measures of judge {args.judge}) to {out}")
+    return 0
+
+
 def _cmd_weat(args) -> int:
     _check_out(args)
     from . import metrics
@@ -447,17 +462,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", required=True,
                    help="a registered metric specification (bleu, bleu:tokenize=13a) or module:function, a function "
                         "f(candidates, references) -> scores importable from the current directory or PYTHONPATH")
-    p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
-    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
+    _audit_options(p, seed="bootstrap seed (default 0)")
     p.add_argument("--measures", default=None,
                    help="comma-separated bias measures (default: bias,stereotypical_difference; see "
                         "metricbias.bias.measures)")
-    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
-    p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", required=True, type=Path,
                    help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature")
     p.set_defaults(func=_cmd_audit)
+
+    p = sub.add_parser("audit-judge", help="audit a pairwise judge (module:attr) for stereotype preference, "
+                                           "position bias and order inconsistency")
+    p.add_argument("--judge", required=True,
+                   help="module:attr, a callable judge(reference, candidate_a, candidate_b) -> P(a better), 'a'/'b'/"
+                        "'tie' or the chosen text, importable from the current directory or PYTHONPATH")
+    _audit_options(p, seed="bootstrap and sampling seed (default 0)")
+    p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
+    p.add_argument("--batch", action="store_true",
+                   help="call the judge once per order with lists (default: the judge's `batch` attribute, else no)")
+    p.add_argument("--out", required=True, type=Path,
+                   help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature")
+    p.set_defaults(func=_cmd_audit_judge)
 
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")
     p.set_defaults(func=_cmd_metrics)
@@ -567,6 +591,16 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--name", default=None, help="default: debiased-METRIC-BACKBONE")
     h.set_defaults(func=_cmd_adapters)
     return parser
+
+
+def _audit_options(p, seed: str) -> None:
+    """The pairs and intervals of ``audit`` and ``audit-judge``: --dataset, --attributes, --built-dir, --n-resamples,
+    --seed (``seed``: its help)."""
+    p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
+    p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
+    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
+    p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    p.add_argument("--seed", type=int, default=0, help=seed)
 
 
 def _check_out(args, folder: bool = False) -> None:

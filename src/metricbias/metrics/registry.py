@@ -216,7 +216,8 @@ def parse_value(text: str, expected: tuple = ()):
     return text
 
 
-def _import_function(module_name: str, attr: str, text: str) -> Callable:
+def _import_function(module_name: str, attr: str, text: str, what: str = "metric") -> Callable:
+    """``module_name.attr``, imported from the current directory or PYTHONPATH; ``what`` names it in errors."""
     import sys
     from pathlib import Path
 
@@ -226,10 +227,10 @@ def _import_function(module_name: str, attr: str, text: str) -> Callable:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise MetricError(f"metric {text!r}: cannot import module {module_name!r} from the current directory or "
+        raise MetricError(f"{what} {text!r}: cannot import module {module_name!r} from the current directory or "
                           f"PYTHONPATH ({exc})") from None
     if not hasattr(module, attr):
-        raise MetricError(f"metric {text!r}: module {module_name!r} ({getattr(module, '__file__', '?')}) has no "
+        raise MetricError(f"{what} {text!r}: module {module_name!r} ({getattr(module, '__file__', '?')}) has no "
                           f"attribute {attr!r}")
     return getattr(module, attr)
 

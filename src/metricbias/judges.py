@@ -1,0 +1,289 @@
+"""Audit a pairwise judge for social bias: :func:`audit_judge` (and ``metricbias audit-judge``).
+
+A *judge* is a callable ``judge(reference, candidate_a, candidate_b)`` that says which
+candidate matches the reference better. It may answer with
+
+* a probability that ``candidate_a`` is better, a number in [0, 1] (``True``/``False``
+  count as 1/0, so a judge returning 0 or 1 is a hard choice);
+* a choice: ``"a"`` or ``"b"`` (any case, surrounding spaces ignored), or ``"tie"`` (0.5);
+* the text of the chosen candidate (exactly one of the two, surrounding spaces ignored).
+
+Anything else is a :class:`JudgeError` naming the pair and the order it was asked in.
+A judge with ``batch = True`` (or ``audit_judge(..., batch=True)``) is called once per
+order with three lists and returns one answer per pair.
+
+Every pair of a registered paired dataset (:func:`metricbias.datasets.load`; candidate 1 is
+the stereotypical one) is asked in both orders: stereotypical candidate shown first,
+``p1 = judge(ref, c1, c2)``, then second, ``p2 = judge(ref, c2, c1)``. Per pair,
+
+* ``s = (p1 + (1 - p2)) / 2`` is the order-averaged probability that the stereotypical
+  candidate is preferred (for a choosing judge: the share of the two orders in which it is chosen);
+* ``f = (p1 + p2) / 2`` is the order-averaged probability that the first-shown candidate is preferred;
+* the answer is *order-inconsistent* when the judge picks the same position in both orders
+  (``p1`` and ``p2`` both above 0.5, or both below), i.e. its verdict flips with the order.
+
+The measures, one row each per attribute (:data:`COLUMNS`):
+
+``stereotype_preference``
+    mean of ``s - 0.5`` over pairs, in [-0.5, 0.5]: 0 for a judge indifferent to the
+    stereotype, positive when it prefers the stereotypical candidate. 95% BCa bootstrap
+    interval over pairs (:func:`metricbias.bias.pairwise.bootstrap_ci`); ``p_value`` is a
+    two-sided exact sign test (:func:`scipy.stats.binomtest`) of ``s > 0.5`` against
+    ``s < 0.5`` over the pairs with a strict preference (1 when there are none).
+``position_bias``
+    mean of ``f - 0.5`` over pairs: positive when the judge favours the first-shown
+    candidate, negative the second (Zheng et al. 2023, "Judging LLM-as-a-judge with MT-Bench
+    and Chatbot Arena", sec. 3.3; Wang et al. 2023, "Large language models are not fair
+    evaluators"); interval and sign test as above, over ``f``.
+``order_inconsistency``
+    the share of pairs whose answer is order-inconsistent (one minus the *consistency* of
+    Zheng et al. 2023, Table 2, with ties counted consistent), with a 95% Clopper-Pearson
+    interval (``binomtest(...).proportion_ci(method="exact")``); no test (``p_value`` NaN).
+
+A judge needs one reference per pair: pairs whose two candidates have different references
+(66 of the 943 released pairs) are left out with a warning, and ``n_pairs`` counts the pairs used.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import __version__
+from .bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+from .signature import format_signature
+
+#: the judge audit table, exactly
+COLUMNS = ["attribute", "judge", "measure", "value", "ci_low", "ci_high", "n_pairs", "p_value", "signature"]
+MEASURES = ("stereotype_preference", "position_bias", "order_inconsistency")
+#: the two orders each pair is asked in: (order name, the candidate shown as a, the candidate shown as b)
+ORDERS = (("stereotypical first", "candidate_1", "candidate_2"), ("stereotypical second", "candidate_2", "candidate_1"))
+#: the per-pair answers: P(first-shown better) with the stereotypical candidate shown first / second
+ANSWER_COLUMNS = ["dataset", "attribute", "pair_id", "p_stereotypical_first", "p_stereotypical_second"]
+
+ACCEPTED = ("a judge returns P(candidate_a better) in [0, 1], 'a', 'b', 'tie', or the text of one of the two "
+            "candidates")
+
+
+class JudgeError(ValueError):
+    """A judge that cannot be called or returned something that is not a verdict."""
+
+
+def as_probability(answer, candidate_a: str, candidate_b: str, *, where: str = "judge") -> float:
+    """One answer of a judge -> P(candidate_a better), or a :class:`JudgeError` naming ``where``."""
+    if isinstance(answer, (bool, np.bool_)):
+        return float(answer)
+    if isinstance(answer, numbers.Real):
+        value = float(answer)
+        if np.isfinite(value) and 0.0 <= value <= 1.0:
+            return value
+        raise JudgeError(f"{where}: returned {answer!r}, outside [0, 1]; {ACCEPTED}")
+    if isinstance(answer, str):
+        text = answer.strip()
+        choice = {"a": 1.0, "b": 0.0, "tie": 0.5}.get(text.lower())
+        if choice is not None:
+            return choice
+        matches_a, matches_b = text == candidate_a.strip(), text == candidate_b.strip()
+        if matches_a or matches_b:
+            return 0.5 if matches_a and matches_b else float(matches_a)
+        raise JudgeError(f"{where}: returned the text {_short(text)!r}, which is neither 'a', 'b', 'tie' nor one of "
+                         f"the two candidates; {ACCEPTED}")
+    raise JudgeError(f"{where}: returned {_short(repr(answer))} ({type(answer).__name__}); {ACCEPTED}")
+
+
+def _short(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def judge_label(judge) -> str:
+    """How tables name a judge: its ``label`` attribute, else its name (a function's), else its type's name."""
+    label = getattr(judge, "label", None)
+    if isinstance(label, str) and label:
+        return label
+    name = getattr(judge, "__name__", None) or type(judge).__name__
+    return "lambda" if name == "<lambda>" else name
+
+
+def judge_signature(judge, label: str) -> str:
+    """The judge's own ``signature`` (a string) if it has one, else its label and a hash of its source;
+    then the protocol (both orders) and metricbias's version."""
+    own = getattr(judge, "signature", None)
+    if isinstance(own, str) and own:
+        return format_signature({"judge": label, "judged-by": own.replace("|", ";"), "orders": "both",
+                                 "version": f"metricbias-{__version__}"})
+    from .metrics.registry import _source_hash  # the hash a function metric's signature carries
+
+    target = judge if inspect.isfunction(judge) or inspect.ismethod(judge) else type(judge)
+    return format_signature({"judge": label, "source": _source_hash(target), "orders": "both",
+                             "version": f"metricbias-{__version__}"})
+
+
+def load_judge(text: str):
+    """``module:attr`` -> the judge it names, imported from the current directory or PYTHONPATH (as
+    ``metricbias audit --metric module:function``); a class there is instantiated with no arguments."""
+    from .metrics.registry import _import_function
+
+    module_name, sep, attr = text.strip().partition(":")
+    if not sep or not module_name or not attr or ":" in attr:
+        raise JudgeError(f"judge {text!r}: expected module:attr, a callable judge(reference, candidate_a, "
+                         "candidate_b) importable from the current directory or PYTHONPATH")
+    judge = _import_function(module_name, attr, text, what="judge")
+    judge = judge() if isinstance(judge, type) else judge
+    if not callable(judge):
+        raise JudgeError(f"judge {text!r} is a {type(judge).__name__}, not callable as judge(reference, "
+                         "candidate_a, candidate_b)")
+    return judge
+
+
+def shared_reference(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pairs whose two candidates share one reference (what a judge is asked with); a warning counts the rest."""
+    same = pairs["reference_1"] == pairs["reference_2"]
+    if not same.all():
+        left = pairs.loc[~same].groupby(["dataset", "attribute"], sort=False).size()
+        counts = ", ".join(f"{d}/{a} {n}" for (d, a), n in left.items())
+        warnings.warn(f"{int((~same).sum())} pair(s) whose candidates have different references are left out of the "
+                      f"judge audit (a judge is asked with one reference): {counts}", UserWarning, stacklevel=3)
+    return pairs.loc[same].reset_index(drop=True)
+
+
+def _check_callable(judge) -> None:
+    if not callable(judge):
+        raise JudgeError(f"a judge must be callable as judge(reference, candidate_a, candidate_b), not "
+                         f"{type(judge).__name__} {_short(repr(judge))}; to use a metric as a judge, pass "
+                         "metric_judge(metric)")
+
+
+def ask(judge, pairs: pd.DataFrame, *, batch: bool | None = None, label: str | None = None,
+        progress: bool = True) -> pd.DataFrame:
+    """Ask ``judge`` every pair in both orders: one row per pair, :data:`ANSWER_COLUMNS`.
+
+    ``pairs`` is a pair table (:func:`metricbias.datasets.load`) whose candidates share their
+    reference (:func:`shared_reference`). ``batch`` (default: the judge's ``batch`` attribute, else
+    False) calls the judge once per order with lists instead of once per pair and order.
+    """
+    _check_callable(judge)
+    label = label or judge_label(judge)
+    batch = bool(getattr(judge, "batch", False)) if batch is None else batch
+    references = pairs["reference_1"].tolist()
+    names = [f"{d}/{a} pair {p}" for d, a, p in zip(pairs["dataset"], pairs["attribute"], pairs["pair_id"])]
+    answers = {}
+    for (order, shown_a, shown_b), column in zip(ORDERS, ANSWER_COLUMNS[3:]):
+        questions = list(zip(references, pairs[shown_a], pairs[shown_b], names))
+        if batch:
+            returned = judge(references, [q[1] for q in questions], [q[2] for q in questions])
+            returned = [returned] if isinstance(returned, (str, bytes)) else list(returned)
+            if len(returned) != len(questions):
+                raise JudgeError(f"judge {label} ({order}): a batch judge returned {len(returned)} answers for "
+                                 f"{len(questions)} pairs")
+            asked = zip(returned, questions)
+        else:  # one call per question, each answer checked as it comes: a bad judge stops at its first bad answer
+            from .progress import tqdm
+
+            bar = tqdm(questions, desc=f"judge {label}, {order}", disable=not progress, leave=False)
+            asked = ((judge(r, a, b), (r, a, b, name)) for r, a, b, name in bar)
+        answers[column] = [as_probability(answer, a, b, where=f"judge {label} on {name} ({order})")
+                           for answer, (_, a, b, name) in asked]
+    return pd.DataFrame({"dataset": pairs["dataset"].tolist(), "attribute": pairs["attribute"].tolist(),
+                         "pair_id": pairs["pair_id"].tolist(), **answers}, columns=ANSWER_COLUMNS)
+
+
+def sign_test(values) -> float:
+    """Two-sided exact sign test of ``values > 0.5`` against ``values < 0.5`` (values equal to 0.5 dropped);
+    1.0 when no value differs from 0.5."""
+    values = np.asarray(values, dtype=float)
+    above, below = int((values > 0.5).sum()), int((values < 0.5).sum())
+    if above + below == 0:
+        return 1.0
+    return float(stats.binomtest(above, above + below, 0.5, alternative="two-sided").pvalue)
+
+
+def per_pair(answers: pd.DataFrame) -> pd.DataFrame:
+    """The per-pair quantities behind the measures: ``s`` (order-averaged P(stereotypical preferred)),
+    ``f`` (order-averaged P(first-shown preferred)) and ``inconsistent`` (same position picked in both orders)."""
+    p1, p2 = answers["p_stereotypical_first"].to_numpy(float), answers["p_stereotypical_second"].to_numpy(float)
+    return pd.DataFrame({"s": (p1 + 1.0 - p2) / 2.0, "f": (p1 + p2) / 2.0,
+                         "inconsistent": ((p1 > 0.5) & (p2 > 0.5)) | ((p1 < 0.5) & (p2 < 0.5))})
+
+
+def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: str = "",
+            n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = 0.95) -> pd.DataFrame:
+    """The judge audit table (:data:`COLUMNS`) of per-pair answers (:func:`ask`), one block per attribute."""
+    several = answers["dataset"].nunique() > 1
+    rows = []
+    for (dataset, attribute), group in answers.groupby(["dataset", "attribute"], sort=False):
+        name = f"{dataset}/{attribute}" if several else attribute
+        quantities, n = per_pair(group), len(group)
+        for measure_name, column in (("stereotype_preference", "s"), ("position_bias", "f")):
+            centred = quantities[column].to_numpy() - 0.5
+            low, high = bootstrap_ci(centred, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            rows.append([name, judge, measure_name, float(centred.mean()), low, high, n,
+                         sign_test(quantities[column]), signature])
+        flips = int(quantities["inconsistent"].sum())
+        interval = stats.binomtest(flips, n).proportion_ci(confidence_level=confidence, method="exact")
+        rows.append([name, judge, "order_inconsistency", flips / n, float(interval.low), float(interval.high), n,
+                     float("nan"), signature])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def audit_judge(judge, dataset: str = "published", attributes=None, *, label: str | None = None,
+                batch: bool | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                sample_size: int = 0, built_dir=None, progress: bool = True) -> pd.DataFrame:
+    """Stereotype preference, position bias and order inconsistency of a pairwise ``judge`` per attribute.
+
+    ``judge(reference, candidate_a, candidate_b)`` returns P(candidate_a better), ``"a"``/``"b"``/``"tie"``
+    or the chosen candidate's text (module docstring). The pairs are loaded as :func:`metricbias.audit`
+    loads them (``dataset``, ``attributes``, ``sample_size`` pairs per attribute drawn with ``seed``,
+    ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, three
+    rows per attribute (:data:`MEASURES`); ``seed`` and ``n_resamples`` also fix the bootstrap intervals.
+    """
+    from . import datasets
+
+    _check_callable(judge)  # before any loading
+    label = label or judge_label(judge)
+    pairs = shared_reference(datasets.load(dataset, attributes, sample_size=sample_size, seed=seed,
+                                           built_dir=built_dir))
+    if pairs.empty:
+        raise JudgeError(f"dataset {dataset}: no pair of {attributes or 'any attribute'} has one reference shared by "
+                         "both candidates, so there is nothing to ask a judge")
+    answers = ask(judge, pairs, batch=batch, label=label, progress=progress)
+    return measure_answers(answers, judge=label, signature=judge_signature(judge, label), n_resamples=n_resamples,
+                           seed=seed)
+
+
+class MetricJudge:
+    """A metric as a pairwise judge: it chooses the candidate the metric scores better (0.5 on a tie).
+
+    A batch judge (``batch = True``): both candidates are scored in one call each, through the
+    metric's score cache when ``cache`` is set. Its ``signature`` is the metric's.
+    """
+
+    batch = True
+
+    def __init__(self, metric, *, cache=True):
+        from .metrics.registry import resolve
+
+        self.label, self.metric = resolve(metric)
+        self.cache = cache
+        self.signature = self.metric.signature
+
+    def __call__(self, references, candidates_a, candidates_b):
+        score_a = self.metric.score(candidates_a, references, cache=self.cache)
+        score_b = self.metric.score(candidates_b, references, cache=self.cache)
+        if self.metric.direction == "lower":
+            score_a, score_b = -score_a, -score_b
+        return np.where(score_a > score_b, 1.0, np.where(score_a < score_b, 0.0, 0.5))
+
+
+def metric_judge(metric, *, cache=True) -> MetricJudge:
+    """``metric`` (anything :func:`metricbias.audit` takes) as a judge that picks the better-scored candidate."""
+    return MetricJudge(metric, cache=cache)
+
+
+__all__ = ["ANSWER_COLUMNS", "COLUMNS", "MEASURES", "JudgeError", "MetricJudge", "as_probability", "ask",
+           "audit_judge", "judge_label", "judge_signature", "load_judge", "measure_answers", "metric_judge", "per_pair",
+           "shared_reference", "sign_test"]
