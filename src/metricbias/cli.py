@@ -443,10 +443,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, type=Path, help="output CSV: pair_id,score_1,score_2,signature")
     p.set_defaults(func=_cmd_score)
 
-    p = sub.add_parser("audit", help="audit one metric (registered, or a function module:function) for bias")
+    p = sub.add_parser("audit", help="audit one metric (registered, or a function or metric object module:name) "
+                                     "for bias")
     p.add_argument("--metric", required=True,
-                   help="a registered metric specification (bleu, bleu:tokenize=13a) or module:function, a function "
-                        "f(candidates, references) -> scores importable from the current directory or PYTHONPATH")
+                   help="a registered metric specification (bleu, bleu:tokenize=13a) or module:name, importable from "
+                        "the current directory or PYTHONPATH: a function f(candidates, references) -> scores or a "
+                        "metric object (sacreBLEU BLEU/CHRF/TER, bert_score.BERTScorer, a sentence-transformers "
+                        "model, a torchmetrics text metric, an object with compute(predictions=, references=))")
     p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
     p.add_argument("--measures", default=None,
@@ -567,6 +570,21 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--name", default=None, help="default: debiased-METRIC-BACKBONE")
     h.set_defaults(func=_cmd_adapters)
     return parser
+
+
+#: the options that name an input file or folder (argparse dest -> option, kind of :func:`paths.check_input`)
+INPUTS = {"built_dir": ("--built-dir", "folder"), "run": ("--run", "folder"), "adapter": ("--adapter", "name"),
+          "backbone": ("--backbone", "name"), "dataset": ("--dataset", "name")}
+
+
+def _check_inputs(args) -> None:
+    """Fail before any work when an option names an input file or folder that is not there."""
+    from .paths import check_input
+
+    for dest, (option, kind) in INPUTS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            check_input(value, option, kind=kind)
 
 
 def _check_out(args, folder: bool = False) -> None:
@@ -694,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = _reraise_interrupt(previous_hook)
     warnings.formatwarning = lambda message, *_, **__: f"metricbias {command}: warning: {message}\n"
     try:
+        _check_inputs(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         _forget_handled_interrupt()
