@@ -162,7 +162,7 @@ def test_a_missing_input_path_fails_naming_the_option_before_any_work(argv, opti
     status, err = run(capsys, *argv)
     command = " ".join(argv[:2]) if argv[0] == "adapters" else argv[0]
     named = f"{missing}.jsonl" if argv[0] == "metaeval" else missing
-    assert status == 2 and f"{option} {named} does not exist; check the path" in one_error(err, command)
+    assert status == 2 and f"argument {option}: {named} does not exist; check the path" in one_error(err, command)
     assert left_in(tmp_path) == []  # no folder made, no output
 
 
@@ -173,7 +173,7 @@ def test_a_built_dir_that_is_a_file_fails_in_the_cli_and_in_the_library(tmp_path
     a_file.write_text("x")
     status, err = run(capsys, "audit", "--dataset", "built", "--metric", "bleu", "--built-dir", a_file,
                       "--out", tmp_path / "out.csv")
-    assert status == 2 and f"--built-dir {a_file} is a file; give a folder" in one_error(err, "audit")
+    assert status == 2 and f"argument --built-dir: {a_file} is a file; give a folder" in one_error(err, "audit")
     with pytest.raises(ValueError, match=f"built_dir {tmp_path / 'none'} does not exist"):
         mb.audit("bleu", dataset="built", built_dir=tmp_path / "none")
     assert left_in(tmp_path) == ["pairs.tsv"]
