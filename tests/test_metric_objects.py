@@ -144,9 +144,13 @@ def test_torchmetrics_modules_and_functionals_score_each_pair_with_their_setting
     assert ter.score(CANDIDATES[:2], REFERENCES[:2]) == pytest.approx(
         [float(translation_edit_rate([c], [[r]], lowercase=False)) for c, r in zip(CANDIDATES[:2], REFERENCES[:2])])
     assert "|direction:lower|" in resolve(translation_edit_rate)[1].signature  # the module class of its file says
-    rouge = resolve(tm.text.ROUGEScore(rouge_keys="rougeL"))[1]  # several outputs: the F-measure
-    assert rouge.score(CANDIDATES[:1], REFERENCES[:1])[0] == pytest.approx(
-        float(tm.functional.text.rouge_score(CANDIDATES[0], REFERENCES[0], rouge_keys="rougeL")["rougeL_fmeasure"]))
+    rouge = tm.text.ROUGEScore(rouge_keys="rougeL")  # several outputs: the F-measure, or the one asked for
+    expected = tm.functional.text.rouge_score(CANDIDATES[0], REFERENCES[0], rouge_keys="rougeL")
+    assert resolve(rouge)[1].score(CANDIDATES[:1], REFERENCES[:1])[0] == pytest.approx(
+        float(expected["rougeL_fmeasure"]))
+    precision = mb.adapt(rouge, key="rougeL_precision")()
+    assert precision.score(CANDIDATES[:1], REFERENCES[:1])[0] == pytest.approx(float(expected["rougeL_precision"]))
+    assert "|key:rougeL_precision|" in precision.signature and "|key:-|" in resolve(rouge)[1].signature
     with pytest.raises(metrics.MetricError, match="does not score a candidate against a reference"):
         resolve(tm.text.Perplexity())
     audited(module)

@@ -230,9 +230,10 @@ def _st_settings(obj) -> dict[str, str]:
         config = module.get_config_dict() if hasattr(module, "get_config_dict") else {}
         plain = ",".join(f"{k}={_simple(v)}" for k, v in sorted(config.items()) if _simple(v) is not None)
         modules.append(f"{type(module).__name__}({plain})")
-    return {"modules": _clean(";".join(modules)), "max_length": str(getattr(obj, "max_seq_length", None)
-                                                                     or getattr(obj, "max_length", "-")),
-            "weights": _weights_hash(obj)}
+    return {"modules": _clean(";".join(modules)),
+            "max_length": str(getattr(obj, "max_seq_length", None) or getattr(obj, "max_length", "-")),
+            "prompt": _clean(str(getattr(obj, "default_prompt_name", None) or "-")),
+            "truncate_dim": str(getattr(obj, "truncate_dim", None) or "-"), "weights": _weights_hash(obj)}
 
 
 def _st_model(obj) -> str:
@@ -342,7 +343,8 @@ class _TorchMetrics(ObjectMetric):
             raise MetricError(f"torchmetrics {name} does not say whether higher is better; pass "
                               "metricbias.metrics.adapt(obj, direction='higher' or 'lower')")
         return {"name": f"torchmetrics.{name}", "label": f"torchmetrics-{name}", "key": key, "stem": stem,
-                "direction": direction or ("higher" if higher else "lower"), "settings": settings}
+                "direction": direction or ("higher" if higher else "lower"),
+                "settings": {**settings, "key": str(key or "-")}}
 
     def score_object(self, candidates, references):
         multi = self.stem in _MULTI_REFERENCE
