@@ -145,6 +145,40 @@ def test_bad_option_values_name_the_option(argv, named, tmp_path, capsys, no_com
     assert "usage:" not in err  # one line, with a pointer to --help instead
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["score", "--dataset", "built", "--attribute", "gender", "--metric", "bleu", "--built-dir", "{missing}"],
+     "--built-dir"),
+    (["bias", "--dataset", "built", "--scores", "live", "--metrics", "bleu", "--built-dir", "{missing}"], "--built-dir"),
+    (["audit", "--dataset", "built", "--metric", "bleu", "--built-dir", "{missing}"], "--built-dir"),
+    (["metaeval", "--dataset", "{missing}.jsonl", "--metrics", "bleu"], "--dataset"),
+    (["score", "--attribute", "gender", "--metric", "bertscore", "--backbone", "{missing}"], "--backbone"),
+    (["adapters", "evaluate", "--adapter", "{missing}"], "--adapter"),
+    (["adapters", "ship", "--run", "{missing}"], "--run"),
+])
+def test_a_missing_input_path_fails_naming_the_option_before_any_work(argv, option, tmp_path, own_cache, capsys):
+    missing = tmp_path / "nowhere"
+    out = tmp_path / "out.csv"
+    argv = [a.replace("{missing}", str(missing)) for a in argv] + (["--out", out] if argv[1] != "ship" else [])
+    status, err = run(capsys, *argv)
+    command = " ".join(argv[:2]) if argv[0] == "adapters" else argv[0]
+    named = f"{missing}.jsonl" if argv[0] == "metaeval" else missing
+    assert status == 2 and f"argument {option}: {named} does not exist; check the path" in one_error(err, command)
+    assert left_in(tmp_path) == []  # no folder made, no output
+
+
+def test_a_built_dir_that_is_a_file_fails_in_the_cli_and_in_the_library(tmp_path, own_cache, capsys):
+    import metricbias as mb
+
+    a_file = tmp_path / "pairs.tsv"
+    a_file.write_text("x")
+    status, err = run(capsys, "audit", "--dataset", "built", "--metric", "bleu", "--built-dir", a_file,
+                      "--out", tmp_path / "out.csv")
+    assert status == 2 and f"argument --built-dir: {a_file} is a file; give a folder" in one_error(err, "audit")
+    with pytest.raises(ValueError, match=f"built_dir {tmp_path / 'none'} does not exist"):
+        mb.audit("bleu", dataset="built", built_dir=tmp_path / "none")
+    assert left_in(tmp_path) == ["pairs.tsv"]
+
+
 # --- malformed input files --------------------------------------------------------------------------
 JUDGED = {"item_id": "d1", "system_id": "A", "hypothesis": "A man rides.", "references": ["A man rides a horse."],
           "human": {"overall": 3}}

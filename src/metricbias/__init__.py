@@ -39,6 +39,7 @@ _API = {
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),
+    "adapt": ("metricbias.metrics.objects", "adapt"),
     "Metric": ("metricbias.metrics.base", "Metric"),
     "MetricError": ("metricbias.metrics.base", "MetricError"),
     "Spec": ("metricbias.metrics.registry", "Spec"),

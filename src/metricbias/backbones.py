@@ -264,6 +264,18 @@ def available() -> list[str]:
     return out
 
 
+def name_of(path) -> str | None:
+    """The registered pretrained backbone whose files are at ``path``, else None (how a label names a folder)."""
+    path = Path(path).resolve()
+    for name, b in BACKBONES.items():
+        try:
+            if not b.trained and _locate(name) == path:
+                return name
+        except Exception:  # a backbone that cannot be located is not this one
+            continue
+    return None
+
+
 def _available_text() -> str:
     return f"Available here: {', '.join(available()) or 'none'}; or pass a local model folder."
 
@@ -337,5 +349,5 @@ def offline_env() -> None:
 
 
 __all__ = ["BACKBONES", "KINDS", "Backbone", "BackboneError", "available", "describe",
-           "fingerprint", "fingerprint_path", "is_trained_dir", "kind_of", "offline_env", "register", "resolve",
+           "fingerprint", "fingerprint_path", "is_trained_dir", "kind_of", "name_of", "offline_env", "register", "resolve",
            "trained_dirs", "trained_info", "trained_path"]

@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "or metric specifications name[:key=value...] (--scores live; see `metricbias metrics`)")
     p.add_argument("--backbones", default=None,
                    help="--scores live: comma-separated backbones; each model-based metric runs on those it accepts")
-    p.add_argument("--built-dir", type=Path, default=None,
+    p.add_argument("--built-dir", type=_input("folder"), default=None,
                    help="--dataset built: read the built pairs from this folder (default data/built)")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -400,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="test name as in Gao & Wan's Table 3 (C1, C6-N, ABW-T, DB:C, ...), comma-separated names, or all")
     p.add_argument("--level", default=None, help="word, sent and/or 'sent (u)', comma-separated (default: every level)")
     p.add_argument("--metric", required=True, help="metric specification name[:key=value...] (see `metricbias metrics`)")
-    p.add_argument("--backbone", default=None, help="backbone for metrics that take one (default: the metric's)")
+    p.add_argument("--backbone", type=_input("name", str), default=None,
+                   help="backbone for metrics that take one (default: the metric's)")
     p.add_argument("--n-permutations", type=_permutations, default=100_000,
                    help="exact test up to this many partitions, else this many sampled (default 100000)")
     p.add_argument("--sample-size", type=_count, default=0,
@@ -453,15 +454,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attribute", required=True, help="one attribute, e.g. gender")
     p.add_argument("--metric", required=True,
                    help="metric specification name[:key=value...], e.g. bertscore:variant=P:layer=5 (see `metricbias metrics`)")
-    p.add_argument("--backbone", default=None, help="backbone name or local model folder (model-based metrics)")
-    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
+    p.add_argument("--backbone", type=_input("name", str), default=None,
+                   help="backbone name or local model folder (model-based metrics)")
+    p.add_argument("--built-dir", type=_input("folder"), default=None, help="--dataset built: read the built pairs from this folder")
     p.add_argument("--out", required=True, type=Path, help="output CSV: pair_id,score_1,score_2,signature")
     p.set_defaults(func=_cmd_score)
 
-    p = sub.add_parser("audit", help="audit one metric (registered, or a function module:function) for bias")
+    p = sub.add_parser("audit", help="audit one metric (registered, or a function or metric object module:name) "
+                                     "for bias")
     p.add_argument("--metric", required=True,
-                   help="a registered metric specification (bleu, bleu:tokenize=13a) or module:function, a function "
-                        "f(candidates, references) -> scores importable from the current directory or PYTHONPATH")
+                   help="a registered metric specification (bleu, bleu:tokenize=13a) or module:name, importable from "
+                        "the current directory or PYTHONPATH: a function f(candidates, references) -> scores or a "
+                        "metric object (sacreBLEU BLEU/CHRF/TER, bert_score.BERTScorer, a sentence-transformers "
+                        "model, a torchmetrics text metric, an object with compute(predictions=, references=))")
     _audit_options(p, seed="bootstrap seed (default 0)")
     p.add_argument("--measures", default=None,
                    help="comma-separated bias measures (default: bias,stereotypical_difference; see "
@@ -489,7 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train-regression", help="train the BLEURT-style regression metric on STS-B (fixed seed)")
     p.add_argument("--name", default="stsb-all-MiniLM-L6-v2",
                    help="trained backbone name (default: stsb-all-MiniLM-L6-v2; stsb-all-mpnet-base-v2 is the other)")
-    p.add_argument("--backbone", default=None, help="frozen base encoder (default: the registered base of --name)")
+    p.add_argument("--backbone", type=_input("name", str), default=None,
+                   help="frozen base encoder (default: the registered base of --name)")
     p.add_argument("--adapter", default=None, help="task adapter, an adapters config string (default: the recipe's)")
     p.add_argument("--out", type=Path, default=None,
                    help="output folder (default: <cache>/trained/NAME; models/NAME, looked up first, is what ships)")
@@ -503,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_train_regression)
 
     p = sub.add_parser("metaeval", help="correlations of metrics with human judgements, optionally after gender swapping")
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--dataset", required=True, type=_input("name", str),
                    help="flickr8k, realsumm, wmt19-kk-en, a .jsonl file in one of the generic formats (judged "
                         "hypotheses or better/worse pairs; see chapter 7), or a WMT DARR .pkl in BARTScore's packaging")
     p.add_argument("--metrics", required=True,
@@ -556,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     asub = p.add_subparsers(dest="adapters_command", required=True)
     t = asub.add_parser("train", help="train a debiasing adapter for a metric's backbone (Sun et al. 2022, 3.2)")
     t.add_argument("--metric", required=True, choices=["bertscore", "regression"])
-    t.add_argument("--backbone", default=None,
+    t.add_argument("--backbone", type=_input("name", str), default=None,
                    help="bertscore: the encoder (default all-MiniLM-L6-v2); regression: the regression backbone, "
                         "name or folder (default stsb-all-MiniLM-L6-v2)")
     t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: Table 7's 6 epochs on our data)")
@@ -576,7 +582,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "default <cache>/trained/debiased-METRIC-BACKBONE")
     t.set_defaults(func=_cmd_adapters)
     e = asub.add_parser("evaluate", help="bias and metric quality before and after an adapter")
-    e.add_argument("--adapter", required=True, type=Path, help="folder written by `adapters train` (or a checkpoint), or a shipped adapter's name")
+    e.add_argument("--adapter", required=True, type=_input("name"),
+                   help="folder written by `adapters train` (or a checkpoint), or a shipped adapter's name")
     e.add_argument("--sample-size", type=int, default=0, help="pairs per attribute (0: all)")
     e.add_argument("--quality-sample-size", type=int, default=0, help="items per quality set (0: all)")
     e.add_argument("--seed", type=int, default=0)
@@ -587,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also record the figures (and, with checkpoints, the curve) in the adapter's provenance.json")
     e.set_defaults(func=_cmd_adapters)
     h = asub.add_parser("ship", help="copy a trained adapter (no checkpoints) to models/<name>/, where the book finds it")
-    h.add_argument("--run", required=True, type=Path, help="folder written by `adapters train`")
+    h.add_argument("--run", required=True, type=_input("folder"), help="folder written by `adapters train`")
     h.add_argument("--name", default=None, help="default: debiased-METRIC-BACKBONE")
     h.set_defaults(func=_cmd_adapters)
     return parser
@@ -598,7 +605,8 @@ def _audit_options(p, seed: str) -> None:
     --seed (``seed``: its help)."""
     p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
-    p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
+    p.add_argument("--built-dir", type=_input("folder"), default=None,
+                   help="--dataset built: read the built pairs from this folder")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help=seed)
 
@@ -616,6 +624,21 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _input(kind: str, cast=Path):
+    """The type of an option that names an input file or folder (``kind`` as :func:`metricbias.paths.check_input`
+    takes it): checked when the command line is read, before any work."""
+    def check(text: str):
+        from .paths import InputPathError, check_input
+
+        try:
+            check_input(text, "", kind=kind)
+        except InputPathError as exc:
+            raise argparse.ArgumentTypeError(str(exc).strip()) from None
+        return cast(text)
+
+    return check
 
 
 def _count(text: str) -> int:

@@ -6,8 +6,8 @@ in a temporary directory).
 
 Outputs are written atomically (a temporary file renamed onto the target) with
 the permissions the umask gives a new file (typically 0644), and every command
-checks that its output path can be written before it computes anything
-(:func:`check_writable`).
+checks that its output path can be written, and that its input files and
+folders exist, before it computes anything (:func:`check_writable`, :func:`check_input`).
 """
 
 from __future__ import annotations
@@ -97,6 +97,35 @@ def check_writable(target: str | os.PathLike, option: str = "--out", folder: boo
         raise OutputPathError(f"{option} {target}: cannot write in {place} ({exc.strerror}); choose a folder you "
                               "can write to, or fix its permissions") from None
     return target
+
+
+class InputPathError(ValueError):
+    """An input file or folder that is missing or of the wrong kind (found before any computing)."""
+
+
+#: suffixes that make a name-or-path value a file name
+FILE_SUFFIXES = (".jsonl", ".json", ".pkl", ".tsv", ".csv", ".txt", ".bin", ".safetensors")
+
+
+def check_input(source: str | os.PathLike, option: str, kind: str = "folder") -> Path:
+    """Raise :class:`InputPathError` naming ``option`` and the path unless ``source`` can be read.
+
+    ``kind``: ``folder`` or ``file`` (it must exist and be one), or ``name`` (a registered name
+    or a path: checked only where it can only be a path, having a folder separator or a file suffix;
+    an unknown name is left to the command, which lists the names it knows).
+    """
+    path = Path(source)
+    if kind == "name" and os.sep not in str(source) and "/" not in str(source) \
+            and path.suffix not in FILE_SUFFIXES:
+        return path
+    if not path.exists():
+        where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+        raise InputPathError(f"{option} {path} does not exist{where}; check the path")
+    if kind == "folder" and not path.is_dir():
+        raise InputPathError(f"{option} {path} is a file; give a folder")
+    if kind == "file" and path.is_dir():
+        raise InputPathError(f"{option} {path} is a folder; give a file")
+    return path
 
 
 @contextlib.contextmanager

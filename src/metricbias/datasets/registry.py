@@ -30,6 +30,8 @@ from typing import Callable
 
 import pandas as pd
 
+from ..paths import check_input
+
 PAIR_COLUMNS = ["dataset", "attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2",
                 "group_1", "group_2"]
 REQUIRED = ["attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2"]
@@ -87,6 +89,8 @@ def load(name: str, attributes=None, *, sample_size: int = 0, seed: int = 0, bui
     ``attributes``: a list or a comma-separated string (default: all of the dataset's);
     ``built_dir``: where the built datasets are read from (default ``data/built``).
     """
+    if built_dir is not None:  # a missing folder is an error, never the default pairs
+        check_input(built_dir, "built_dir", kind="folder")
     dataset = get(name)
     if isinstance(attributes, str):
         attributes = [a.strip() for a in attributes.split(",") if a.strip()]

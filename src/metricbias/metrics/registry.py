@@ -12,7 +12,7 @@ every command takes::
     bleu                                   # defaults
     bleu:tokenize=13a                      # one option
     bertscore:backbone=all-MiniLM-L6-v2:layer=5
-    mymodule:myfunction                    # a function in an importable module
+    mymodule:myfunction                    # a function (or a metric object) in an importable module
 
 :func:`parse` turns it into a :class:`Spec` ``(label, name, options)``; values are
 typed by the option's declared type (``5`` -> 5, ``true`` -> True, ``none`` -> None).
@@ -246,7 +246,7 @@ def parse(text: str) -> Spec:
         if isinstance(function, type) and issubclass(function, Metric):
             register(function, replace=True)
             return Spec(text, function.name, {})
-        cls = function_metric(function, name=text)
+        cls = _object_class(function, name=text)
         register(cls, replace=True)
         return Spec(text, cls.name, {})
     cls = metric_class(head)
@@ -279,7 +279,9 @@ def resolve(metric, *, label: str | None = None) -> tuple[str, Metric]:
     Accepts a registered name or specification string (labelled as written), a
     :class:`Metric` (labelled by its configuration, e.g. ``BERTScore-MiniLM``), a
     :class:`Spec` or ``(label, name, options)`` entry, a ``(label, Metric)`` pair, a
-    Metric subclass, or a plain function (wrapped under its name, not registered).
+    Metric subclass, a metric object of sacreBLEU, bert-score, sentence-transformers,
+    torchmetrics or an ``evaluate``-style module (:func:`metricbias.metrics.objects.adapt`),
+    or a plain function (wrapped under its name, not registered).
     """
     if isinstance(metric, Metric):
         built = metric
@@ -293,11 +295,21 @@ def resolve(metric, *, label: str | None = None) -> tuple[str, Metric]:
         label, built = label or metric[0], metric[1]
     elif isinstance(metric, type) and issubclass(metric, Metric):
         built = metric()
-    elif callable(metric):
-        built = function_metric(metric)()
     else:
-        raise MetricError(f"cannot use {metric!r} as a metric: give a registered name, a Metric or a function")
+        built = _object_class(metric)()
     return label or built.config_label(), built
+
+
+def _object_class(obj, name: str | None = None) -> type[Metric]:
+    """A metric object of another library (:mod:`.objects`), else a plain function, as a Metric class;
+    anything else is an error listing what is accepted."""
+    from . import objects
+
+    if objects.adapter_for(obj) is not None:
+        return objects.adapt(obj, name=name)
+    if callable(obj) and not isinstance(obj, type):
+        return function_metric(obj, name=name)
+    return objects.adapt(obj)  # the error naming what is accepted
 
 
 def on_backbones(specs, backbone_names=None) -> list[Spec]:
