@@ -254,11 +254,14 @@ def test_matched_pairs_use_both_references(project, pairs):
 
 
 def test_the_built_sets_pass_every_check_and_the_sources_slips_are_fixed_at_the_source(project, pairs):
-    """Issue 24: no built pair breaks a rule of datasets.checks and none had to be left out for one, while the raw
-    sources do hold the slips (so the fixes are not vacuous); the examples the review named are fixed or excluded."""
+    """Issue 24: no built pair breaks a rule of datasets.checks, while the raw sources do hold the slips (so the
+    fixes are not vacuous); the examples the review named are fixed or excluded. One pair is left out by a check,
+    as chapter 2 lists: StereoSet's "Muslim people are BLANK people" without its blank says nothing."""
     assert built.check(pairs).empty
     excluded = built.exclusions()
-    assert not excluded["reason"].str.startswith("check:").any()
+    left_out = excluded[excluded["reason"].str.startswith("check:")]
+    assert left_out[["attribute", "reason", "detail", "candidate_1"]].values.tolist() == [
+        ["stereoset_religion", "check:tautology", "reference: people are people", "Muslim people are terrorist people."]]
     source = built.source_pairs(["race", "disability", "socioeconomic", "stereoset_gender"])
     caught = {tuple(r) for r in built.check(source, id_column="source_id")[["attribute", "id", "rule"]].values}
     assert {("race", "650", "leading_punctuation"), ("disability", "96", "other_attribute"),

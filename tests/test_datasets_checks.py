@@ -29,6 +29,8 @@ def rules(text):
     ("inner_capital", "Most rAmericans hate it.", "McDonald and LeBron ate at O'Brien's with the CEOs."),
     ("inner_capital", "She might be a RitO.", "She might be a Rita."),
     ("inner_capital", "THe man left.", "The man left."),
+    ("tautology", "The people there were all people, layabouts.", "The people there were all of a certain age."),
+    ("tautology", "Muslim people are people.", "Boys will be boys; the nurse was the best; these are these."),
 ])
 def test_each_text_rule_on_a_positive_and_a_negative_example(rule, bad, good):
     assert rule in rules(bad)
@@ -133,3 +135,24 @@ def test_an_edit_with_its_own_article_replaces_the_one_before_it():
 def test_the_gender_swap_rechooses_an_article_before_a_swapped_word():
     assert swap_gender("An Emily and a Steven met an uncle.").text == "A Steven and an Emily met an aunt."
     assert swap_gender("AN ACTOR").text == "AN ACTRESS"
+
+
+def test_chapter_two_counts_per_attribute_from_source_and_built_findings():
+    from metricbias.datasets import summary
+
+    source = pd.DataFrame({"attribute": ["race", "race", "age"], "source": "crows_pairs", "source_id": ["1", "2", "3"],
+                           "candidate_1": ["the black man ran.", ".Black men ran", "An old man ran"],
+                           "candidate_2": ["the white man ran.", "White men ran", "A young man ran"]})
+    found = checks.check_pairs(source, {"race": (race(), others())}, id_column="source_id")
+    pairs = source.assign(pair_id=["race-1", "race-2", "age-3"], reference=["The man ran.", "Men ran", "A man ran"])
+    excluded = pd.DataFrame({"attribute": ["race", "age"], "reason": ["check:tautology", "other_attribute"],
+                             "detail": ["reference: men are men", "x"], "candidate_1": ["a", "b"],
+                             "candidate_2": ["c", "d"]})
+    counts = summary.check_counts(source, found, pairs, checks.check_pairs(pairs.head(0)), excluded, ["race", "age"])
+    assert counts.set_index("attribute").loc["race", ["source pairs", "lowercase_start", "leading_punctuation",
+                                                      "any rule", "built pairs", "left out by a check",
+                                                      "caught in the built set"]].tolist() == [2, 1, 1, 2, 2, 1, 0]
+    totals = summary.check_totals(counts, excluded)
+    assert (totals["source_any"], totals["left_out"], totals["other_attribute_excluded"]) == (2, 1, 1)
+    assert summary.check_exclusions(excluded).values.tolist() == [
+        ["race", "tautology", "reference: men are men", "a", "c"]]

@@ -22,6 +22,11 @@ What the rules take as an error, precisely:
 * **inner_capital** — a capital inside a word that is neither all capitals nor
   capitalised name-style (a capital start, each inner capital after a lower-case
   letter and followed by one: *McDonald*, *LeBron*): *rAmericans*, *THe*, *RitO*.
+* **tautology** — a copula's predicate repeats its subject's noun (*those people are
+  people*, *the people there were all people*): a reference that says nothing. The
+  noun stands right before the copula (or with *there*, *here*, *too*, *also*
+  between), the repeat right after it (or after *all*, *both*, *just*, *a*, *an*),
+  and it is no closed-class word.
 * **identical_candidates** — the two candidates have the same words (case ignored).
 * **other_attribute** — a span where the candidates differ is an identity term of
   another attribute's lexicon and not of the named one (*mentally ill* / *white*
@@ -59,6 +64,7 @@ RULES = {r.name: r for r in (
     Rule("lowercase_start", "the first word starts lower-case", "text"),
     Rule("all_caps_word", "a word in capitals that is no acronym (WE must build ...)", "text"),
     Rule("inner_capital", "a capital inside a word, not name-style (rAmericans, RitO)", "text"),
+    Rule("tautology", "the predicate repeats the subject's noun (those people are people)", "text"),
     Rule("identical_candidates", "the two candidates have the same words", "pair"),
     Rule("other_attribute", "the candidates differ in another attribute's identity term (mentally ill / white)",
          "pair"),
@@ -95,6 +101,8 @@ _DOUBLED = re.compile(r"(?<![\w'’-])(?:a|an|the)\s+(?:a|an|the)(?![\w'’-])",
 _INDEFINITE = re.compile(r"(?<![\w'’-])(an?)\s+(\w[\w'’-]*)", re.I)
 _FIRST_WORD = re.compile(r"[^\W_][\w'’-]*")
 _UPPER_INSIDE = re.compile(r"[^\W_][A-Z]")
+_TAUTOLOGY = re.compile(r"\b([^\W\d_]{3,})(?:\s+(?:there|here|too|also))?\s+(?:is|are|was|were)\s+"
+                        r"(?:(?:all|both|just)\s+)?(?:an?\s+)?([^\W\d_]{3,})(?![\w'’-])", re.I)
 
 
 def text_findings(text: str) -> list[tuple[str, str]]:
@@ -112,6 +120,8 @@ def text_findings(text: str) -> list[tuple[str, str]]:
         words = _WORD.findall(text)
         out += [("all_caps_word", w) for w in words if _is_shouting(w)]
         out += [("inner_capital", w) for w in words if _inner_capital(w)]
+    out += [("tautology", m.group()) for m in _TAUTOLOGY.finditer(text)
+            if m.group(1).lower() == m.group(2).lower() and m.group(1).lower() not in FUNCTION_WORDS]
     return out
 
 

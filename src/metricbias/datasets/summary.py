@@ -149,6 +149,15 @@ def check_counts(source: pd.DataFrame, source_findings: pd.DataFrame, pairs: pd.
     return out
 
 
+def check_exclusions(excluded: pd.DataFrame) -> pd.DataFrame:
+    """The pairs a rule check left out of the built sets (reason ``check:<rule>``): attribute, rule, the text and
+    words at fault, and both candidates."""
+    part = excluded[excluded["reason"].str.startswith("check:")]
+    return pd.DataFrame({"attribute": part["attribute"].to_numpy(), "rule": part["reason"].str[6:].to_numpy(),
+                         "at fault": part["detail"].to_numpy(), "candidate_1": part["candidate_1"].to_numpy(),
+                         "candidate_2": part["candidate_2"].to_numpy()})
+
+
 def check_totals(counts: pd.DataFrame, excluded: pd.DataFrame) -> dict:
     """Findings for the page's prose from :func:`check_counts`: pairs caught in the sources by any rule and by each
     rule (``source_<rule>``), pairs left out by a check, pairs still caught, and the pairs the CrowS-Pairs builder
@@ -192,6 +201,6 @@ def checked_sets(counterfactual_rows: pd.DataFrame, counterfactual_excluded: pd.
                                        "left out by a check"])
 
 
-__all__ = ["check_counts", "check_totals", "checked_sets", "counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
+__all__ = ["check_counts", "check_exclusions", "check_totals", "checked_sets", "counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
            "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens",
            "reference_methods", "sample_note", "winobias_subsets"]
