@@ -11,8 +11,11 @@ replaced by the first term of group t in the same lexicon row. Every group,
 a hand-picked wording.
 
 A pair is left out, with a recorded reason, when a span is not an identity
-term of its group, when a group of T has no term in that row, or when the pair
-mixes attributes (``group_1 = "nationality:mexican"`` in the race set).
+term of its group, when a group of T has no term in that row, when the pair
+mixes attributes (a group named ``"nationality:mexican"`` in the race set), or
+when a substitution breaks a rule of :mod:`metricbias.datasets.checks` that the
+candidate it was made from does not (``check:<rule>``; *a* / *an* is re-chosen
+for the new term first).
 
 Non-binary ``they`` takes plural agreement: a finite verb right after a
 substituted subject pronoun (an adverb such as *always* may come between) is

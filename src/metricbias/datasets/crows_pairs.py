@@ -208,7 +208,7 @@ class _Side:
 
     def group(self, usage: str) -> str:
         e = self.entry(usage) or next(e for e in self.entries if e.form == "adj")
-        return e.group if self.own else f"{self.lexicon.name}:{e.group}"
+        return e.group
 
     def neutral(self, usage: str) -> str | None:
         e = self.entry(usage)
@@ -312,11 +312,7 @@ def neutralize(sent_more: str, sent_less: str, lexicon: Lexicon, others=(), max_
     for start, end, new, _, _, _ in sorted(edits, key=lambda e: e[0], reverse=True):
         ref = edit(ref, start, end, new)
     reference = detokenize(ref)
-    survivors = []
-    for group in (group_1, group_2):
-        lex_name, _, name = group.rpartition(":")
-        lex = next((o for o in others if o.name == lex_name), lexicon) if lex_name else lexicon
-        survivors += lex.find(reference, [name])
+    survivors = lexicon.find(reference, [group_1, group_2])
     if survivors or not reference:
         return Excluded("identity_term_survives", f"{', '.join(survivors)} in {reference!r}")
     method = "+".join(sorted({e[3] for e in edits}))
