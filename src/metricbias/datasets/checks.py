@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .lexicons import Lexicon, normalize_term
-from .textedit import ARTICLES, FUNCTION_WORDS, diff_blocks, indefinite_article, tokenize
+from .textedit import ARTICLES, FUNCTION_WORDS, diff_blocks, indefinite_article, term_range, tokenize
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,8 @@ def text_findings(text: str) -> list[tuple[str, str]]:
 
 
 def _span_text(tokens, start: int, end: int) -> str:
-    """A differing span without articles and punctuation at its ends (as the builders read the identity term)."""
-    while start < end and (tokens[start].lower in ARTICLES or not tokens[start].is_word):
-        start += 1
-    while end > start and not tokens[end - 1].is_word:
-        end -= 1
+    """A differing span as the builders read its identity term (:func:`~metricbias.datasets.textedit.term_range`)."""
+    start, end = term_range(tokens, start, end)
     return " ".join(t.text for t in tokens[start:end])
 
 

@@ -27,7 +27,6 @@ from .. import sources
 from .lexicons import Entry, Lexicon, normalize_term
 from .published import DatasetError
 from .textedit import (
-    ARTICLES,
     COPULAS,
     DETERMINERS,
     MODALS,
@@ -39,6 +38,7 @@ from .textedit import (
     is_content,
     looks_like_verb,
     predicate_start,
+    term_range,
     tokenize,
 )
 
@@ -133,15 +133,6 @@ def build(attribute: str, lexicon: Lexicon, bias_types, others=(), path=None) ->
     return rows, excluded
 
 
-def _term_range(tokens: list[Token], start: int, end: int) -> tuple[int, int]:
-    """The identity term inside a differing span: without leading articles and edge punctuation."""
-    while start < end and (tokens[start].lower in ARTICLES or not tokens[start].is_word):
-        start += 1
-    while end > start and not tokens[end - 1].is_word:
-        end -= 1
-    return start, end
-
-
 def _term(tokens: list[Token]) -> tuple[str, bool]:
     text = normalize_term(" ".join(t.text for t in tokens))
     if text.endswith("'s") and len(text) > 2:
@@ -234,8 +225,8 @@ def _bare_predicate(tokens: list[Token], start: int) -> int | None:
 def _neutralize_span(lexicon: Lexicon, others, a: list[Token], b: list[Token], block):
     """One differing span -> (edit start, edit end, new text, method, group_1, group_2) or Excluded."""
     i1, i2, j1, j2 = block
-    s1, e1 = _term_range(a, i1, i2)
-    s2, e2 = _term_range(b, j1, j2)
+    s1, e1 = term_range(a, i1, i2)
+    s2, e2 = term_range(b, j1, j2)
     (t1, poss1), (t2, poss2) = _term(a[s1:e1]), _term(b[s2:e2])
     shown = f"{' '.join(x.text for x in a[i1:i2])!r} / {' '.join(x.text for x in b[j1:j2])!r}"
     sa = _side(lexicon, others, a, s1, e1, t1, poss1) if t1 else None

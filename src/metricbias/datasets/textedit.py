@@ -88,6 +88,16 @@ _VOWEL_SOUND = re.compile(r"^(?:(?!uni(?![mnd])|us[eu]|ur[aeiou]|uti|euro|eu|ewe
 _VOWEL_LETTERS = frozenset("AEFHILMNORSX")
 
 
+def term_range(tokens: list[Token], start: int, end: int) -> tuple[int, int]:
+    """The identity term inside a differing span ``tokens[start:end]``: without leading articles and edge
+    punctuation ("an Italian." -> "Italian")."""
+    while start < end and (tokens[start].lower in ARTICLES or not tokens[start].is_word):
+        start += 1
+    while end > start and not tokens[end - 1].is_word:
+        end -= 1
+    return start, end
+
+
 def is_content(tok: Token | None) -> bool:
     """A word that is not a closed-class (function) word."""
     return tok is not None and tok.is_word and tok.lower not in FUNCTION_WORDS
