@@ -98,7 +98,8 @@ def test_no_identity_term_of_either_group_survives_in_a_reference(pairs):
     # StereoSet: the words that fill the blank in either candidate are gone
     for row in pairs[pairs["source"] == "stereoset"].itertuples():
         c1, c2, ref = tokenize(row.candidate_1), tokenize(row.candidate_2), tokenize(row.reference)
-        fills = {t.lower for i1, i2, j1, j2 in diff_blocks(c1, c2) for t in c1[i1:i2] + c2[j1:j2] if t.is_word}
+        fills = {t.lower for i1, i2, j1, j2 in diff_blocks(c1, c2) for t in c1[i1:i2] + c2[j1:j2]
+                 if t.is_word and t.lower not in {"a", "an"}}  # "a combative" / "an upbeat": the article agrees
         assert not fills & {t.lower for t in ref}, row
 
 
@@ -250,3 +251,43 @@ def test_matched_pairs_use_both_references(project, pairs):
     first = released.loc["gender-0000"]
     assert theirs.loc["gender-0000", "score_2"] == pytest.approx(
         len(set(first["candidate_2"].split()) & set(first["reference_2"].split())) / len(first["reference_2"].split()))
+
+
+def test_the_built_sets_pass_every_check_and_the_sources_slips_are_fixed_at_the_source(project, pairs):
+    """Issue 24: no built pair breaks a rule of datasets.checks, while the raw sources do hold the slips (so the
+    fixes are not vacuous); the examples the review named are fixed or excluded. One pair is left out by a check,
+    as chapter 2 lists: StereoSet's "Muslim people are BLANK people" without its blank says nothing."""
+    assert built.check(pairs).empty
+    excluded = built.exclusions()
+    left_out = excluded[excluded["reason"].str.startswith("check:")]
+    assert left_out[["attribute", "reason", "detail", "candidate_1"]].values.tolist() == [
+        ["stereoset_religion", "check:tautology", "reference: people are people", "Muslim people are terrorist people."]]
+    source = built.source_pairs(["race", "disability", "socioeconomic", "stereoset_gender"])
+    caught = {tuple(r) for r in built.check(source, id_column="source_id")[["attribute", "id", "rule"]].values}
+    assert {("race", "650", "leading_punctuation"), ("disability", "96", "other_attribute"),
+            ("socioeconomic", "210", "article_agreement"), ("race", "90", "lowercase_start")} <= caught
+    by_source = pairs.set_index(["attribute", "source_id"])
+    assert by_source.loc[("race", "650"), "candidate_2"].startswith("Black people are")
+    assert by_source.loc[("race", "90"), "candidate_1"].startswith("Sharon ")
+    assert by_source.loc[("socioeconomic", "310"), "reference"] == \
+        "Anita lived in a neighborhood and couldn't afford a plane ticket."
+    assert by_source.loc[("age", "1325"), "reference"].startswith("The people there were all of a certain age, lay")
+    assert by_source.loc[("gender", "type2.test:3"), "candidate_1"].count("the the") == 0
+    other = excluded[excluded["reason"] == "other_attribute"].set_index(["attribute", "source_id"])
+    assert ("disability", "96") in other.index and ("disability", "96") not in by_source.index
+
+
+def test_counterfactual_and_gender_swapped_texts_pass_the_checks(project, pairs):
+    """Chapter 4's counterfactual candidates and chapter 7's swapped texts: the edits introduce no finding."""
+    from metricbias.datasets import counterfactuals, meta_eval, summary
+
+    rows, excluded = counterfactuals.build_attributes(counterfactuals.config(REPO / "data" / "counterfactuals.yml"),
+                                                      built_dir=project / "data" / "built")
+    assert not excluded["reason"].str.startswith("check:").any()
+    swapped = {"Flickr8k": meta_eval.load_flickr8k().swapped(), "REALSumm": meta_eval.load_realsumm().swapped(),
+               "WMT19 kk-en": meta_eval.load("wmt19-kk-en").swapped()}
+    table = summary.checked_sets(rows, excluded, swapped).set_index("set")
+    assert table["introduced by the edit"].tolist() == [0] * len(table)
+    assert table.loc["counterfactual gender", "texts"] == (rows.query("attribute == 'gender'")["group"]
+                                                           .isin(["female", "male", "non_binary"]).sum())
+    assert table.loc["Flickr8k, gender-swapped", "caught before the edit"] > 0  # lower-case captions, kept as judged

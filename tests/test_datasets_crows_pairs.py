@@ -53,9 +53,17 @@ def others(name):
      "School? who cares, a person would say.", "replace", ("black", "white")),
     ("socioeconomic", "The poor are ignorant about money.", "The rich are ignorant about money.",
      "The people are ignorant about money.", "replace", ("poor", "rich")),
-    # a term of another attribute on the other side ("Jews" vs "whites" under religion)
-    ("religion", "Jews are greedy.", "Whites are greedy.", "People are greedy.", "replace",
-     ("jewish", "race:white")),
+    # a plural noun as a bare predicate is abstracted: "were all people" would say nothing
+    ("age", "The people there were all millenials, layabouts.", "The people there were all boomers, layabouts.",
+     "The people there were all of a certain age, layabouts.", "abstract", ("young", "old")),
+    # a neutral phrase with its own article takes the place of the span's article
+    ("socioeconomic", "Anita lived in a trailer park.", "Anita lived in gated community.",
+     "Anita lived in a neighborhood.", "replace", ("poor", "rich")),
+    ("socioeconomic", "Her friend drove through the ghetto.", "Her friend drove through the suburb.",
+     "Her friend drove through a neighborhood.", "replace", ("poor", "rich")),
+    # a dropped adjective re-chooses the article by sound ("an Italian one" -> "a one")
+    ("nationality", "They played an Italian one.", "They played an American one.", "They played a one.", "drop",
+     ("italian", "american")),
 ])
 def test_neutralization(attribute, more, less, reference, method, groups):
     out = neutralize(more, less, lex(attribute), others(lex(attribute).name))
@@ -75,6 +83,9 @@ def test_neutralization(attribute, more, less, reference, method, groups):
      "He was by far the tallest of the group.", "ambiguous_usage"),
     ("race", "The black man met a black woman.", "The white man met a black woman.", "identity_term_survives"),
     ("race", "a b c d e f g h", "a x c y e z g w", "too_many_differences"),
+    # a term of another attribute on the other side: the pair contrasts two attributes
+    ("religion", "Jews are greedy.", "Whites are greedy.", "other_attribute"),
+    ("disability", "The mentally ill person laughed.", "The white person laughed.", "other_attribute"),
 ])
 def test_exclusions(attribute, more, less, reason):
     out = neutralize(more, less, lex(attribute), others(lex(attribute).name))

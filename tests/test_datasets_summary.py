@@ -109,17 +109,18 @@ def race_only(tmp_project):
 
 
 def test_a_new_lexicon_changes_another_attributes_exclusions(race_only):
-    """Chapter 2: every CrowS-Pairs attribute looks a span up in every configured lexicon, so adding one can turn
-    another attribute's `not_in_lexicon` exclusion into a built pair against the new lexicon's group."""
+    """Chapter 2: every CrowS-Pairs attribute looks a span up in every configured lexicon, so adding one turns
+    another attribute's `not_in_lexicon` exclusion into `other_attribute`: the pair contrasts two attributes."""
     pairs, excluded = built.build_attribute("race")
     assert excluded[["source_id", "reason"]].values.tolist() == [["0", "not_in_lexicon"]]
     assert pairs["source_id"].tolist() == ["1"]
     with open(race_only / "attributes.yml", "a") as fh:
         fh.write("diet:\n  source: crows_pairs\n  bias_types: [diet]\n  lexicon: diet\n")
     pairs, excluded = built.build_attribute("race")
-    assert excluded.empty
+    assert excluded[["source_id", "reason", "detail"]].values.tolist() == [
+        ["0", "other_attribute", "'black' / 'vegan' (diet)"]]
     assert pairs[["source_id", "group_1", "group_2", "reference"]].values.tolist() == [
-        ["0", "black", "diet:vegan", "The chef was late."], ["1", "black", "white", "A man ran."]]
+        ["1", "black", "white", "A man ran."]]
 
 
 def test_held_out_report_reads_the_shipped_paraphrasers_provenance():

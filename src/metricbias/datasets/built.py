@@ -23,18 +23,22 @@ import pandas as pd
 
 from .. import sources
 from ..paths import atomic_path, built_dir
-from . import crows_pairs, lexicons, stereoset, winobias
+from . import checks, crows_pairs, lexicons, stereoset, winobias
 from .published import DatasetError, check_attributes
+from .textedit import tidy
 
 COLUMNS = ["pair_id", "attribute", "source", "source_id", "group_1", "group_2", "candidate_1", "candidate_2",
            "reference", "direction", "reference_method"]
 EXCLUSION_COLUMNS = ["attribute", "source", "source_id", "reason", "detail", "candidate_1", "candidate_2"]
 DIRECTIONS = ("stereo", "antistereo")
+#: a built pair that still breaks a rule of ``datasets.checks`` is excluded with reason ``check:<rule>``
+CHECK_REASONS = {f"check:{name}": rule.description for name, rule in checks.RULES.items()}
 #: source -> exclusion reason -> what it means
-REASONS = {"winobias": winobias.REASONS, "crows_pairs": crows_pairs.REASONS, "stereoset": stereoset.REASONS}
+REASONS = {"winobias": {**winobias.REASONS, **CHECK_REASONS}, "crows_pairs": {**crows_pairs.REASONS, **CHECK_REASONS},
+           "stereoset": {**stereoset.REASONS, **CHECK_REASONS}}
 _SOURCE_FILES = {"winobias": [f for s in winobias.SUBSETS for f in winobias.files(s)],
                  "crows_pairs": [crows_pairs.FILE], "stereoset": [stereoset.FILE]}
-_CODE = [Path(m.__file__) for m in (winobias, crows_pairs, stereoset, lexicons)] + [Path(__file__)]
+_CODE = [Path(m.__file__) for m in (winobias, crows_pairs, stereoset, lexicons, checks)] + [Path(__file__)]
 _CODE.append(Path(__file__).with_name("textedit.py"))
 
 
@@ -84,8 +88,61 @@ def build_attribute(attribute: str, config: dict | None = None) -> tuple[pd.Data
     else:
         rows, excluded = stereoset.build(attribute, entry["bias_types"], entry["abstract"])
     pairs = pd.DataFrame(rows, columns=COLUMNS)
+    for col in ("candidate_1", "candidate_2", "reference"):  # the sources' slips of typing (datasets.checks)
+        pairs[col] = pairs[col].map(tidy)
+    pairs, failed = _apply_checks(pairs, config)
     _validate(pairs, attribute)
-    return pairs, pd.DataFrame(excluded, columns=EXCLUSION_COLUMNS)
+    return pairs, pd.DataFrame(excluded + failed, columns=EXCLUSION_COLUMNS)
+
+
+def check_lexicons(config: dict | None = None) -> dict:
+    """attribute -> (its lexicon, the other attributes' lexicons): what the attribute rules of
+    ``datasets.checks`` compare the differing words with. Attributes without a lexicon (StereoSet) are left out."""
+    config = config or lexicons.read_config()
+    names = list(dict.fromkeys(e["lexicon"] for e in config.values() if e.get("lexicon")))
+    loaded = {n: lexicons.load(n) for n in names}
+    return {a: (loaded[e["lexicon"]], [loaded[n] for n in names if n != e["lexicon"]])
+            for a, e in config.items() if e.get("lexicon")}
+
+
+def check(pairs: pd.DataFrame, config: dict | None = None, id_column: str = "pair_id") -> pd.DataFrame:
+    """The findings of every rule of ``datasets.checks`` on a pair table (built pairs, or :func:`source_pairs`
+    with ``id_column="source_id"``)."""
+    return checks.check_pairs(pairs, check_lexicons(config), id_column=id_column)
+
+
+def _apply_checks(pairs: pd.DataFrame, config: dict) -> tuple[pd.DataFrame, list[dict]]:
+    """Built pairs that still break a rule are left out (reason ``check:<rule>``, the first rule broken)."""
+    found = check(pairs, config)
+    if found.empty:
+        return pairs, []
+    first = found.drop_duplicates("id").set_index("id")
+    bad = pairs["pair_id"].isin(first.index)
+    failed = [{"attribute": r.attribute, "source": r.source, "source_id": r.source_id,
+               "reason": f"check:{first.at[r.pair_id, 'rule']}",
+               "detail": f"{first.at[r.pair_id, 'column']}: {first.at[r.pair_id, 'detail']}",
+               "candidate_1": r.candidate_1, "candidate_2": r.candidate_2} for r in pairs[bad].itertuples()]
+    return pairs[~bad].reset_index(drop=True), failed
+
+
+def source_pairs(attributes=None) -> pd.DataFrame:
+    """Every pair an attribute takes from its raw source, as the source writes it (before the builders' fixes):
+    ``attribute, source, source_id, candidate_1, candidate_2`` (WinoBias without the final period, as built)."""
+    config = lexicons.read_config()
+    rows = []
+    for name in check_attributes(attributes, known=tuple(config)):
+        entry = config[name]
+        if entry["source"] == "winobias":
+            found = winobias.source_pairs(entry.get("subsets") or winobias.SUBSETS)
+        elif entry["source"] == "crows_pairs":
+            found = [(str(r["id"]), r["sent_more"], r["sent_less"]) for r in crows_pairs.read()
+                     if r["bias_type"] in entry["bias_types"]]
+        else:
+            found = [(t["id"], t["stereotype"], t["anti_stereotype"]) for t in stereoset.read()
+                     if t["bias_type"] in entry["bias_types"]]
+        rows += [{"attribute": name, "source": entry["source"], "source_id": i, "candidate_1": c1, "candidate_2": c2}
+                 for i, c1, c2 in found]
+    return pd.DataFrame(rows, columns=["attribute", "source", "source_id", "candidate_1", "candidate_2"])
 
 
 def _validate(pairs: pd.DataFrame, attribute: str) -> None:

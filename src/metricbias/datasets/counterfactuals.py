@@ -11,8 +11,11 @@ replaced by the first term of group t in the same lexicon row. Every group,
 a hand-picked wording.
 
 A pair is left out, with a recorded reason, when a span is not an identity
-term of its group, when a group of T has no term in that row, or when the pair
-mixes attributes (``group_1 = "nationality:mexican"`` in the race set).
+term of its group, when a group of T has no term in that row, when the pair
+mixes attributes (a group named ``"nationality:mexican"`` in the race set), or
+when a substitution breaks a rule of :mod:`metricbias.datasets.checks` that the
+candidate it was made from does not (``check:<rule>``; *a* / *an* is re-chosen
+for the new term first).
 
 Non-binary ``they`` takes plural agreement: a finite verb right after a
 substituted subject pronoun (an adverb such as *always* may come between) is
@@ -36,7 +39,9 @@ import pandas as pd
 
 from ..paths import atomic_path, built_dir, data_dir
 from ..signature import direction
+from . import checks
 from .lexicons import Lexicon, normalize_term
+from .textedit import indefinite_article, tokenize
 
 CONFIG_FILE = "counterfactuals.yml"
 COLUMNS = ["attribute", "source", "group", "candidate", "reference"]
@@ -46,6 +51,7 @@ REASONS = {
     "cross_attribute": "a candidate's group belongs to another attribute's lexicon",
     "not_a_term": "a differing span is not an identity term of its group",
     "no_counterpart": "a protected group has no term in the lexicon row of a span",
+    **{f"check:{name}": rule.description for name, rule in checks.RULES.items()},
 }
 
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
@@ -116,9 +122,8 @@ def _article(text: str, start: int) -> str:
     m = re.search(r"\b([Aa]n?)(\s+)$", text[:start])
     if not m:
         return text
-    word = text[start:].lower()
-    vowel = word[:1] in "aeiou" and not word.startswith(("eu", "uni", "one", "use", "usu"))
-    art = "an" if vowel else "a"
+    following = re.match(r"[\w'’-]*", text[start:]).group()
+    art = indefinite_article(following)
     art = art.capitalize() if m.group(1)[0].isupper() else art
     return text[:m.start(1)] + art + text[m.end(1):]
 
@@ -236,6 +241,22 @@ def substitute(candidate_1: str, candidate_2: str, group_1: str, group_2: str, l
     return out, None, ""
 
 
+def _check(made: dict[str, str], source: str) -> tuple[str, str] | None:
+    """The first rule of ``datasets.checks`` a substitution broke (a finding the candidate it was made from does
+    not have, or two groups with the same candidate): (rule, detail), or None."""
+    words = [tuple(t.lower for t in tokenize(text)) for text in made.values()]
+    if len(set(words)) < len(words):
+        return "identical_candidates", " / ".join(g for g, w in zip(made, words) if words.count(w) > 1)
+    had = [rule for rule, _ in checks.text_findings(source)]
+    for group, text in made.items():
+        found = checks.text_findings(text)
+        new = [(rule, detail) for i, (rule, detail) in enumerate(found)
+               if [r for r, _ in found[:i + 1]].count(rule) > had.count(rule)]
+        if new:
+            return new[0][0], f"{group}: {new[0][1]}"
+    return None
+
+
 def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | None = None, sample_size: int = 0,
           seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The counterfactual set of one attribute's built pairs: (rows, exclusions).
@@ -263,6 +284,11 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
                                           casing)
         if made is None:
             excluded.append({"attribute": attribute, "source": p.pair_id, "reason": reason, "detail": detail})
+            continue
+        found = _check(made, p.candidate_1)
+        if found:  # a substitution that breaks a rule of datasets.checks is left out, with the rule
+            excluded.append({"attribute": attribute, "source": p.pair_id, "reason": f"check:{found[0]}",
+                             "detail": found[1]})
             continue
         block = [(g, made[g]) for g in groups] + [(ORIGINAL, p.candidate_1), (ORIGINAL, p.candidate_2),
                                                   (NEUTRAL, p.reference)]
@@ -358,6 +384,8 @@ def build_attributes(groups_by_attribute: dict | None = None, *, sample_size: in
                           seed=seed)
         sets.append(rows)
         excl.append(out)
+    if not sets:  # no configured attribute asked for
+        return pd.DataFrame(columns=COLUMNS), pd.DataFrame(columns=EXCLUSION_COLUMNS)
     return pd.concat(sets, ignore_index=True), pd.concat(excl, ignore_index=True)
 
 

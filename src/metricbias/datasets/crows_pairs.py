@@ -8,7 +8,9 @@ neutralized in ``sent_more`` as Sun et al. (2022, Appendix A) describe:
 * ``replace``  — an identity noun, pronoun or epithet becomes the row's neutral term
   ("the Jews" -> "the people", "he" -> "the person");
 * ``abstract`` — a predicative identity word becomes the lexicon's abstract phrase
-  ("because he was so tall" -> "because he was of a certain height").
+  ("because he was so tall" -> "because he was of a certain height"), as does a
+  plural noun used as a bare predicate ("were all millenials" -> "were all of a
+  certain age", not the empty "were all people").
 
 A pair that cannot be neutralized safely is excluded with a reason from
 :data:`REASONS`; nothing is guessed. ``candidate_1`` is ``sent_more`` and
@@ -25,7 +27,7 @@ from .. import sources
 from .lexicons import Entry, Lexicon, normalize_term
 from .published import DatasetError
 from .textedit import (
-    ARTICLES,
+    COPULAS,
     DETERMINERS,
     MODALS,
     Token,
@@ -36,6 +38,7 @@ from .textedit import (
     is_content,
     looks_like_verb,
     predicate_start,
+    term_range,
     tokenize,
 )
 
@@ -57,6 +60,7 @@ REASONS = {
     "forms_disagree": "the two terms differ in form (woman / men), so no one neutral term fits both",
     "ambiguous_usage": "an adjective used as a noun whose number cannot be told",
     "identity_term_survives": "an identity term of either group is still in the neutralized sentence",
+    "other_attribute": "one side is an identity term of another attribute (mentally ill / white under disability)",
 }
 _SINGULAR_DETERMINERS = {"a", "an", "one", "this", "that", "each", "every", "another"}
 _PLURAL_DETERMINERS = {"these", "those", "many", "some", "all", "most", "few", "several", "both"}
@@ -129,15 +133,6 @@ def build(attribute: str, lexicon: Lexicon, bias_types, others=(), path=None) ->
     return rows, excluded
 
 
-def _term_range(tokens: list[Token], start: int, end: int) -> tuple[int, int]:
-    """The identity term inside a differing span: without leading articles and edge punctuation."""
-    while start < end and (tokens[start].lower in ARTICLES or not tokens[start].is_word):
-        start += 1
-    while end > start and not tokens[end - 1].is_word:
-        end -= 1
-    return start, end
-
-
 def _term(tokens: list[Token]) -> tuple[str, bool]:
     text = normalize_term(" ".join(t.text for t in tokens))
     if text.endswith("'s") and len(text) > 2:
@@ -204,7 +199,7 @@ class _Side:
 
     def group(self, usage: str) -> str:
         e = self.entry(usage) or next(e for e in self.entries if e.form == "adj")
-        return e.group if self.own else f"{self.lexicon.name}:{e.group}"
+        return e.group
 
     def neutral(self, usage: str) -> str | None:
         e = self.entry(usage)
@@ -219,11 +214,19 @@ def _side(lexicon: Lexicon, others, tokens, start, end, term, possessive) -> _Si
     return None
 
 
+def _bare_predicate(tokens: list[Token], start: int) -> int | None:
+    """Where a predicate noun without article begins ("were all TERM", "are TERM"), after the copula; else None."""
+    i = start
+    while i > 0 and start - i < 2 and tokens[i - 1].lower in {"all", "both", "just", "only", "really"}:
+        i -= 1
+    return i if i > 0 and tokens[i - 1].lower in COPULAS else None
+
+
 def _neutralize_span(lexicon: Lexicon, others, a: list[Token], b: list[Token], block):
     """One differing span -> (edit start, edit end, new text, method, group_1, group_2) or Excluded."""
     i1, i2, j1, j2 = block
-    s1, e1 = _term_range(a, i1, i2)
-    s2, e2 = _term_range(b, j1, j2)
+    s1, e1 = term_range(a, i1, i2)
+    s2, e2 = term_range(b, j1, j2)
     (t1, poss1), (t2, poss2) = _term(a[s1:e1]), _term(b[s2:e2])
     shown = f"{' '.join(x.text for x in a[i1:i2])!r} / {' '.join(x.text for x in b[j1:j2])!r}"
     sa = _side(lexicon, others, a, s1, e1, t1, poss1) if t1 else None
@@ -237,6 +240,9 @@ def _neutralize_span(lexicon: Lexicon, others, a: list[Token], b: list[Token], b
         return Excluded("no_identity_term", shown)
     if not (sa.own or sb.own):
         return Excluded("no_identity_term", f"{shown} (identity terms of other attributes only)")
+    if not (sa.own and sb.own):  # the pair contrasts two attributes, so it measures neither
+        other = sb if sa.own else sa
+        return Excluded("other_attribute", f"{shown} ({other.lexicon.name})")
     if poss1 != poss2:
         return Excluded("forms_disagree", f"{shown} (possessive on one side only)")
     common = [u for u in sa.usages if u in sb.usages]
@@ -257,6 +263,11 @@ def _neutralize_span(lexicon: Lexicon, others, a: list[Token], b: list[Token], b
         if not phrase:
             return Excluded("forms_disagree", f"{shown} (no abstract phrase)")
         return (predicate_start(a, s1), e1, phrase, "abstract", g1, g2)
+    pred = _bare_predicate(a, s1)
+    if usage == "plural" and pred is not None and lexicon.abstract:
+        # "they were all millenials" -> "they were all of a certain age", not the empty "were all people"
+        phrases = {s.lexicon.abstract_phrase(t) for s, t in ((sa, t1), (sb, t2)) if s.own}
+        return (s1, e1, phrases.pop() if len(phrases) == 1 else lexicon.abstract, "abstract", g1, g2)
     neutrals = {s.neutral(usage) for s in own}
     neutral = neutrals.pop() if len(neutrals) == 1 else lexicon.defaults.get(usage)
     if not neutral:
@@ -269,8 +280,8 @@ def neutralize(sent_more: str, sent_less: str, lexicon: Lexicon, others=(), max_
 
     ``others`` are the lexicons of other attributes: a span may contrast an
     identity term of this attribute with one of another (CrowS-Pairs pairs
-    "Jews" with "white" under religion); the reference then neutralizes it with
-    this attribute's term, and the other side's group is named ``lexicon:group``.
+    "Jews" with "white" under religion). Such a pair measures two attributes at
+    once and is excluded as ``other_attribute``; the other lexicons name it.
     """
     a, b = tokenize(sent_more), tokenize(sent_less)
     blocks = diff_blocks(a, b)
@@ -292,11 +303,7 @@ def neutralize(sent_more: str, sent_less: str, lexicon: Lexicon, others=(), max_
     for start, end, new, _, _, _ in sorted(edits, key=lambda e: e[0], reverse=True):
         ref = edit(ref, start, end, new)
     reference = detokenize(ref)
-    survivors = []
-    for group in (group_1, group_2):
-        lex_name, _, name = group.rpartition(":")
-        lex = next((o for o in others if o.name == lex_name), lexicon) if lex_name else lexicon
-        survivors += lex.find(reference, [name])
+    survivors = lexicon.find(reference, [group_1, group_2])
     if survivors or not reference:
         return Excluded("identity_term_survives", f"{', '.join(survivors)} in {reference!r}")
     method = "+".join(sorted({e[3] for e in edits}))

@@ -85,6 +85,7 @@ class Lexicon:
         self.rows = rows
         self.abstract = abstract
         self._index: dict[str, list[Entry]] = {}
+        self._terms: dict[tuple, set[str]] = {}
         for i, row in enumerate(rows):
             for group, terms in row.terms.items():
                 for term in terms:
@@ -108,10 +109,12 @@ class Lexicon:
 
     def all_terms(self, groups=None) -> set[str]:
         """Normalized terms of the given groups (default: all)."""
-        groups = self.groups if groups is None else list(groups)
-        for g in groups:
-            self._check_group(g)
-        return {normalize_term(t) for row in self.rows for g in groups for t in row.terms.get(g, ())}
+        groups = tuple(self.groups if groups is None else groups)
+        if groups not in self._terms:  # the builders ask for the same groups many times
+            for g in groups:
+                self._check_group(g)
+            self._terms[groups] = {normalize_term(t) for row in self.rows for g in groups for t in row.terms.get(g, ())}
+        return set(self._terms[groups])
 
     def lookup(self, term: str) -> list[Entry]:
         """Where ``term`` occurs (group, form, row); ``[]`` when it is no identity term."""
@@ -153,7 +156,7 @@ class Lexicon:
 
     def find(self, text: str, groups=None) -> list[str]:
         """Identity terms of ``groups`` (default: all) that occur in ``text`` as whole words."""
-        keys = self.all_terms(groups)
+        keys = self._index if groups is None else self._terms.get(tuple(groups)) or self.all_terms(groups)
         ws = words(text)
         found, i = [], 0
         while i < len(ws):  # longest match first: "african american", not "african"

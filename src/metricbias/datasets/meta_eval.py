@@ -180,6 +180,20 @@ class PairSet:
         return replace(self, name=f"{self.name} (gender-swapped)", frame=frame, swap_report=report)
 
 
+def swap_findings(data: "JudgedSet | PairSet") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the rules of ``datasets.checks`` find in the texts a gender swap changed (``data`` is a
+    :meth:`~JudgedSet.swapped` set): (findings in those texts before the swap, findings the swap introduced).
+    Each distinct changed text counts once; ``id`` is where it first occurs."""
+    from .checks import check_texts, introduced
+
+    report = data.swap_report
+    if report is None:
+        raise DatasetError(f"{data.name}: not a gender-swapped set; call .swapped() first")
+    before = check_texts(report["original"], report["where"], attribute=data.name, column="text")
+    after = check_texts(report["swapped"], report["where"], attribute=data.name, column="text")
+    return before, introduced(before, after)
+
+
 # --- Flickr8k expert judgements ---------------------------------------------------------
 
 FLICKR8K_FILES = ("flickr8k_expert/candidates.json", "flickr8k_expert/refs.json", "flickr8k_expert/judgements")

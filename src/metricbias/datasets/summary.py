@@ -12,6 +12,7 @@ import difflib
 
 import pandas as pd
 
+from . import checks
 from .built import REASONS
 
 
@@ -129,6 +130,77 @@ def sample_note(sampled: pd.DataFrame, full: pd.DataFrame, parameter: str, kind:
             f"drawn with the seed (`{parameter}`; `-p {parameter}=0` scores them all).")
 
 
-__all__ = ["counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
+def check_counts(source: pd.DataFrame, source_findings: pd.DataFrame, pairs: pd.DataFrame,
+                 built_findings: pd.DataFrame, excluded: pd.DataFrame, attributes) -> pd.DataFrame:
+    """Per attribute (rows, in ``attributes`` order): the raw source pairs, how many of them each rule of
+    ``datasets.checks`` catches (columns named by rule) and any rule, then the built pairs, those a check left out
+    (reason ``check:<rule>``) and those still caught in the built set. ``source``: ``built.source_pairs()``, with
+    its findings keyed by ``source_id``; ``built_findings``: ``built.check(pairs)``."""
+    attributes = [a for a in attributes if a in set(source["attribute"])]
+    caught = checks.count_table(source_findings, attributes).rename(columns={"any": "any rule"})
+    out = pd.DataFrame({"attribute": attributes,
+                        "source pairs": source.groupby("attribute").size().reindex(attributes).to_numpy()})
+    out = pd.concat([out, caught.reset_index(drop=True)], axis=1)
+    out["built pairs"] = pairs.groupby("attribute").size().reindex(attributes, fill_value=0).to_numpy()
+    dropped = excluded[excluded["reason"].str.startswith("check:")]
+    out["left out by a check"] = dropped.groupby("attribute").size().reindex(attributes, fill_value=0).to_numpy()
+    out["caught in the built set"] = [built_findings.loc[built_findings["attribute"] == a, "id"].nunique()
+                                      for a in attributes]
+    return out
+
+
+def check_exclusions(excluded: pd.DataFrame) -> pd.DataFrame:
+    """The pairs a rule check left out of the built sets (reason ``check:<rule>``): attribute, rule, the text and
+    words at fault, and both candidates."""
+    part = excluded[excluded["reason"].str.startswith("check:")]
+    return pd.DataFrame({"attribute": part["attribute"].to_numpy(), "rule": part["reason"].str[6:].to_numpy(),
+                         "at fault": part["detail"].to_numpy(), "candidate_1": part["candidate_1"].to_numpy(),
+                         "candidate_2": part["candidate_2"].to_numpy()})
+
+
+def check_totals(counts: pd.DataFrame, excluded: pd.DataFrame) -> dict:
+    """Findings for the page's prose from :func:`check_counts`: pairs caught in the sources by any rule and by each
+    rule (``source_<rule>``), pairs left out by a check, pairs still caught, and the pairs the CrowS-Pairs builder
+    excludes because they contrast another attribute (``other_attribute_excluded``)."""
+    out = {"source_pairs": int(counts["source pairs"].sum()), "source_any": int(counts["any rule"].sum()),
+           "left_out": int(counts["left out by a check"].sum()), "remaining": int(counts["caught in the built set"].sum())}
+    out.update({f"source_{rule}": int(counts[rule].sum()) for rule in checks.RULES})
+    out["other_attribute_excluded"] = int((excluded["reason"] == "other_attribute").sum())
+    return out
+
+
+def checked_sets(counterfactual_rows: pd.DataFrame, counterfactual_excluded: pd.DataFrame, swapped: dict) -> pd.DataFrame:
+    """The checks on the texts two other builders write: chapter 4's counterfactual candidates (one row per
+    attribute) and chapter 7's gender-swapped texts (``swapped``: name -> a ``.swapped()`` meta-evaluation set).
+    ``texts``: the texts an edit made (substituted candidates; texts the swap changed); ``caught before the edit``:
+    findings in the texts they were made from; ``introduced by the edit``; ``left out by a check``."""
+    from . import counterfactuals
+    from .meta_eval import swap_findings
+
+    rows = []
+    protected = counterfactual_rows[~counterfactual_rows["group"].isin([counterfactuals.ORIGINAL,
+                                                                         counterfactuals.NEUTRAL])]
+    for attribute, block in protected.groupby("attribute", sort=False):
+        originals = counterfactual_rows[(counterfactual_rows["attribute"] == attribute)
+                                        & (counterfactual_rows["group"] == counterfactuals.ORIGINAL)]
+        first = originals.drop_duplicates("source").set_index("source")["candidate"]  # candidate 1: made from it
+        ids = block.index.astype(str)
+        new = checks.introduced(checks.check_texts(block["source"].map(first), ids),
+                                checks.check_texts(block["candidate"], ids))
+        dropped = counterfactual_excluded[(counterfactual_excluded["attribute"] == attribute)
+                                          & counterfactual_excluded["reason"].str.startswith("check:")]
+        rows.append({"set": f"counterfactual {attribute}", "texts": len(block),
+                     "caught before the edit": len(checks.check_texts(first)), "introduced by the edit": len(new),
+                     "left out by a check": len(dropped)})
+    for name, data in swapped.items():
+        before, new = swap_findings(data)
+        rows.append({"set": f"{name}, gender-swapped", "texts": len(data.swap_report),
+                     "caught before the edit": len(before), "introduced by the edit": len(new),
+                     "left out by a check": 0})
+    return pd.DataFrame(rows, columns=["set", "texts", "caught before the edit", "introduced by the edit",
+                                       "left out by a check"])
+
+
+__all__ = ["check_counts", "check_exclusions", "check_totals", "checked_sets", "counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
            "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens",
            "reference_methods", "sample_note", "winobias_subsets"]

@@ -18,7 +18,8 @@ token (tested on hand-written sentences in ``tests/test_swap.py``):
   book is his.", "his and mine"); otherwise a determiner (→ ``her``).
 
 Case (lower, Title, UPPER) and everything that is not a swapped word (spacing,
-punctuation, possessive ``'s``) are kept.
+punctuation, possessive ``'s``) are kept, except an ``a``/``an`` right before a
+swapped word, which is re-chosen for the new word (``an Emily`` -> ``a Steven``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from ..paths import data_dir
+from .textedit import indefinite_article
 
 LEXICON_FILE = Path("lexicons") / "gender_swap.tsv"
 WINOBIAS_LISTS = ("winobias/generalized_swaps.txt", "winobias/extra_gendered_words.txt")
@@ -55,6 +57,8 @@ not never also too very again away here there now today tonight tomorrow yesterd
 tightly closely gently softly warmly lovingly happily quickly slowly hard well alone together
 goodbye hello
 """.split())
+
+_ARTICLE_BEFORE = re.compile(r"(?<![\w'’-])(an?)\s+$", re.IGNORECASE)
 
 # Kinds that only swap when the token is capitalised in the text (names; "Jack", not "jack").
 _CAPITALISED_ONLY = {"name"}
@@ -275,7 +279,12 @@ def swap_gender(text: str, lex: dict[str, Entry] | None = None) -> SwapResult:
             continue
         entry, base, suffix = found
         new = _match_case(base, _counterpart(entry, text, m.end())) + suffix
-        out.append(text[last:m.start()])
+        before = text[last:m.start()]
+        article = _ARTICLE_BEFORE.search(before)
+        if article:  # a swapped name may change the sound: "an Emily" -> "a Steven"
+            art = _match_case(article.group(1), indefinite_article(new))
+            before = before[:article.start(1)] + art + before[article.end(1):]
+        out.append(before)
         out.append(new)
         last = m.end()
         replacements.append((m.start(), m.group(0), new))

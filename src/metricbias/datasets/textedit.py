@@ -80,7 +80,22 @@ FUNCTION_WORDS = frozenset(
         "a an the this these those some any every each all both either neither another such"
     ).split()
 )
-_VOWEL_SOUND = re.compile(r"^(?:[aeio]|u(?!ni|s[eu]|ro|ti)|hour|honest|heir)", re.I)
+# "an" before a vowel sound: a vowel letter, except a "you" or "w" sound (university, use, usual, European, one),
+# and a silent h (hour, honest, heir, honour)
+_VOWEL_SOUND = re.compile(r"^(?:(?!uni(?![mnd])|us[eu]|ur[aeiou]|uti|euro|eu|ewe|one\b|once\b)[aeiou]"
+                          r"|hour|honest|heir|honou?r)", re.I)
+# letters whose name starts with a vowel sound, for words read letter by letter (an FBI agent, a US citizen)
+_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def term_range(tokens: list[Token], start: int, end: int) -> tuple[int, int]:
+    """The identity term inside a differing span ``tokens[start:end]``: without leading articles and edge
+    punctuation ("an Italian." -> "Italian")."""
+    while start < end and (tokens[start].lower in ARTICLES or not tokens[start].is_word):
+        start += 1
+    while end > start and not tokens[end - 1].is_word:
+        end -= 1
+    return start, end
 
 
 def is_content(tok: Token | None) -> bool:
@@ -111,7 +126,14 @@ def predicate_start(tokens: list[Token], start: int) -> int | None:
 
 
 def indefinite_article(word: str) -> str:
-    """``a`` or ``an`` before ``word`` (spelling heuristic; ``an hour``, ``a university``)."""
+    """``a`` or ``an`` before ``word``, by its first sound: a vowel letter with the usual exceptions (``an hour``,
+    ``a university``, ``a one``), capitals of up to five letters read letter by letter (``an FBI agent``), and
+    numbers by their first word (``an 8``, ``an 18-year-old``)."""
+    word = word.strip()
+    if re.match(r"8|1[18](?!\d)", word):
+        return "an"
+    if 2 <= len(word) <= 5 and word.isalpha() and word.isupper():
+        return "an" if word[0] in _VOWEL_LETTERS else "a"
     return "an" if _VOWEL_SOUND.match(word) else "a"
 
 
@@ -130,6 +152,11 @@ def edit(tokens: list[Token], start: int, end: int, new: str) -> list[Token]:
     """
     old = tokens[start:end]
     first = old[0] if old else tokens[start]
+    # a neutral phrase that brings its own article replaces the one before the span ("in a trailer park" ->
+    # "in a neighborhood", not "in an a neighborhood"; "through the ghetto" -> "through a neighborhood")
+    if new and start > 0 and tokens[start - 1].lower in ARTICLES | {"the"} and new.split()[0].lower() in DETERMINERS:
+        first = tokens[start - 1]
+        start -= 1
     sentence_start = start == 0 or tokens[start - 1].text in {'"', "."}
     if new:
         out = tokens[:start] + [Token(match_case(new, first.text) if sentence_start else new, first.ws)] + tokens[end:]
@@ -143,6 +170,28 @@ def edit(tokens: list[Token], start: int, end: int, new: str) -> list[Token]:
             out[nxt] = Token(text, first.ws)
     # article agreement: "an old idiot" -> drop "old" -> "a idiot" -> "an idiot"
     if nxt > 0 and nxt < len(out) and out[nxt - 1].lower in ARTICLES and out[nxt].is_word:
-        art = indefinite_article(out[nxt].text)
+        art = indefinite_article(out[nxt].text.split()[0])
         out[nxt - 1] = Token(match_case(art, out[nxt - 1].text), out[nxt - 1].ws)
     return out
+
+
+_LEADING_PUNCTUATION = re.compile(r"^[^\w\s\"'“‘(\[{$£€]+\s*")
+_DOUBLED_ARTICLE = re.compile(r"\b(a|an|the)\s+\1\b", re.I)
+_INDEFINITE = re.compile(r"\b([Aa]n?)(\s+)([\w'’-]+)")
+
+
+def tidy(text: str) -> str:
+    """A source sentence with slips of typing undone, the same way in every candidate and reference: stray
+    punctuation at the start dropped (".Black people" -> "Black people"), a doubled article made single
+    ("the the"), each a/an re-chosen for the word after it (:func:`indefinite_article`), the first letter
+    capitalized."""
+    text = _LEADING_PUNCTUATION.sub("", text.strip())
+    text = _DOUBLED_ARTICLE.sub(lambda m: m.group(1), text)
+
+    def article(m):
+        if m.group(3).lower() in {"a", "an", "the"}:
+            return m.group(0)
+        return match_case(indefinite_article(m.group(3)), m.group(1)) + m.group(2) + m.group(3)
+
+    text = _INDEFINITE.sub(article, text)
+    return text[:1].upper() + text[1:]

@@ -73,6 +73,16 @@ def _read(name: str) -> list[tuple[str, int, list[Token], list[tuple[int, int]]]
                 for i, line in enumerate(fh, start=1) if line.strip()]
 
 
+def source_pairs(subsets=SUBSETS) -> list[tuple[str, str, str]]:
+    """Every (source_id, pro sentence, anti sentence) of the subsets, without the final period, as built."""
+    out = []
+    for subset in subsets:
+        pro, anti = (_read(name) for name in files(subset))
+        out += [(f"{subset}:{p[1]}", detokenize(_strip_period(p[2])), detokenize(_strip_period(a[2])))
+                for p, a in zip(pro, anti)]
+    return out
+
+
 def build(attribute: str, lexicon: Lexicon, subsets=SUBSETS) -> tuple[list[dict], list[dict]]:
     """Rows of the gender set and the exclusions (pairs whose pronouns cannot be resolved)."""
     rows, excluded = [], []
