@@ -136,3 +136,17 @@ def test_the_bias_table_is_a_pivot_of_the_long_table_and_its_csv_is_unchanged(tm
 
 def test_mb_register_measure_is_public():
     assert mb.register_measure is register_measure
+
+
+def test_the_readme_measure_example_runs_as_printed(tmp_path):
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "register_measure" in b)
+    assert len([ln for ln in example.splitlines() if ln.strip() and not ln.startswith("import")]) == 3
+    proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "mean_gap" in proc.stdout and "bias" in proc.stdout
