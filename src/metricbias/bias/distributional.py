@@ -213,11 +213,12 @@ def shapiro_wilk(scores) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def unit_rescale(scores_1, scores_2) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. 1 of Sun et al. divided by 100: both candidates' scores in [0, 1] with their pooled min and max."""
+def unit_rescale(scores_1, scores_2, **labels) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 1 of Sun et al. divided by 100: both candidates' scores in [0, 1] with their pooled min and max
+    (``labels``: the metric and attribute a warning names)."""
     from .pairwise import rescale
 
-    r1, r2 = rescale(scores_1, scores_2)
+    r1, r2 = rescale(scores_1, scores_2, **labels)
     return r1 / 100.0, r2 / 100.0
 
 
@@ -245,11 +246,11 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
     }
 
 
-def unit_fits(scores_1, scores_2) -> tuple[GaussianFit, GaussianFit] | None:
+def unit_fits(scores_1, scores_2, **labels) -> tuple[GaussianFit, GaussianFit] | None:
     """Gaussian fits of both candidates' scores after :func:`unit_rescale`; None when Eq. 1 or a fit is
     undefined (constant scores, fewer than two pairs)."""
     try:
-        u1, u2 = unit_rescale(scores_1, scores_2)
+        u1, u2 = unit_rescale(scores_1, scores_2, **labels)
         return fit_gaussian(u1), fit_gaussian(u2)
     except ValueError:
         return None
@@ -264,17 +265,17 @@ def indicator_measure(scores_1, scores_2) -> float:
 
 @register_measure("kls", takes="distributions", citation="Liu 2024, Eq. 6",
                   description="KL score of Gaussian fits to the two [0, 1]-rescaled score sets; 50: none")
-def kls_measure(scores_1, scores_2) -> float:
+def kls_measure(scores_1, scores_2, *, metric=None, attribute=None) -> float:
     """KLS (Eq. 6) of the two candidates' rescaled scores; NaN when a fit is undefined."""
-    fits = unit_fits(scores_1, scores_2)
+    fits = unit_fits(scores_1, scores_2, metric=metric, attribute=attribute)
     return kls(*fits) if fits else float("nan")
 
 
 @register_measure("jss", takes="distributions", citation="Liu 2024, Eq. 9",
                   description="JS score of Gaussian fits to the two [0, 1]-rescaled score sets; 100: identical")
-def jss_measure(scores_1, scores_2) -> float:
+def jss_measure(scores_1, scores_2, *, metric=None, attribute=None) -> float:
     """JSS (Eq. 9, as printed) of the two candidates' rescaled scores; NaN when a fit is undefined."""
-    fits = unit_fits(scores_1, scores_2)
+    fits = unit_fits(scores_1, scores_2, metric=metric, attribute=attribute)
     return jss(*fits) if fits else float("nan")
 
 
