@@ -14,6 +14,9 @@ The public API, in one import::
     @mb.register                                  # your own metric, then usable by name everywhere
     def overlap(candidates, references): ...
 
+    @mb.register_measure("gap", takes="pairs")   # your own bias measure, then usable by name (mb.audit(measures=...))
+    def gap(s1, s2): ...
+
 Names are imported on first use, so ``import metricbias`` stays light.
 """
 
@@ -40,6 +43,7 @@ _API = {
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),
     "adapt": ("metricbias.metrics.objects", "adapt"),
+    "register_measure": ("metricbias.bias.registry", "register_measure"),
     "Metric": ("metricbias.metrics.base", "Metric"),
     "MetricError": ("metricbias.metrics.base", "MetricError"),
     "Spec": ("metricbias.metrics.registry", "Spec"),
