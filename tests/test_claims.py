@@ -45,6 +45,8 @@ def test_p_values_below_the_floor_are_written_as_a_bound():
     assert claims.format_p(0.0312) == "p = 0.031"
     assert claims.format_p(2.14e-5) == "p = 2.1e-05"
     assert claims.format_p(1e-5, floor=1e-3) == "p < 1e-3"
+    assert claims.format_p(0.0, bare=True) == "< 1e-300" and claims.format_p(0.5, bare=True) == "0.5"
+    assert claims.format_p(float("nan"), bare=True) == "—"
 
 
 def test_downloads_keep_p_numeric_with_a_bound_column():
@@ -94,3 +96,11 @@ def test_compare_verdicts():
 def test_interval_text():
     text = claims.interval_text({"difference": 0.123, "ci_low": 0.03, "ci_high": 0.21, "confidence": 0.95})
     assert text == "+0.12 (95% CI +0.03 to +0.21)"
+
+
+def test_spearman_interval():
+    # Bonett & Wright: rho 0.5 over 24 units, z = atanh(0.5) ± 1.96 * sqrt(1.125 / 21)
+    half = stats.norm.ppf(0.975) * math.sqrt(1.125 / 21)
+    low, high = claims.spearman_interval(0.5, 24)
+    assert (low, high) == pytest.approx((math.tanh(math.atanh(0.5) - half), math.tanh(math.atanh(0.5) + half)))
+    assert all(math.isnan(v) for v in claims.spearman_interval(0.5, 3))

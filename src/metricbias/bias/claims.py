@@ -58,13 +58,16 @@ def sign_tests(first, second, *, alpha: float = ALPHA) -> pd.DataFrame:
                          "favours": favours})
 
 
-def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2) -> str:
-    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included)."""
+def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2, bare: bool = False) -> str:
+    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included);
+    ``bare``: without "p " (a table cell: "0.031", "< 1e-300")."""
     if p is None or np.isnan(p):
-        return "p undefined"
-    if p < floor:
-        return f"p < {floor:.0e}".replace("e-0", "e-")
-    return f"p = {p:.{digits}g}" if p >= 1e-3 else f"p = {p:.{digits - 1}e}"
+        text = "= —"
+    elif p < floor:
+        text = f"< {floor:.0e}".replace("e-0", "e-")
+    else:
+        text = f"= {p:.{digits}g}" if p >= 1e-3 else f"= {p:.{digits - 1}e}"
+    return text.removeprefix("= ") if bare else f"p {text}"
 
 
 def p_bounds(frame: pd.DataFrame, columns, *, floor: float = P_FLOOR) -> pd.DataFrame:
@@ -132,6 +135,16 @@ def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0
     return out
 
 
+def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of a Spearman correlation over ``n`` units: Fisher's z with Bonett & Wright's (2000) standard error
+    sqrt((1 + rho²/2) / (n − 3)); (NaN, NaN) for fewer than 4 units or an undefined rho."""
+    if n < 4 or rho is None or np.isnan(rho):
+        return float("nan"), float("nan")
+    z = np.arctanh(np.clip(rho, -0.999999, 0.999999))
+    half = stats.norm.ppf(0.5 + confidence / 2) * np.sqrt((1 + rho**2 / 2) / (n - 3))
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
+
+
 def interval_text(result: dict, digits: int = 2) -> str:
     """"+0.12 (95% CI +0.03 to +0.21)" for a :func:`difference_interval` or :func:`compare` result."""
     return (f"{result['difference']:+.{digits}f} ({result['confidence']:.0%} CI {result['ci_low']:+.{digits}f} to "
@@ -139,4 +152,4 @@ def interval_text(result: dict, digits: int = 2) -> str:
 
 
 __all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "format_p",
-           "interval_text", "p_bounds", "sign_tests"]
+           "interval_text", "p_bounds", "sign_tests", "spearman_interval"]

@@ -514,6 +514,109 @@ def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
             "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum())}
 
 
+def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> str:
+    """What Table 7's ROUGE rows say about the data (Markdown, no math): per ROUGE row we ran, our Spearman beside
+    the paper's, and whether the paper's value lies inside our 95% interval over ``n_systems`` systems
+    (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
+    rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
+    if rouge.empty:
+        return "No ROUGE row of Table 7 ran in this profile, so the data cannot be checked against the paper here."
+    parts, inside, near = [], 0, 0
+    for r in rouge.itertuples():
+        low, high = spearman_interval(r.ours_origin, n_systems)
+        hit = low <= r.paper_origin <= high
+        inside += hit
+        near += abs(r.diff_origin) <= close + 1e-9
+        parts.append(f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
+                     f"{r.diff_origin:+.3f}; our 95% interval {low:.2f} to {high:.2f})")
+    n = len(rouge)
+    verdict = ("so on these rows the data and the human scores are consistent with the paper's, although an interval "
+               f"over {n_systems} systems is too wide to show that they are the same" if inside == n else
+               "so the data or the human scores differ from the paper's on at least one ROUGE row")
+    return (f"The ROUGE rows: {'; '.join(parts)}. {near} of {n} are within {close} of Table 7, and Table 7's value "
+            f"lies inside our interval (Fisher z with Bonett and Wright's standard error) for {inside} of {n}, "
+            f"{verdict}.")
+
+
+def metric_group(name: str) -> str:
+    """Gao & Wan's two groups (their section 3.1): "n-gram" for the n-gram family, "model-based" for every metric
+    that uses word vectors or a trained model (static embeddings included, as in their list)."""
+    from ..metrics.registry import metric_class
+
+    return "n-gram" if metric_class(name).family == "ngram" else "model-based"
+
+
+#: what :func:`shift_claim`'s verdicts mean for Gao & Wan's claim
+SHIFT_VERDICTS = {"higher": "model-based configurations shift more, as Gao & Wan claim",
+                  "lower": "model-based configurations shift less, against Gao & Wan's claim"}
+
+
+def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Gao & Wan's claim that the correlations of model-based metrics move more after swapping than those of n-gram
+    metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
+    table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
+    n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
+    resampled independently (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    rows = []
+    for set_name, table in performances.items():
+        stat = "darr_tau" if (table["statistic"] == "darr_tau").any() else "spearman"
+        for subset, g in table[table["statistic"] == stat].groupby("subset", sort=False):
+            shift = g["delta"].abs()
+            group = g["name"].map(metric_group)
+            x, y = shift[group == "model-based"].dropna(), shift[group == "n-gram"].dropna()
+            row = {"set": set_name, "subset": subset, "statistic": stat, "model-based configurations": len(x),
+                   "n-gram configurations": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
+                   "mean |shift| n-gram": y.mean() if len(y) else np.nan}
+            if min(len(x), len(y)) >= 2:
+                c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
+                row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
+                           verdict=SHIFT_VERDICTS.get(c["verdict"], c["verdict"]))
+            else:
+                row.update(difference=row["mean |shift| model-based"] - row["mean |shift| n-gram"], ci_low=np.nan,
+                           ci_high=np.nan, verdict="too few configurations in a group (fewer than two) to test")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def shift_claim_sentence(claim: pd.DataFrame) -> str:
+    """One Markdown bullet per row of :func:`shift_claim`: the two means, the difference with its interval and the
+    verdict."""
+    from ..bias.claims import interval_text
+
+    lines = []
+    for r in claim.to_dict("records"):
+        where = f"{r['set']}" + ("" if r["subset"] == "all" else " (male-only hypotheses)")
+        diff = (interval_text({"difference": r["difference"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                               "confidence": 0.95}, digits=3) if not np.isnan(r["ci_low"]) else
+                ("undefined" if np.isnan(r["difference"]) else f"{r['difference']:+.3f}"))
+        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over "
+                     f"{r['model-based configurations']} model-based configurations, {r['mean |shift| n-gram']:.3f} "
+                     f"over {r['n-gram configurations']} n-gram ones; difference {diff}: {r['verdict']}.")
+    return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
+
+
+def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
+    |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
+    bootstrap interval and the verdict (:func:`metricbias.bias.claims.compare`); ``sentence`` says it."""
+    from ..bias import claims
+
+    wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
+        index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()
+    if "single_gender" not in wide or len(wide) < 2:
+        return {"configurations": len(wide), "sentence": "The male-only subset is too small here to compare."}
+    c = claims.compare(wide["single_gender"], wide["all"], paired=True, n_resamples=n_resamples, seed=seed)
+    words = {"higher": "the correlations move more on the male-only subset",
+             "lower": "the correlations move less on the male-only subset"}.get(c["verdict"], c["verdict"])
+    return {"configurations": len(wide), **c,
+            "sentence": (f"Over the {len(wide)} configurations, |shift| on the male-only subset minus |shift| on all "
+                         f"examples is {claims.interval_text(c, digits=3)}, paired by configuration: {words}.")}
+
+
 # --- out-of-vocabulary words: dropped (classic WEAT, the default) or scored as zero vectors --------------
 #: the static-embedding metric whose dropped words chapter 5 shows and whose tests it reruns with ``oov="zero"``
 OOV_METRIC = "embedding_average"
