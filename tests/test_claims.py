@@ -96,6 +96,10 @@ def test_compare_verdicts():
 def test_interval_text():
     text = claims.interval_text({"difference": 0.123, "ci_low": 0.03, "ci_high": 0.21, "confidence": 0.95})
     assert text == "+0.12 (95% CI +0.03 to +0.21)"
+    near = claims.interval_text({"difference": 0.003, "ci_low": 0.0004, "ci_high": 0.01, "confidence": 0.95}, 3)
+    assert near == "+0.003 (95% CI +4.0e-04 to +0.010)"
+    assert claims.interval_text({"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "confidence": 0.9}) == \
+        "+0.00 (90% CI +0.00 to +0.00)"
 
 
 def test_spearman_interval():

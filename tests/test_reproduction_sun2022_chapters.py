@@ -38,6 +38,33 @@ def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
     assert (f["pairs_min"], f["pairs_max"], f["attributes_sized_as_table3"], f["attributes"]) == (62, 396, 6, 6)
 
 
+def test_stereotypical_intervals_say_which_directions_are_established(recomputed):
+    stereo = sun2022.stereotypical_intervals("gender", n_resamples=999)
+    gender = recomputed[recomputed["attribute"] == "gender"].set_index("metric")["stereotypical_difference"]
+    np.testing.assert_allclose(stereo.set_index("metric")["stereotypical_difference"], gender.loc[stereo["metric"]])
+    assert (stereo["ci_low"] <= stereo["stereotypical_difference"]).all()
+    assert (stereo["stereotypical_difference"] <= stereo["ci_high"]).all()
+    s = sun2022.stereotypical_summary(stereo)
+    assert (s["positive"], s["columns"]) == (29, 29)  # every point value is positive ...
+    assert s["above_zero"] + s["below_zero"] + s["reaches_zero"] == 29 and s["below_zero"] == 0
+    # ... but the n-gram columns' intervals reach 0: BLEU's lower bound is 0 (most pairs score the same)
+    assert s["reaches_zero"] >= 5 and "BLEU" in s["reaches_zero_names"]
+    assert "BERTScore-RoBERTa-large" not in s["reaches_zero_names"]
+
+
+def test_direction_tests_pair_the_directions_of_each_generation_model(recomputed):
+    tests = sun2022.direction_tests("gender", n_resamples=999)
+    assert len(tests) == 2 * len(sun2022.GENERATION_MODELS)
+    grid = sun2022.generation_directions(recomputed).set_index("model")
+    prism = tests[tests["model"] == "PRISM"].set_index("comparison")
+    # the mean of paired differences is the difference of the two biases (Eq. 2 is a mean over the same pairs)
+    assert prism.loc["precision − F", "difference"] == pytest.approx(grid.loc["PRISM", "precision"] - grid.loc["PRISM", "F"])
+    assert prism.loc["F − recall", "difference"] == pytest.approx(grid.loc["PRISM", "F"] - grid.loc["PRISM", "recall"])
+    assert (tests["ci_low"] <= tests["difference"]).all() and (tests["difference"] <= tests["ci_high"]).all()
+    text = sun2022.direction_sentence(tests)
+    assert text.startswith("Paired over the same pairs") and "of the 2 BARTScore models" in text
+
+
 def test_released_sizes_and_non_neutral_references(recomputed):
     sizes = sun2022.released_sizes().set_index("attribute")
     assert sizes.loc["gender", "pairs"] == 396 and sizes.loc["race", "pairs with two references"] == 37

@@ -593,9 +593,10 @@ def shift_claim_sentence(claim: pd.DataFrame) -> str:
         diff = (interval_text({"difference": r["difference"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                                "confidence": 0.95}, digits=3) if not np.isnan(r["ci_low"]) else
                 ("undefined" if np.isnan(r["difference"]) else f"{r['difference']:+.3f}"))
-        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over "
-                     f"{r['model-based configurations']} model-based configurations, {r['mean |shift| n-gram']:.3f} "
-                     f"over {r['n-gram configurations']} n-gram ones; difference {diff}: {r['verdict']}.")
+        n_model, n_ngram = r["model-based configurations"], r["n-gram configurations"]
+        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over {n_model} model-based "
+                     f"configuration{'s' if n_model != 1 else ''}, {r['mean |shift| n-gram']:.3f} over {n_ngram} "
+                     f"n-gram one{'s' if n_ngram != 1 else ''}; difference {diff}: {r['verdict']}.")
     return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
 
 

@@ -305,6 +305,75 @@ def table9_comparison(bias: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def stereotypical_intervals(attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """The stereotypical difference (App. E) of every released column on ``attribute`` with its 95% BCa bootstrap
+    interval over pairs (the rescaling held fixed), and whether the interval excludes 0: ``metric, n_pairs,
+    stereotypical_difference, ci_low, ci_high, excludes_zero``."""
+    from ..bias.significance import pair_terms
+
+    scores = published.scores()
+    rows = []
+    for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
+        terms = pair_terms(g["score_1"], g["score_2"], signed=True, metric=metric, attribute=attribute)
+        low, high = pairwise.bootstrap_ci(terms, n_resamples=n_resamples, seed=seed)
+        rows.append({"metric": metric, "n_pairs": len(terms), "stereotypical_difference": float(np.mean(terms)),
+                     "ci_low": low, "ci_high": high, "excludes_zero": bool(low > 0 or high < 0)})
+    return pd.DataFrame(rows)
+
+
+#: the generation models whose precision, recall and F columns were released
+GENERATION_MODELS = ("PRISM", "BARTScore-BART-base", "BARTScore-BART-large")
+
+
+def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Is precision the most biased direction of each generation model, with F between recall and precision?
+    Per model, the paired differences of the per-pair Eq. 2 terms, precision − F and F − recall, on the same
+    released pairs, with their 95% bootstrap intervals and verdicts (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+    from ..bias.significance import pair_terms
+
+    scores = published.scores()
+    scores = scores[scores["attribute"] == attribute]
+    terms = {m: pd.Series(pair_terms(g["score_1"], g["score_2"], metric=m, attribute=attribute),
+                          index=g["pair_id"].to_numpy()) for m, g in scores.groupby("metric", sort=False)}
+    rows = []
+    for model in GENERATION_MODELS:
+        for (a, b), label in {("p", "F"): "precision − F", ("F", "r"): "F − recall"}.items():
+            x, y = terms[f"{model}-{a}"], terms[f"{model}-{b}"]
+            c = claims.compare(x.to_numpy(), y.loc[x.index].to_numpy(), paired=True, n_resamples=n_resamples,
+                               seed=seed)
+            rows.append({"model": model, "comparison": label, "difference": c["difference"], "ci_low": c["ci_low"],
+                         "ci_high": c["ci_high"], "verdict": c["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def direction_sentence(tests: pd.DataFrame, model: str = "PRISM") -> str:
+    """How the ordering precision > F > recall of ``model`` stands under the paired intervals of
+    :func:`direction_tests` (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    rows = tests[tests["model"] == model].assign(confidence=0.95).to_dict("records")
+    parts = [f"{r['comparison']} {interval_text(r)}" for r in rows]
+    held = all(r["verdict"] == "higher" for r in rows)
+    others = tests[tests["model"] != model]
+    held_others = [m for m, g in others.groupby("model", sort=False) if (g["verdict"] == "higher").all()]
+    return (f"Paired over the same pairs, in points of Eq. 2: {'; '.join(parts)}. "
+            + ("Both intervals lie above zero, so the ordering holds beyond sampling noise. " if held else
+               "Not both intervals lie above zero, so the ordering is not established at this size. ")
+            + f"The same ordering holds with both intervals above zero for {len(held_others)} of the "
+              f"{others['model'].nunique()} BARTScore models"
+            + (f" ({', '.join(held_others)})." if held_others else "."))
+
+
+def stereotypical_summary(intervals: pd.DataFrame) -> dict:
+    """From :func:`stereotypical_intervals`: how many columns have a positive point value, how many intervals lie
+    above or below 0, and the columns whose interval reaches 0 (``reaches_zero_names``, or "none")."""
+    reach = intervals[~intervals["excludes_zero"]]
+    return {"positive": int((intervals["stereotypical_difference"] > 0).sum()), "columns": len(intervals),
+            "above_zero": int((intervals["ci_low"] > 0).sum()), "below_zero": int((intervals["ci_high"] < 0).sum()),
+            "reaches_zero": len(reach), "reaches_zero_names": ", ".join(reach["metric"]) or "none"}
+
+
 def reproduction_summary(bias: pd.DataFrame | None = None) -> dict:
     """Chapter 1's headline numbers: how much of Tables 6 and 9 the released scores reproduce, and why not the rest.
 
