@@ -185,15 +185,36 @@ def _by_dataset():
     return pd.DataFrame(rows)
 
 
+def _ref_tests():
+    return pd.DataFrame({"metric": ["BLEU", "BLEU"], "attribute": ["race", "gender"], "pairs": [10, 10],
+                         "difference": [-1.0, 0.0], "ci_low": [-1.5, 0.0], "ci_high": [-0.5, 0.0],
+                         "tost_low": [-1.4, 0.0], "tost_high": [-0.6, 0.0], "margin": [1.0, 1.0],
+                         "verdict": ["lower", "same within ±1"]})
+
+
 def test_reference_bias_table_summary_and_verdict():
-    cmp = sun2022.reference_bias_table(_by_dataset())
-    assert cmp[["metric", "attribute", "built", "released", "built − released", "intervals overlap"]
-               ].values.tolist() == [["BLEU", "race", 1.0, 2.0, -1.0, False], ["BLEU", "gender", 0.0, 0.0, 0.0, True]]
-    s = sun2022.reference_bias_summary(_by_dataset())
-    assert s == {"cells": 2, "overlapping": 1, "scores_reproduced_within": 0.0, "largest_difference": 1.0,
-                 "largest_difference_cell": "BLEU on race"}
-    assert sun2022.reference_bias_verdict(s).startswith("In 1 of 2 cells the intervals do not overlap")
-    assert "same bias" in sun2022.reference_bias_verdict({**s, "overlapping": 2})
+    cmp = sun2022.reference_bias_table(_by_dataset(), _ref_tests())
+    assert cmp[["metric", "attribute", "built", "released", "built − released", "verdict"]].values.tolist() == [
+        ["BLEU", "race", 1.0, 2.0, -1.0, "lower"], ["BLEU", "gender", 0.0, 0.0, 0.0, "same within ±1"]]
+    s = sun2022.reference_bias_summary(_by_dataset(), _ref_tests())
+    assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_cells": "BLEU on race",
+                 "scores_reproduced_within": 0.0, "largest_difference": 1.0, "largest_difference_cell": "BLEU on race"}
+    text = sun2022.reference_bias_verdict(s)
+    assert text.startswith("With an equivalence margin of ±1 point of Eq. 2") and "in 1 of 2 cells" in text
+    assert "They differ (the 95% interval of the paired difference excludes zero) in 1: BLEU on race." in text
+    undecided = sun2022.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
+    assert "not distinguishable at this size" in undecided and "same bias" in undecided
+
+
+def test_reference_bias_tests_pair_the_built_and_released_references():
+    real_raw_location()
+    tests = sun2022.reference_bias_tests("gender", n_resamples=199)
+    by_dataset = sun2022.reference_bias("gender", n_resamples=0)
+    cmp = sun2022.reference_bias_table(by_dataset, tests)
+    # the mean paired difference is the difference of the two biases (the same pairs on both sides)
+    np.testing.assert_allclose(tests["difference"].to_numpy(), cmp["built − released"].to_numpy(), atol=1e-9)
+    assert set(tests["metric"]) == {"BLEU", "ROUGE", "chrF"} and (tests["pairs"] == 394).all()
+    assert (tests["margin"] == sun2022.REFERENCE_MARGIN).all()
 
 
 def test_minimal_pairs_on_the_released_gender_scores():
@@ -291,11 +312,12 @@ def test_backbones_summary_from_given_tables(recomputed):
 
 def test_datasets_summary_on_the_built_gender_set():
     real_raw_location()
-    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset())
+    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset(), tests=_ref_tests())
     assert (f["attributes"], f["gender_released"], f["gender_exact"]) == (1, 396, 377)
     assert f["pairs"] == 1557 and f["exclusions"] == 27
     assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
-    assert (f["bias_cells"], f["bias_cells_overlapping"], f["bias_largest_difference"]) == (2, 1, 1.0)
+    assert (f["bias_cells"], f["bias_cells_same"], f["bias_cells_differ"], f["bias_largest_difference"]) == (2, 1, 1,
+                                                                                                          1.0)
 
 
 def _availability(mpnet_runs=False):

@@ -560,37 +560,93 @@ def reference_bias(attributes=None, *, n_resamples: int = 9999, seed: int = 0, c
     return out[["dataset", *pairwise.BIAS_COLUMNS]]
 
 
-def reference_bias_table(by_dataset: pd.DataFrame) -> pd.DataFrame:
-    """:func:`reference_bias` side by side per (metric, attribute): built and released bias, their difference,
-    whether their 95% intervals overlap, and the bias of the released score columns."""
+#: chapter 2's equivalence margin, fixed before the comparison: built and released references "measure the same
+#: bias" when the paired difference of Eq. 2 is shown to lie within ±1 point (of 100)
+REFERENCE_MARGIN = 1.0
+
+
+def reference_bias_tests(attributes=None, *, margin: float = REFERENCE_MARGIN, n_resamples: int = 9999,
+                         seed: int = 0, cache=True) -> pd.DataFrame:
+    """Built against released references, per (metric, attribute) of :func:`reference_bias`: the per-pair Eq. 2
+    terms of the same pairs (each version rescaled by its own Eq. 1), their paired difference built − released with
+    its 95% bootstrap interval, and two one-sided tests against ``margin`` (:func:`metricbias.bias.claims.compare`).
+    Columns: ``metric, attribute, pairs, difference, ci_low, ci_high, tost_low, tost_high, margin, verdict``."""
+    from ..bias import claims
+    from ..bias.significance import pair_terms
+    from ..scoring import score_metrics
+
+    names = {v: k for k, v in REFERENCE_METRICS.items()}
+    shared = score_metrics(datasets.load("matched", released_attributes(attributes)), list(names), cache=cache,
+                           progress=False)
+    rows = []
+    for (metric, attribute), g in shared.groupby(["metric", "attribute"], sort=False):
+        built = g[g["dataset"] == "built"].set_index("pair_id")
+        released = g[g["dataset"] == "released"].set_index("pair_id").loc[built.index]
+        label = names.get(metric, metric)
+        tb, tr = (pair_terms(d["score_1"], d["score_2"], metric=label, attribute=attribute) for d in (built, released))
+        if np.isnan(tb).any() or np.isnan(tr).any():  # constant scores: Eq. 1 undefined
+            c = {"difference": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tost_low": np.nan, "tost_high": np.nan,
+                 "margin": margin, "verdict": "undefined (constant scores)"}
+        else:
+            c = claims.compare(tb, tr, paired=True, margin=margin, n_resamples=n_resamples, seed=seed)
+        rows.append({"metric": label, "attribute": attribute, "pairs": len(built),
+                     **{k: c[k] for k in ("difference", "ci_low", "ci_high", "tost_low", "tost_high", "margin",
+                                          "verdict")}})
+    return pd.DataFrame(rows)
+
+
+def reference_bias_table(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """:func:`reference_bias` side by side per (metric, attribute): built and released bias, their paired difference
+    with its 95% interval and the verdict of :func:`reference_bias_tests`, and the bias of the released score
+    columns."""
     wide = by_dataset.pivot_table(index=["metric", "attribute"], columns="dataset",
-                                  values=["bias", "bias_ci_low", "bias_ci_high", "n_pairs"], sort=False)
+                                  values=["bias", "n_pairs"], sort=False)
     b, r = wide.xs("built", axis=1, level=1), wide.xs("released", axis=1, level=1)
-    overlap = (b["bias_ci_low"] <= r["bias_ci_high"]) & (r["bias_ci_low"] <= b["bias_ci_high"])
-    return pd.DataFrame({"metric": wide.index.get_level_values(0), "attribute": wide.index.get_level_values(1),
-                         "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
-                         "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
-                         "intervals overlap": overlap.to_numpy(),
-                         "released scores": wide[("bias", "released scores")].to_numpy()})
+    out = pd.DataFrame({"metric": wide.index.get_level_values(0), "attribute": wide.index.get_level_values(1),
+                        "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
+                        "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
+                        "released scores": wide[("bias", "released scores")].to_numpy()})
+    t = tests.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})[["metric", "attribute", "CI low",
+                                                                         "CI high", "verdict"]]
+    out = out.merge(t, on=["metric", "attribute"], how="left")
+    return out[["metric", "attribute", "pairs", "built", "released", "built − released", "CI low", "CI high",
+                "verdict", "released scores"]]
 
 
-def reference_bias_summary(by_dataset: pd.DataFrame) -> dict:
-    """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`."""
-    cmp = reference_bias_table(by_dataset)
+def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dict:
+    """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`: cells shown
+    the same within the margin (``same``), shown to differ (``differ``), and neither (``undecided``)."""
+    from ..bias.claims import UNDECIDED
+
+    cmp = reference_bias_table(by_dataset, tests)
     k = int(cmp["built − released"].abs().idxmax())
-    return {"cells": len(cmp), "overlapping": int(cmp["intervals overlap"].sum()),
+    verdict = cmp["verdict"].fillna("")
+    return {"cells": len(cmp), "margin": float(tests["margin"].iloc[0]) if len(tests) else REFERENCE_MARGIN,
+            "same": int(verdict.str.startswith("same within").sum()),
+            "differ": int(verdict.isin(["higher", "lower"]).sum()), "undecided": int((verdict == UNDECIDED).sum()),
+            "differ_cells": ", ".join(f"{m} on {a}" for m, a in cmp.loc[verdict.isin(["higher", "lower"]),
+                                                                         ["metric", "attribute"]].to_numpy()) or "none",
             "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
             "largest_difference": float(abs(cmp.loc[k, "built − released"])),
             "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {cmp.loc[k, 'attribute']}"}
 
 
 def reference_bias_verdict(summary: dict) -> str:
-    """One sentence on :func:`reference_bias_summary`: whether rule-built references measure the same bias."""
-    if summary["overlapping"] == summary["cells"]:
-        return ("For these metrics the rule-built references measure the same bias as the released ones, within "
-                "the uncertainty of the measurement.")
-    return (f"In {summary['cells'] - summary['overlapping']} of {summary['cells']} cells the intervals do not "
-            "overlap: there the choice of reference changes the measured bias.")
+    """One sentence on :func:`reference_bias_summary`: where rule-built references are shown to measure the same
+    bias as the released ones (within the margin), where they differ, and where the data cannot tell."""
+    margin = f"±{summary['margin']:g} point{'s' if summary['margin'] != 1 else ''} of Eq. 2"
+    text = (f"With an equivalence margin of {margin}, fixed before the comparison, the two references measure the "
+            f"same bias (two one-sided tests: the 90% interval of the paired difference inside the margin) in "
+            f"{summary['same']} of {summary['cells']} cells. ")
+    if summary["differ"]:
+        text += (f"They differ (the 95% interval of the paired difference excludes zero) in {summary['differ']}: "
+                 f"{summary['differ_cells']}. ")
+    else:
+        text += "In no cell does the 95% interval of the paired difference exclude zero. "
+    if summary["undecided"]:
+        text += (f"In the other {summary['undecided']} the two are not distinguishable at this size: neither a "
+                 "difference nor an equivalence within the margin is shown.")
+    return text.strip()
 
 
 def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
@@ -626,20 +682,23 @@ def minimal_pairs_sentence(numbers: dict) -> str:
             "entirely, so it keeps a small bias on minimal pairs.")
 
 
-def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None) -> dict:
+def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None,
+                     tests=None) -> dict:
     """Chapter 2's headline numbers: what the rules build, how close the gender references come to the released
-    ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`)."""
+    ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`,
+    ``tests``: :func:`reference_bias_tests`)."""
     from ..datasets import built
 
     pairs, excluded = built.load(attributes), built.exclusions(attributes)
     match = built.match_published(released_attributes(attributes))
     by_dataset = reference_bias(attributes, n_resamples=n_resamples, seed=seed) if by_dataset is None else by_dataset
+    tests = reference_bias_tests(attributes, n_resamples=n_resamples, seed=seed) if tests is None else tests
     gender = gender_references(match)
-    bias = reference_bias_summary(by_dataset)
+    bias = reference_bias_summary(by_dataset, tests)
     return {"attributes": int(pairs["attribute"].nunique()), "pairs": len(pairs), "exclusions": len(excluded),
             "gender_released": gender["released"], "gender_exact": gender["exact"],
             "gender_exact_rate": gender["exact_rate"], "gender_normalized_rate": gender["normalized_rate"],
-            "bias_cells": bias["cells"], "bias_cells_overlapping": bias["overlapping"],
+            "bias_cells": bias["cells"], "bias_cells_same": bias["same"], "bias_cells_differ": bias["differ"],
             "bias_largest_difference": bias["largest_difference"]}
 
 
