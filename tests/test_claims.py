@@ -87,6 +87,9 @@ def test_compare_verdicts():
     assert claims.compare(close, base, paired=True, n_resamples=999)["verdict"] == claims.UNDECIDED
     same = claims.compare(close, base, paired=True, margin=0.5, n_resamples=999)
     assert same["verdict"] == "same within ±0.5" and -0.5 < same["tost_low"] < same["tost_high"] < 0.5
+    # a real but small difference: shown (higher) and still inside a generous margin
+    small = claims.compare(base + 0.05 + rng.normal(0, 0.01, 400), base, paired=True, margin=0.5, n_resamples=999)
+    assert small["verdict"] == "higher" and small["equivalent"]
     # a margin too small for the sample: still undecided
     noisy = rng.normal(10, 5, 20)
     assert claims.compare(noisy + rng.normal(0, 5, 20), noisy, paired=True, margin=0.1,

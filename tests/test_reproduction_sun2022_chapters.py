@@ -189,7 +189,7 @@ def _ref_tests():
     return pd.DataFrame({"metric": ["BLEU", "BLEU"], "attribute": ["race", "gender"], "pairs": [10, 10],
                          "difference": [-1.0, 0.0], "ci_low": [-1.5, 0.0], "ci_high": [-0.5, 0.0],
                          "tost_low": [-1.4, 0.0], "tost_high": [-0.6, 0.0], "margin": [1.0, 1.0],
-                         "verdict": ["lower", "same within ±1"]})
+                         "equivalent": [False, True], "verdict": ["lower", "same within ±1"]})
 
 
 def test_reference_bias_table_summary_and_verdict():
@@ -197,11 +197,14 @@ def test_reference_bias_table_summary_and_verdict():
     assert cmp[["metric", "attribute", "built", "released", "built − released", "verdict"]].values.tolist() == [
         ["BLEU", "race", 1.0, 2.0, -1.0, "lower"], ["BLEU", "gender", 0.0, 0.0, 0.0, "same within ±1"]]
     s = sun2022.reference_bias_summary(_by_dataset(), _ref_tests())
-    assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_cells": "BLEU on race",
+    assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_within_margin": 0,
+                 "differ_cells": "BLEU on race",
                  "scores_reproduced_within": 0.0, "largest_difference": 1.0, "largest_difference_cell": "BLEU on race"}
     text = sun2022.reference_bias_verdict(s)
     assert text.startswith("With an equivalence margin of ±1 point of Eq. 2") and "in 1 of 2 cells" in text
     assert "They differ (the 95% interval of the paired difference excludes zero) in 1: BLEU on race." in text
+    small = sun2022.reference_bias_verdict({**s, "differ_within_margin": 1})
+    assert "in 1 of these the difference is still shown to be smaller than the margin" in small
     undecided = sun2022.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
     assert "not distinguishable at this size" in undecided and "same bias" in undecided
 
@@ -242,7 +245,8 @@ def test_bias_by_paradigm_and_gender_ranges():
                                    ["Regression", 2, 24.0, 8.0, 40.0]]
     r = sun2022.gender_ranges(LIVE, CONFIGS)
     assert (r["plm_min"], r["plm_max"], r["surface_min"], r["surface_max"]) == (7.0, 8.0, 0.5, 0.5)
-    assert (r["paper_surface_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
+    assert (r["ngram_min"], r["ngram_max"]) == (0.5, 0.5) and np.isnan(r["static_min"])  # no static metric here
+    assert (r["paper_ngram_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
 
 
 def test_released_column_differences_subtract_theirs_from_ours():
@@ -258,6 +262,31 @@ def test_rank_agreement_is_spearman_per_attribute():
     out = sun2022.rank_agreement(LIVE, built).set_index("attribute")
     assert out.loc["gender", "Spearman ρ"] == pytest.approx(1.0) and out.loc["race", "Spearman ρ"] == pytest.approx(-0.5)
     assert out.loc["race", "metrics"] == 3
+    assert np.isnan(out.loc["race", "CI low"])  # three metrics: too few for an interval
+    many = pd.DataFrame({"attribute": "gender", "metric": [f"m{i}" for i in range(12)], "bias": np.arange(12.0)})
+    agree = sun2022.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
+    assert agree["Spearman ρ"].iloc[0] == pytest.approx(1.0) and agree["CI low"].iloc[0] > 0.9
+    assert "lies above zero for 1 of 1 (gender)" in sun2022.rank_agreement_sentence(agree)
+
+
+def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
+    rng = np.random.default_rng(0)
+    rows = []
+    for metric, spread in (("BLEU", 0.1), ("BERTScore-x", 5.0), ("Regression-x", 8.0)):
+        s1 = rng.normal(50, 10, 40)
+        for i in range(40):
+            rows.append({"attribute": "gender", "pair_id": f"g{i}", "metric": metric, "score_1": s1[i],
+                         "score_2": s1[i] + rng.normal(0, spread)})
+    scores = pd.DataFrame(rows)
+    gaps = sun2022.paradigm_gaps(scores, CONFIGS, n_resamples=999).set_index("comparison")
+    plm = (sun2022.pairwise.bias_table(scores, n_resamples=0).set_index("metric")["bias"])
+    expected = (plm["BERTScore-x"] + plm["Regression-x"]) / 2 - plm["BLEU"]
+    assert gaps.loc["PLM-based − n-gram", "difference"] == pytest.approx(expected)
+    assert gaps.loc["PLM-based − n-gram", "verdict"] == "higher"
+    assert gaps.loc["PLM-based − static embedding", "verdict"] == "not run here"
+    text = sun2022.paradigm_gap_sentence(gaps.reset_index())
+    assert text.startswith("On gender, the mean bias of the PLM-based configurations minus")
+    assert "(the PLM-based configurations are more biased)" in text
 
 
 def test_figure4_points_variance_and_positions(recomputed):
@@ -383,7 +412,12 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert avg["share_interaction"] == pytest.approx(0, abs=1e-12)
     table = sun2022.claim_table(sun2022.paradigm_claim(d, 10))
     assert table["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
-    assert set(table["claim holds"]) == {"yes"}
+    # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
+    assert set(table["verdict"].iloc[1:]) == {"holds"}
+    assert table["verdict"].iloc[0] == "point values only (no interval)"
+    assert [sun2022.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
+                                                                          "not distinguishable at this size",
+                                                                          "reversed"]
 
 
 def test_paradigm_share_per_backbone_and_claim_sentence():

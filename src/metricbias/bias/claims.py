@@ -116,22 +116,22 @@ def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0
     it excludes 0. Otherwise, with a ``margin`` fixed in advance, two one-sided tests at level ``alpha`` (the
     (1 − 2·``alpha``) interval inside (−margin, margin)) decide "same within ±margin"; failing that, the verdict is
     :data:`UNDECIDED`. Returns the difference, the interval (``ci_low``, ``ci_high``), the TOST interval
-    (``tost_low``, ``tost_high``; NaN without a margin), ``margin`` and ``verdict``.
+    (``tost_low``, ``tost_high``; NaN without a margin), ``margin``, ``equivalent`` (the TOST result, also when the
+    difference is shown: a real difference smaller than the margin) and ``verdict``.
     """
     out = difference_interval(x, y, paired=paired, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
-    out.update(tost_low=np.nan, tost_high=np.nan, margin=np.nan if margin is None else float(margin))
+    out.update(tost_low=np.nan, tost_high=np.nan, margin=np.nan if margin is None else float(margin),
+               equivalent=False)
+    if margin is not None:
+        tost = difference_interval(x, y, paired=paired, confidence=1 - 2 * alpha, n_resamples=n_resamples, seed=seed)
+        out.update(tost_low=tost["ci_low"], tost_high=tost["ci_high"],
+                   equivalent=bool(-margin < tost["ci_low"] and tost["ci_high"] < margin))
     if out["ci_low"] > 0:
         out["verdict"] = "higher"
     elif out["ci_high"] < 0:
         out["verdict"] = "lower"
     else:
-        out["verdict"] = UNDECIDED
-        if margin is not None:
-            tost = difference_interval(x, y, paired=paired, confidence=1 - 2 * alpha, n_resamples=n_resamples,
-                                       seed=seed)
-            out.update(tost_low=tost["ci_low"], tost_high=tost["ci_high"])
-            if -margin < tost["ci_low"] and tost["ci_high"] < margin:
-                out["verdict"] = f"same within ±{margin:g}"
+        out["verdict"] = f"same within ±{margin:g}" if out["equivalent"] else UNDECIDED
     return out
 
 

@@ -570,7 +570,8 @@ def reference_bias_tests(attributes=None, *, margin: float = REFERENCE_MARGIN, n
     """Built against released references, per (metric, attribute) of :func:`reference_bias`: the per-pair Eq. 2
     terms of the same pairs (each version rescaled by its own Eq. 1), their paired difference built − released with
     its 95% bootstrap interval, and two one-sided tests against ``margin`` (:func:`metricbias.bias.claims.compare`).
-    Columns: ``metric, attribute, pairs, difference, ci_low, ci_high, tost_low, tost_high, margin, verdict``."""
+    Columns: ``metric, attribute, pairs, difference, ci_low, ci_high, tost_low, tost_high, margin, equivalent,
+    verdict``."""
     from ..bias import claims
     from ..bias.significance import pair_terms
     from ..scoring import score_metrics
@@ -590,8 +591,8 @@ def reference_bias_tests(attributes=None, *, margin: float = REFERENCE_MARGIN, n
         else:
             c = claims.compare(tb, tr, paired=True, margin=margin, n_resamples=n_resamples, seed=seed)
         rows.append({"metric": label, "attribute": attribute, "pairs": len(built),
-                     **{k: c[k] for k in ("difference", "ci_low", "ci_high", "tost_low", "tost_high", "margin",
-                                          "verdict")}})
+                     **{k: c.get(k, False) for k in ("difference", "ci_low", "ci_high", "tost_low", "tost_high",
+                                                     "margin", "equivalent", "verdict")}})
     return pd.DataFrame(rows)
 
 
@@ -624,6 +625,9 @@ def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dic
     return {"cells": len(cmp), "margin": float(tests["margin"].iloc[0]) if len(tests) else REFERENCE_MARGIN,
             "same": int(verdict.str.startswith("same within").sum()),
             "differ": int(verdict.isin(["higher", "lower"]).sum()), "undecided": int((verdict == UNDECIDED).sum()),
+            "differ_within_margin": int((tests["verdict"].isin(["higher", "lower"])
+                                         & tests.get("equivalent", pd.Series(False, index=tests.index)).astype(bool)
+                                         ).sum()),
             "differ_cells": ", ".join(f"{m} on {a}" for m, a in cmp.loc[verdict.isin(["higher", "lower"]),
                                                                          ["metric", "attribute"]].to_numpy()) or "none",
             "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
@@ -640,7 +644,9 @@ def reference_bias_verdict(summary: dict) -> str:
             f"{summary['same']} of {summary['cells']} cells. ")
     if summary["differ"]:
         text += (f"They differ (the 95% interval of the paired difference excludes zero) in {summary['differ']}: "
-                 f"{summary['differ_cells']}. ")
+                 f"{summary['differ_cells']}"
+                 + (f"; in {summary['differ_within_margin']} of these the difference is still shown to be smaller "
+                    "than the margin" if summary.get("differ_within_margin") else "") + ". ")
     else:
         text += "In no cell does the 95% interval of the paired difference exclude zero. "
     if summary["undecided"]:
@@ -719,15 +725,80 @@ def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
 
 
 def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
-    """Range of the gender bias of PLM-based and of surface (n-gram, static-embedding) metrics, ours and Table 6's."""
+    """Range of the gender bias of PLM-based, of n-gram and of static-embedding metrics (``plm_*``, ``ngram_*``,
+    ``static_*``; ``surface_*``: the last two together), ours and Table 6's (whose surface rows are n-gram only)."""
     gender = bias[bias["attribute"] == "gender"].merge(configs[["metric", "paradigm"]], on="metric")
     t6 = table("sun2022_table6_bias")
-    plm, surface = gender[gender["paradigm"].isin(PLM_PARADIGMS)], gender[gender["paradigm"].isin(SURFACE_PARADIGMS)]
-    paper_plm, paper_surface = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
-    return {"plm_min": float(plm["bias"].min()), "plm_max": float(plm["bias"].max()),
-            "surface_min": float(surface["bias"].min()), "surface_max": float(surface["bias"].max()),
-            "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
-            "paper_surface_min": float(paper_surface.min()), "paper_surface_max": float(paper_surface.max())}
+    groups = {"plm": gender[gender["paradigm"].isin(PLM_PARADIGMS)],
+              "surface": gender[gender["paradigm"].isin(SURFACE_PARADIGMS)],
+              "ngram": gender[gender["paradigm"] == "n-gram"],
+              "static": gender[gender["paradigm"] == "static embedding"]}
+    out = {}
+    for key, g in groups.items():
+        out[f"{key}_min"], out[f"{key}_max"] = float(g["bias"].min()), float(g["bias"].max())
+    paper_plm, paper_ngram = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
+    return {**out, "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
+            "paper_ngram_min": float(paper_ngram.min()), "paper_ngram_max": float(paper_ngram.max())}
+
+
+#: the groups of configurations :func:`paradigm_gaps` compares with the PLM-based ones
+GAP_GROUPS = {"n-gram": ("n-gram",), "static embedding": ("static embedding",)}
+
+
+def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = "gender", *,
+                  n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Is the bias of the PLM-based configurations higher than that of the n-gram (and of the static-embedding)
+    ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
+    rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
+    over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+    from ..bias.significance import pair_terms
+
+    block = scores[scores["attribute"] == attribute]
+    paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
+    terms = {}
+    for metric, g in block.groupby("metric", sort=False):
+        t = pd.Series(pair_terms(g["score_1"], g["score_2"], metric=metric, attribute=attribute),
+                      index=g["pair_id"].to_numpy())
+        if not t.isna().any():
+            terms[metric] = t
+    table_ = pd.DataFrame(terms)
+
+    def group_mean(paradigms):
+        cols = [m for m in table_.columns if paradigm.get(m) in paradigms]
+        return (table_[cols].mean(axis=1), len(cols)) if cols else (None, 0)
+
+    plm, n_plm = group_mean(PLM_PARADIGMS)
+    rows = []
+    for label, paradigms in GAP_GROUPS.items():
+        other, n_other = group_mean(paradigms)
+        row = {"attribute": attribute, "comparison": f"PLM-based − {label}", "PLM-based configurations": n_plm,
+               "other configurations": n_other, "pairs": len(table_)}
+        if plm is None or other is None:
+            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
+        else:
+            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
+    """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    words = {"higher": "the PLM-based configurations are more biased", "lower": "they are less biased"}
+    parts = []
+    for r in gaps.to_dict("records"):
+        if np.isnan(r["difference"]):
+            parts.append(f"{r['comparison']}: not run here")
+            continue
+        parts.append(f"{r['comparison']} {interval_text({**r, 'confidence': 0.95})} "
+                     f"({words.get(r['verdict'], r['verdict'])})")
+    attribute = gaps["attribute"].iloc[0] if len(gaps) else ""
+    return (f"On {attribute}, the mean bias of the PLM-based configurations minus that of each other group, paired "
+            f"over the same {int(gaps['pairs'].max()) if len(gaps) else 0} pairs (in points of Eq. 2): "
+            + "; ".join(parts) + ".")
 
 
 def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -749,12 +820,31 @@ def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> p
 
 
 def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
-    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs."""
+    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs,
+    with its 95% interval over the metrics (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
     both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
-    rows = [{"attribute": a, "metrics": len(g),
-             "Spearman ρ": float(g["bias_released"].corr(g["bias_built"], method="spearman"))}
-            for a, g in both.groupby("attribute", sort=True)]
-    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ"])
+    rows = []
+    for a, g in both.groupby("attribute", sort=True):
+        rho = float(g["bias_released"].corr(g["bias_built"], method="spearman"))
+        low, high = spearman_interval(rho, len(g))
+        rows.append({"attribute": a, "metrics": len(g), "Spearman ρ": rho, "CI low": low, "CI high": high})
+    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ", "CI low", "CI high"])
+
+
+def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
+    """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
+    ends of the intervals (Markdown, no math)."""
+    if agreement.empty:
+        return "No attribute is in both sets here."
+    defined = agreement.dropna(subset=["CI low"])
+    positive = defined[defined["CI low"] > 0]
+    return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
+            f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
+            f"{len(agreement)} ({', '.join(positive['attribute']) or 'none'}), where the built pairs rank the "
+            "metrics in an order related to the released one; the intervals are too wide to show that the two "
+            "orders are the same.")
 
 
 def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
@@ -914,13 +1004,15 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
             "live_configurations": len(positions),
             "live_outside_released_range": int((positions["position"] != "inside").sum()),
             "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
-            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"]}
+            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"],
+            "gender_ngram_min": ranges["ngram_min"], "gender_ngram_max": ranges["ngram_max"],
+            "gender_static_min": ranges["static_min"], "gender_static_max": ranges["static_max"]}
 
 
 # --- paradigm vs backbone (Fig. 4), with the backbone held fixed -----------------------------------
 CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
                  "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
-                 "p_paradigm_larger", "claim_holds", "n_configurations"]
+                 "p_paradigm_larger", "claim_holds", "verdict", "n_configurations"]
 RELEASED = "Sun et al. (2022), Table 6 (released scores; backbones differ by paradigm)"
 FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
@@ -937,11 +1029,27 @@ def released_shares() -> dict:
             "share_backbone": variance_explained(plm["avg"], plm["backbone"]), "n_configurations": len(plm)}
 
 
+def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
+    """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
+    (the percentile interval of their difference lies above 0), "reversed" when it does so in at most alpha/2,
+    otherwise not distinguishable at this size."""
+    from ..bias.claims import UNDECIDED
+
+    if np.isnan(p_paradigm_larger):
+        return "no interval"
+    if p_paradigm_larger >= 1 - alpha / 2:
+        return "holds"
+    if p_paradigm_larger <= alpha / 2:
+        return "reversed"
+    return UNDECIDED
+
+
 def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = None) -> pd.DataFrame:
     """Sun et al.'s released reading and our fixed-backbone decomposition, one row per attribute (and average)."""
     rel = released_shares()
     rows = [{"source": RELEASED, "attribute": "average", **rel,
-             "claim_holds": rel["share_paradigm"] > rel["share_backbone"]}]
+             "claim_holds": rel["share_paradigm"] > rel["share_backbone"],
+             "verdict": "point values only (no interval)"}]
     for r in decomposition.to_dict("records"):
         rows.append({"source": FIXED, "attribute": r["attribute"], "share_paradigm": r["share_paradigm"],
                      "share_paradigm_ci_low": r.get("share_paradigm_ci_low", np.nan),
@@ -950,7 +1058,8 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
                      "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
                      "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
                      "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
-                     "claim_holds": r["share_paradigm"] > r["share_backbone"], "n_configurations": n_configurations})
+                     "claim_holds": claim_verdict(r["p_first_larger"]) == "holds",
+                     "verdict": claim_verdict(r["p_first_larger"]), "n_configurations": n_configurations})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
@@ -1090,7 +1199,7 @@ def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
         "paradigm high": claim["share_paradigm_ci_high"], "backbone": claim["share_backbone"],
         "backbone low": claim["share_backbone_ci_low"], "backbone high": claim["share_backbone_ci_high"],
         "interaction": claim["share_interaction"], "P(paradigm > backbone)": claim["p_paradigm_larger"],
-        "claim holds": claim["claim_holds"].map({True: "yes", False: "no"})})
+        "verdict": claim["verdict"]})
 
 
 def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
@@ -1100,7 +1209,8 @@ def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
     rel = claim[claim["source"] == RELEASED].iloc[0]
     text = (f"On the released configurations, grouping by paradigm explains {rel['share_paradigm']:.0%} of the "
             f"variance of the average bias and grouping by backbone {rel['share_backbone']:.0%}, over "
-            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm.")
+            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm (point values: the "
+            "released reading has no interval, so it orders the two shares without a test).")
     fixed = claim[(claim["source"] == FIXED) & (claim["attribute"] == "average")]
     if len(fixed):
         f = fixed.iloc[0]
@@ -1109,9 +1219,11 @@ def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
                  f"[{f['share_paradigm_ci_low']:.0%}, {f['share_paradigm_ci_high']:.0%}] and the backbone's "
                  f"{f['share_backbone']:.0%} [{f['share_backbone_ci_low']:.0%}, {f['share_backbone_ci_high']:.0%}] "
                  f"(interaction {f['share_interaction']:.0%}; the paradigm's share is the larger in "
-                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples): the claim "
-                 f"{'holds' if f['claim_holds'] else 'does not hold'} on average, and on "
-                 f"{int(holds['claim_holds'].sum())} of {len(holds)} rows (attributes and average).")
+                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples). The claim holds when that is at least "
+                 f"97.5% (the 95% interval of the difference of the two shares lies above zero): on average it "
+                 f"{'holds' if f['verdict'] == 'holds' else 'is ' + f['verdict']}; it holds on "
+                 f"{int((holds['verdict'] == 'holds').sum())} of {len(holds)} rows (attributes and average), is "
+                 f"reversed on {int((holds['verdict'] == 'reversed').sum())} and not distinguishable on the rest.")
     for r in per_backbone.to_dict("records"):
         text += (f" Among the {r['configurations']} configurations on {r['backbone']}, the paradigm explains "
                  f"{r['share_paradigm']:.0%} of the variance of the average bias ({r['paradigms']} paradigms).")
