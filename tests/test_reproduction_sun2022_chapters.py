@@ -287,6 +287,9 @@ def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
     text = sun2022.paradigm_gap_sentence(gaps.reset_index())
     assert text.startswith("On gender, the mean bias of the PLM-based configurations minus")
     assert "(the PLM-based configurations are more biased)" in text
+    f = sun2022.paradigm_gap_findings(gaps.reset_index())
+    assert f["ngram_words"] == "more biased than" and f["ngram_difference"] == pytest.approx(expected)
+    assert f["static_words"] == "not run here"
 
 
 def test_figure4_points_variance_and_positions(recomputed):

@@ -233,8 +233,9 @@ def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.Dat
 
 def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
     """Which way the model-based cells point, ours and Gao & Wan's on the same tests and families: shares with
-    d > 0 (the direction of the stereotype the test encodes) and significant cells; ``direction_sentence`` says so
-    when most cells of both point that way (empty otherwise)."""
+    d > 0 (the direction of the stereotype the test encodes), significant cells, and a two-sided sign test of the
+    positive against the negative cells in each study (``model_sign_p``, ``gao_sign_p``); ``direction_sentence``
+    says what the tests show."""
     from ..bias.association_summary import MODEL_FAMILIES, direction
 
     ours = direction(results, alpha)
@@ -243,11 +244,28 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
     gao = gao_table3()
     gao = gao[(gao["paper_metric"] != "METEOR") & gao["name"].isin(model_names)
               & np.array([(t, lv) in ran for t, lv in zip(gao["test"], gao["level"])], dtype=bool)]
-    both_positive = ours["model_positive_share"] > 0.5 and (gao["effect_size"] > 0).mean() > 0.5
-    return {**ours, "gao_positive_share": float((gao["effect_size"] > 0).mean()), "gao_cells": len(gao),
-            "gao_significant": int(gao["significant"].sum()),
-            "direction_sentence": ("In both studies most cells point the way of the stereotype, as WEAT and SEAT do "
-                                   "on the embeddings themselves." if both_positive else "")}
+    from ..bias.claims import format_p, sign_tests
+
+    gao_positive = int((gao["effect_size"] > 0).sum())
+    ours_positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
+    # two-sided sign tests of "a cell points either way with probability 1/2", ours and theirs (no BH: two
+    # studies, each its own question); the cells share tests and metrics, so the p-values are optimistic
+    tests = sign_tests([ours_positive, gao_positive], [ours["model_cells"] - ours_positive, len(gao) - gao_positive])
+    p_ours, p_gao = (float(tests["p_value"].iloc[i]) for i in (0, 1))
+    shown = [tests["n_first"].iloc[i] > tests["n_second"].iloc[i] and p < 0.05 for i, p in enumerate((p_ours, p_gao))]
+    tested = (f"two-sided sign test over the cells: ours {format_p(p_ours)}, Gao & Wan's {format_p(p_gao)}; the "
+              "cells share tests and metrics, so they are not independent and these p-values are optimistic")
+    if all(shown):
+        sentence = (f"In both studies most cells point the way of the stereotype ({tested}), as WEAT and SEAT do on "
+                    "the embeddings themselves.")
+    elif any(shown):
+        sentence = (f"Only {'our' if shown[0] else 'Gao & Wan’s'} cells point the way of the stereotype more often "
+                    f"than not beyond chance ({tested}).")
+    else:
+        sentence = f"Neither study's cells point one way more often than chance allows ({tested})."
+    return {**ours, "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
+            "gao_cells": len(gao), "gao_significant": int(gao["significant"].sum()), "model_sign_p": p_ours,
+            "gao_sign_p": p_gao, "direction_sentence": sentence}
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:

@@ -783,6 +783,26 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
     return pd.DataFrame(rows)
 
 
+#: :func:`paradigm_gap_findings`' words for each verdict of :func:`paradigm_gaps`
+GAP_WORDS = {"higher": "more biased than", "lower": "less biased than"}
+
+
+def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
+    """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
+    its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
+    from")."""
+    from ..bias.claims import UNDECIDED
+
+    out = {}
+    for r in gaps.to_dict("records"):
+        key = "ngram" if r["comparison"].endswith("n-gram") else "static"
+        out.update({f"{key}_difference": r["difference"], f"{key}_ci_low": r["ci_low"],
+                    f"{key}_ci_high": r["ci_high"],
+                    f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
+                                                  else r["verdict"])})
+    return out
+
+
 def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
     """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
     from ..bias.claims import interval_text
