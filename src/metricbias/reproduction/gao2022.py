@@ -265,7 +265,7 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
         sentence = f"Neither study's cells point one way more often than chance allows ({tested})."
     return {**ours, "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
             "gao_cells": len(gao), "gao_significant": int(gao["significant"].sum()), "model_sign_p": p_ours,
-            "gao_sign_p": p_gao, "direction_sentence": sentence}
+            "gao_sign_p": p_gao, "model_sign_test": format_p(p_ours), "direction_sentence": sentence}
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
