@@ -116,7 +116,14 @@ def test_gao_comparisons_for_the_page():
     assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
                           "within": [False, True, False, False]})
-    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0}
+    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
+                                                     "off_stacked": "TER"}
+    both = pd.DataFrame({"metric": "m", "aggregation": "max", "subset": ["all", "all", "single_gender",
+                                                                          "single_gender"],
+                         "statistic": "spearman", "judges": ["mean", "stacked"] * 2,
+                         "origin": [0.5, 0.4, 0.3, 0.35], "swap": [0.5, 0.41, 0.3, 0.2]})
+    # stacked below mean: all/origin, all/swap, single/swap; single/origin is above
+    assert gao.stacking_effect(both) == {"lower": 3, "compared": 4}
 
 
 def test_without_and_signatures():

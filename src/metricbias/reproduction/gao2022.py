@@ -527,9 +527,26 @@ def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) ->
 def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
     """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
     experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
+    stacked = repro[repro["judges"] == "stacked"]
     return {"metrics": int(repro["paper_metric"].nunique()),
-            "within_stacked": int(repro.loc[repro["judges"] == "stacked", "within"].sum()),
-            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum())}
+            "within_stacked": int(stacked["within"].sum()),
+            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum()),
+            "off_stacked": ", ".join(stacked.loc[~stacked["within"], "paper_metric"]) or "none"}
+
+
+def stacking_effect(performance_table: pd.DataFrame, statistic: str = "spearman") -> dict:
+    """How stacking the experts moves the example-level correlations against using their mean, on the same
+    examples (two protocols on one data set, so a count rather than a test): ``lower`` of ``compared``
+    (configuration × subset × before/after swapping)."""
+    rows = performance_table[performance_table["statistic"] == statistic]
+    keys = ["metric", "aggregation", "subset"]
+    wide = rows.pivot_table(index=keys, columns="judges", values=["origin", "swap"], sort=False)
+    if "stacked" not in wide.columns.get_level_values(1) or "mean" not in wide.columns.get_level_values(1):
+        return {"lower": 0, "compared": 0}
+    stacked = wide.xs("stacked", axis=1, level=1).to_numpy().ravel()
+    mean = wide.xs("mean", axis=1, level=1).to_numpy().ravel()
+    ok = ~(np.isnan(stacked) | np.isnan(mean))
+    return {"lower": int((stacked[ok] < mean[ok]).sum()), "compared": int(ok.sum())}
 
 
 def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> str:
