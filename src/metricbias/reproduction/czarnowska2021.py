@@ -55,22 +55,16 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
     import numpy as np
 
     from ..bias import claims
-    from ..bias.significance import pair_terms
+    from .sun2022 import pair_term_table
 
     rows = []
-    for attribute, block in scores.groupby("attribute", sort=False):
-        terms = {}
-        for metric, g in block.groupby("metric", sort=False):
-            t = pd.Series(pair_terms(g["score_1"], g["score_2"], metric=metric, attribute=attribute),
-                          index=g["pair_id"].to_numpy())
-            if not t.isna().any():
-                terms[metric] = t
-        if len(terms) < 2:
+    for attribute in dict.fromkeys(scores["attribute"]):
+        terms = pair_term_table(scores, attribute)
+        if terms.shape[1] < 2:
             continue
-        ranked = sorted(terms, key=lambda m: terms[m].mean(), reverse=True)
-        top, second = ranked[0], ranked[1]
-        c = claims.compare(terms[top].to_numpy(), terms[second].loc[terms[top].index].to_numpy(), paired=True,
-                           n_resamples=n_resamples, seed=seed)
+        top, second = terms.mean().sort_values(ascending=False).index[:2]
+        c = claims.compare(terms[top].to_numpy(), terms[second].to_numpy(), paired=True, n_resamples=n_resamples,
+                           seed=seed)
         rows.append({"attribute": attribute, "top": top, "runner-up": second, "difference": c["difference"],
                      "ci_low": c["ci_low"], "ci_high": c["ci_high"],
                      "separated": bool(c["verdict"] == "higher" and np.isfinite(c["ci_low"]))})

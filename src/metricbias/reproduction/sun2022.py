@@ -325,23 +325,37 @@ def stereotypical_intervals(attribute: str = "gender", *, n_resamples: int = 999
 GENERATION_MODELS = ("PRISM", "BARTScore-BART-base", "BARTScore-BART-large")
 
 
+def pair_term_table(scores: pd.DataFrame, attribute: str) -> pd.DataFrame:
+    """The per-pair Eq. 2 terms |Ŝ_1 − Ŝ_2| of every metric of a long score table on ``attribute``: one column per
+    metric (each rescaled by its own Eq. 1), one row per pair (``pair_id``); metrics with constant scores (Eq. 1
+    undefined) are left out. The paired comparisons of chapters 1, 3 and 4 take their values from here."""
+    import warnings
+
+    from ..bias.pairwise import ConstantScoresWarning
+    from ..bias.significance import pair_terms
+
+    terms = {}
+    for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantScoresWarning)  # the bias tables already warn about these
+            t = pair_terms(g["score_1"], g["score_2"], metric=metric, attribute=attribute)
+        if not np.isnan(t).any():
+            terms[metric] = pd.Series(t, index=g["pair_id"].to_numpy())
+    return pd.DataFrame(terms)
+
+
 def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """Is precision the most biased direction of each generation model, with F between recall and precision?
     Per model, the paired differences of the per-pair Eq. 2 terms, precision − F and F − recall, on the same
     released pairs, with their 95% bootstrap intervals and verdicts (:func:`metricbias.bias.claims.compare`)."""
     from ..bias import claims
-    from ..bias.significance import pair_terms
 
-    scores = published.scores()
-    scores = scores[scores["attribute"] == attribute]
-    terms = {m: pd.Series(pair_terms(g["score_1"], g["score_2"], metric=m, attribute=attribute),
-                          index=g["pair_id"].to_numpy()) for m, g in scores.groupby("metric", sort=False)}
+    terms = pair_term_table(published.scores(), attribute)
     rows = []
     for model in GENERATION_MODELS:
         for (a, b), label in {("p", "F"): "precision − F", ("F", "r"): "F − recall"}.items():
             x, y = terms[f"{model}-{a}"], terms[f"{model}-{b}"]
-            c = claims.compare(x.to_numpy(), y.loc[x.index].to_numpy(), paired=True, n_resamples=n_resamples,
-                               seed=seed)
+            c = claims.compare(x.to_numpy(), y.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
             rows.append({"model": model, "comparison": label, "difference": c["difference"], "ci_low": c["ci_low"],
                          "ci_high": c["ci_high"], "verdict": c["verdict"]})
     return pd.DataFrame(rows)
@@ -752,17 +766,9 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
     rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
     over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
     from ..bias import claims
-    from ..bias.significance import pair_terms
 
-    block = scores[scores["attribute"] == attribute]
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
-    terms = {}
-    for metric, g in block.groupby("metric", sort=False):
-        t = pd.Series(pair_terms(g["score_1"], g["score_2"], metric=metric, attribute=attribute),
-                      index=g["pair_id"].to_numpy())
-        if not t.isna().any():
-            terms[metric] = t
-    table_ = pd.DataFrame(terms)
+    table_ = pair_term_table(scores, attribute)
 
     def group_mean(paradigms):
         cols = [m for m in table_.columns if paradigm.get(m) in paradigms]
