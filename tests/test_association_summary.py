@@ -173,7 +173,8 @@ def test_comparison_sentences_and_headline():
     assert direction["direction_sentence"].startswith("Neither study's cells point one way more often than chance")
     assert "ours p = 0.12" in direction["direction_sentence"]
     spearman = gao2022.spearman_findings(agree)
-    assert spearman["spearman_list"] == "WMD 0.80" and spearman["spearman_median"] == pytest.approx(0.8)
+    # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
+    assert spearman["spearman_list"] == "WMD 0.80 [-0.82, 1.00]" and spearman["spearman_median"] == pytest.approx(0.8)
     summary = gao2022.ngram_summary(results, matched=pd.DataFrame())
     assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
     assert gao2022.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")

@@ -269,11 +269,19 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
-    """Per-metric Spearman ρ between Gao & Wan's d and ours ("wmd 0.80, ..."), their median, and a sentence when
-    the agreement is loose (median below 0.5; empty otherwise)."""
+    """Per-metric Spearman ρ between Gao & Wan's d and ours with its 95% interval over the defined cells
+    ("wmd 0.80 [0.41, 0.95], ..."), their median, and a sentence when the agreement is loose (median below 0.5;
+    empty otherwise)."""
+    from ..bias.claims import spearman_interval
+
     defined = agree.dropna(subset=["spearman_d"])
     median = float(agree["spearman_d"].median())
-    return {"spearman_list": ", ".join(f"{r.metric} {r.spearman_d:.2f}" for r in defined.itertuples()) or "none",
+
+    def entry(r) -> str:  # ρ with its 95% interval over the defined cells (none below four cells)
+        low, high = spearman_interval(r.spearman_d, int(r.defined))
+        return f"{r.metric} {r.spearman_d:.2f}" + ("" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]")
+
+    return {"spearman_list": ", ".join(entry(r) for r in defined.itertuples()) or "none",
             "spearman_median": median,
             "spearman_sentence": ("The agreement is loose. That is no surprise: the models differ (above), and a test "
                                   "can change sign with the model." if median < 0.5 else "")}
