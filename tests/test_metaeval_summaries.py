@@ -166,6 +166,15 @@ def test_significant_preferences_are_counted_from_the_sign_test():
     assert s["prefer_male_names"] == "a (max)" and s["not_significant_names"] == "b (max)"
 
 
+def test_preference_claim_counts_the_significant_model_based_configurations():
+    pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
+                         "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
+                         "share_equal": [8 / 40, 24 / 40, 1.0]})
+    text = gao.preference_claim_sentence(pref)
+    assert "holds for 1 of the 2 model-based configurations (BERTScore (max))" in text
+    assert text.endswith("not distinguishable from no preference at this size.")
+
+
 def test_downloads_have_no_zero_p_values():
     perf = pd.DataFrame({"metric": ["m", "n"], "origin": [0.5, 0.1], "p_value_origin": [0.0, 0.3],
                          "p_value_swap": [1e-310, 0.2]})

@@ -643,6 +643,26 @@ def shift_claim_sentence(claim: pd.DataFrame) -> str:
     return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
 
 
+def preference_claim_sentence(pref: pd.DataFrame) -> str:
+    """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
+    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table)."""
+    from ..metaeval.analysis import preference_tests
+
+    tested = preference_tests(pref)
+    model = tested[tested["name"].map(metric_group) == "model-based"]
+    label = model["metric"] + " (" + model["aggregation"] + ")"
+    male, female = label[model["prefers"] == "male"], label[model["prefers"] == "female"]
+    head = "Gao & Wan's first claim, that model-based metrics prefer the male hypothesis,"
+    if model.empty:
+        return f"{head} is not tested here: no model-based metric ran."
+    text = (f"{head} holds for {len(male)} of the {len(model)} model-based configurations"
+            + (f" ({', '.join(male)})" if len(male) else "") + " by the sign tests above")
+    if len(female):
+        text += f"; {len(female)} significantly prefer the female one ({', '.join(female)})"
+    return text + ("; the others are not distinguishable from no preference at this size." if
+                   len(male) + len(female) < len(model) else ".")
+
+
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
     """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
     |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
