@@ -124,7 +124,8 @@ def test_criteria_summary_missed_and_findings():
     assert f["regression_gender_bias_cut_built"] == pytest.approx(0.75)
     assert (f["bertscore_criteria_met"], f["regression_criteria_met"], f["regression_criteria"]) == (3, 6, 6)
     assert f["regression_largest_quality_change"] == pytest.approx(-0.005)
-    assert all(isinstance(v, (int, float)) for v in f.values())
+    assert (f["bertscore_gender_bias_p_published"], f["bertscore_gender_bias_p_built"]) == ("p = 0.001", "p = 0.002")
+    assert all(isinstance(v, (int, float)) for k, v in f.items() if "_p_" not in k)
 
 
 def test_bias_changes_curve_series_and_trade_off():

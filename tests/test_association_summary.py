@@ -167,9 +167,14 @@ def test_comparison_sentences_and_headline():
     direction = gao2022.direction_findings(results)
     # Gao & Wan's WMD on these four word-level tests: 1.55*, 0.06, 1.45, 0.89 -> all positive, one starred
     assert (direction["gao_positive_share"], direction["gao_cells"], direction["gao_significant"]) == (1.0, 4, 1)
-    assert direction["model_positive_share"] == 1.0 and direction["direction_sentence"].startswith("In both studies")
+    assert direction["model_positive_share"] == 1.0
+    # 4 of 4 cells positive: two-sided sign test p = 2 * (1/2)^4 = 0.125 in each study, so no majority is shown
+    assert direction["model_sign_p"] == pytest.approx(0.125) and direction["gao_sign_p"] == pytest.approx(0.125)
+    assert direction["direction_sentence"].startswith("Neither study's cells point one way more often than chance")
+    assert "ours p = 0.12" in direction["direction_sentence"]
     spearman = gao2022.spearman_findings(agree)
-    assert spearman["spearman_list"] == "WMD 0.80" and spearman["spearman_median"] == pytest.approx(0.8)
+    # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
+    assert spearman["spearman_list"] == "WMD 0.80 [-0.82, 1.00]" and spearman["spearman_median"] == pytest.approx(0.8)
     summary = gao2022.ngram_summary(results, matched=pd.DataFrame())
     assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
     assert gao2022.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")

@@ -52,9 +52,19 @@ def test_swap_coverage_and_selection_counts():
 def test_preference_summary_and_shares():
     pref = analysis.preference(CAPTIONS, [("fair", Overlap()), ("biased", Overlap(bonus=0.1))])
     assert pref.set_index(["metric", "aggregation"]).loc[("biased", "max"), "mean_difference"] == pytest.approx(0.1)
+    by = pref.set_index(["metric", "aggregation"])
+    assert by.loc[("biased", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [2, 0, 0]
+    assert by.loc[("fair", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [0, 0, 2]
     s = analysis.preference_summary(pref)
-    assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 2, 0)
+    # 2 of 2 pairs male higher: exact two-sided p = 2 * (1/2)^2 = 0.5, not significant; the tied ones have no test
+    assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 0, 0)
+    assert (s["not_significant"], s["lean_male"], s["lean_female"]) == (2, 2, 0)
     assert s["tied_names"] == "fair (max), fair (mean)" and s["prefer_female_names"] == "none"
+    assert s["not_significant_names"] == "biased (max), biased (mean)"
+    tested = analysis.preference_tests(pref).set_index(["metric", "aggregation"])
+    assert tested.loc[("biased", "max"), "p_sign"] == pytest.approx(0.5)
+    assert tested.loc[("biased", "max"), "p_sign_adjusted"] == pytest.approx(0.5)  # BH over the 2 tested rows
+    assert tested["p_sign"].isna().sum() == 2 and set(tested["prefers"]) == {"neither"}
     shares = analysis.preference_shares(pref)
     assert len(shares) == 4 * 3 and set(shares["outcome"]) == {"male higher", "equal", "female higher"}
 
@@ -70,7 +80,7 @@ def test_performance_grid_gaps_and_findings():
     assert analysis.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
     pref = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)])
     f = analysis.findings(pref, {"Toy set": one})
-    assert f["prefer_male"] == 2 and f["toy_set_largest_shift"] == analysis.largest_shift(one)
+    assert f["prefer_male"] == 0 and f["lean_male"] == 2 and f["toy_set_largest_shift"] == analysis.largest_shift(one)
     assert f["toy_set_largest_shift_single_gender"] == analysis.largest_shift(one, "single_gender")
     assert not any(k.endswith("_names") for k in f)
     curve = pd.DataFrame({"metric": ["m"] * 4, "k": [3, 4, 3, 4], "condition": ["origin", "origin", "swap", "swap"],
@@ -106,7 +116,14 @@ def test_gao_comparisons_for_the_page():
     assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
                           "within": [False, True, False, False]})
-    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0}
+    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
+                                                     "off_stacked": "TER"}
+    both = pd.DataFrame({"metric": "m", "aggregation": "max", "subset": ["all", "all", "single_gender",
+                                                                          "single_gender"],
+                         "statistic": "spearman", "judges": ["mean", "stacked"] * 2,
+                         "origin": [0.5, 0.4, 0.3, 0.35], "swap": [0.5, 0.41, 0.3, 0.2]})
+    # stacked below mean: all/origin, all/swap, single/swap; single/origin is above
+    assert gao.stacking_effect(both) == {"lower": 3, "compared": 4}
 
 
 def test_without_and_signatures():
@@ -137,3 +154,71 @@ def test_performance_both_judges_scores_each_set_once_and_equals_each_judges_run
                          ignore_index=True)
     pd.testing.assert_frame_equal(both, expected, check_exact=True)
     assert set(both["judges"]) == {"mean", "stacked"}
+
+
+def test_significant_preferences_are_counted_from_the_sign_test():
+    # 40 configurations-worth of counts by hand: 30 vs 2 (p ~ 1e-7), 9 vs 7 (p = 0.80), 1 vs 14 (p ~ 1e-3)
+    pref = pd.DataFrame({"metric": ["a", "b", "c"], "aggregation": "max", "n": 32,
+                         "n_male_higher": [30, 9, 1], "n_female_higher": [2, 7, 14],
+                         "share_equal": [0.0, 16 / 32, 17 / 32]})
+    s = analysis.preference_summary(pref)
+    assert (s["prefer_male"], s["prefer_female"], s["not_significant"]) == (1, 1, 1)
+    assert s["prefer_male_names"] == "a (max)" and s["not_significant_names"] == "b (max)"
+
+
+def test_preference_claim_counts_the_significant_model_based_configurations():
+    pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
+                         "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
+                         "share_equal": [8 / 40, 24 / 40, 1.0]})
+    text = gao.preference_claim_sentence(pref)
+    assert "holds for 1 of the 2 model-based configurations (BERTScore (max))" in text
+    assert text.endswith("not distinguishable from no preference at this size.")
+
+
+def test_downloads_have_no_zero_p_values():
+    perf = pd.DataFrame({"metric": ["m", "n"], "origin": [0.5, 0.1], "p_value_origin": [0.0, 0.3],
+                         "p_value_swap": [1e-310, 0.2]})
+    out = analysis.for_download(perf)
+    assert (out[["p_value_origin", "p_value_swap"]] > 0).all().all()
+    assert out["p_value_origin_is_upper_bound"].tolist() == [True, False]
+    assert out["p_value_swap_is_upper_bound"].tolist() == [True, False]
+    assert out["p_value_origin"].iloc[0] == 1e-300
+
+
+def test_table7_rouge_sentence():
+    t7 = gao.side_by_side(pd.DataFrame({"metric": ["ROUGE-1", "ROUGE-2"], "name": ["rouge1", "rouge2"],
+                                        "aggregation": ["single", "single"], "origin": [0.364, 0.42],
+                                        "swap": [0.364, 0.42]}), gao.table7())
+    text = gao.table7_rouge_sentence(t7, 24)
+    # ROUGE-1 0.364 vs 0.474 (0.11 away), ROUGE-2 0.42 vs 0.411 (within 0.03); both inside intervals of ±0.35
+    assert "ROUGE-1 0.364 against 0.474 (difference -0.110" in text
+    assert "1 of 2 are within 0.03" in text and "for 2 of 2" in text
+    assert "No ROUGE row" in gao.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
+
+
+def test_shift_claim_compares_model_based_with_ngram_configurations():
+    perf = pd.DataFrame({"name": ["bleu", "rouge1", "ter", "bertscore", "wmd", "regression"],
+                         "metric": ["b", "r", "t", "bs", "w", "reg"], "aggregation": "single",
+                         "statistic": "spearman", "subset": "all",
+                         "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06]})
+    claim = gao.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
+    assert (claim["model-based configurations"], claim["n-gram configurations"]) == (3, 3)
+    assert claim["difference"] == pytest.approx(0.05 - 0.001)
+    assert 0 < claim["ci_low"] < claim["difference"] < claim["ci_high"]
+    assert claim["verdict"] == gao.SHIFT_VERDICTS["higher"]
+    few = gao.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
+    assert few["verdict"].startswith("too few")
+    text = gao.shift_claim_sentence(gao.shift_claim({"Toy": perf}, n_resamples=999))
+    assert text.startswith("- **Toy**: mean |shift| 0.050 over 3 model-based configurations")
+
+
+def test_single_gender_claim_is_paired_by_configuration():
+    rows = []
+    for m, (all_, single) in {"a": (0.01, 0.03), "b": (-0.02, 0.05), "c": (0.0, 0.021), "d": (0.005, -0.04)}.items():
+        rows += [{"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "all", "delta": all_},
+                 {"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "single_gender",
+                  "delta": single}]
+    out = gao.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
+    # |single| - |all| = 0.02, 0.03, 0.021, 0.035: mean 0.0265
+    assert out["configurations"] == 4 and out["difference"] == pytest.approx(0.0265)
+    assert "paired by configuration" in out["sentence"]

@@ -41,3 +41,23 @@ def test_jss_findings_without_the_named_cell():
     f = liu2024.jss_variant_findings(v)
     assert (f["max_difference"], f["author_higher"], f["median_difference"]) == (1.0, 1, 0.75)
     assert "cell_paper" not in f and liu2024.jss_cell_sentence(f) == ""
+
+
+def test_stability_comparison_pairs_the_measures_over_the_same_draws():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for rate in (0.3, 0.8):
+        for seed in range(10):
+            base = rng.normal(0.6, 0.05)
+            for measure, shift in (("eq2", 0.2), ("kls", 0.0), ("jss", 0.19)):
+                rows.append({"rate": rate, "seed": seed, "attribute": "all", "measure": measure,
+                             "kendall_tau": base + shift + rng.normal(0, 0.005)})
+    comparison = liu2024.stability_comparison(pd.DataFrame(rows), n_resamples=999).set_index("other")
+    assert set(comparison["best"]) == {"eq2"} and set(comparison.index) == {"kls", "jss"}
+    assert comparison.loc["kls", "difference"] == pytest.approx(0.2, abs=0.01)
+    assert comparison.loc["kls", "verdict"] == "higher" and int(comparison.loc["kls", "draws"]) == 20
+    text = liu2024.stability_sentence(comparison.reset_index())
+    assert text.startswith("On the all panel, **eq2** keeps the highest mean τ; paired over the same 20 subsamples")
+    assert liu2024.stability_sentence(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0])).startswith("Too few")

@@ -38,6 +38,33 @@ def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
     assert (f["pairs_min"], f["pairs_max"], f["attributes_sized_as_table3"], f["attributes"]) == (62, 396, 6, 6)
 
 
+def test_stereotypical_intervals_say_which_directions_are_established(recomputed):
+    stereo = sun2022.stereotypical_intervals("gender", n_resamples=999)
+    gender = recomputed[recomputed["attribute"] == "gender"].set_index("metric")["stereotypical_difference"]
+    np.testing.assert_allclose(stereo.set_index("metric")["stereotypical_difference"], gender.loc[stereo["metric"]])
+    assert (stereo["ci_low"] <= stereo["stereotypical_difference"]).all()
+    assert (stereo["stereotypical_difference"] <= stereo["ci_high"]).all()
+    s = sun2022.stereotypical_summary(stereo)
+    assert (s["positive"], s["columns"]) == (29, 29)  # every point value is positive ...
+    assert s["above_zero"] + s["below_zero"] + s["reaches_zero"] == 29 and s["below_zero"] == 0
+    # ... but the n-gram columns' intervals reach 0: BLEU's lower bound is 0 (most pairs score the same)
+    assert s["reaches_zero"] >= 5 and "BLEU" in s["reaches_zero_names"]
+    assert "BERTScore-RoBERTa-large" not in s["reaches_zero_names"]
+
+
+def test_direction_tests_pair_the_directions_of_each_generation_model(recomputed):
+    tests = sun2022.direction_tests("gender", n_resamples=999)
+    assert len(tests) == 2 * len(sun2022.GENERATION_MODELS)
+    grid = sun2022.generation_directions(recomputed).set_index("model")
+    prism = tests[tests["model"] == "PRISM"].set_index("comparison")
+    # the mean of paired differences is the difference of the two biases (Eq. 2 is a mean over the same pairs)
+    assert prism.loc["precision − F", "difference"] == pytest.approx(grid.loc["PRISM", "precision"] - grid.loc["PRISM", "F"])
+    assert prism.loc["F − recall", "difference"] == pytest.approx(grid.loc["PRISM", "F"] - grid.loc["PRISM", "recall"])
+    assert (tests["ci_low"] <= tests["difference"]).all() and (tests["difference"] <= tests["ci_high"]).all()
+    text = sun2022.direction_sentence(tests)
+    assert text.startswith("Paired over the same pairs") and "of the 2 BARTScore models" in text
+
+
 def test_released_sizes_and_non_neutral_references(recomputed):
     sizes = sun2022.released_sizes().set_index("attribute")
     assert sizes.loc["gender", "pairs"] == 396 and sizes.loc["race", "pairs with two references"] == 37
@@ -158,15 +185,39 @@ def _by_dataset():
     return pd.DataFrame(rows)
 
 
+def _ref_tests():
+    return pd.DataFrame({"metric": ["BLEU", "BLEU"], "attribute": ["race", "gender"], "pairs": [10, 10],
+                         "difference": [-1.0, 0.0], "ci_low": [-1.5, 0.0], "ci_high": [-0.5, 0.0],
+                         "tost_low": [-1.4, 0.0], "tost_high": [-0.6, 0.0], "margin": [1.0, 1.0],
+                         "equivalent": [False, True], "verdict": ["lower", "same within ±1"]})
+
+
 def test_reference_bias_table_summary_and_verdict():
-    cmp = sun2022.reference_bias_table(_by_dataset())
-    assert cmp[["metric", "attribute", "built", "released", "built − released", "intervals overlap"]
-               ].values.tolist() == [["BLEU", "race", 1.0, 2.0, -1.0, False], ["BLEU", "gender", 0.0, 0.0, 0.0, True]]
-    s = sun2022.reference_bias_summary(_by_dataset())
-    assert s == {"cells": 2, "overlapping": 1, "scores_reproduced_within": 0.0, "largest_difference": 1.0,
-                 "largest_difference_cell": "BLEU on race"}
-    assert sun2022.reference_bias_verdict(s).startswith("In 1 of 2 cells the intervals do not overlap")
-    assert "same bias" in sun2022.reference_bias_verdict({**s, "overlapping": 2})
+    cmp = sun2022.reference_bias_table(_by_dataset(), _ref_tests())
+    assert cmp[["metric", "attribute", "built", "released", "built − released", "verdict"]].values.tolist() == [
+        ["BLEU", "race", 1.0, 2.0, -1.0, "lower"], ["BLEU", "gender", 0.0, 0.0, 0.0, "same within ±1"]]
+    s = sun2022.reference_bias_summary(_by_dataset(), _ref_tests())
+    assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_within_margin": 0,
+                 "differ_cells": "BLEU on race",
+                 "scores_reproduced_within": 0.0, "largest_difference": 1.0, "largest_difference_cell": "BLEU on race"}
+    text = sun2022.reference_bias_verdict(s)
+    assert text.startswith("With an equivalence margin of ±1 point of Eq. 2") and "in 1 of 2 cells" in text
+    assert "They differ (the 95% interval of the paired difference excludes zero) in 1: BLEU on race." in text
+    small = sun2022.reference_bias_verdict({**s, "differ_within_margin": 1})
+    assert "in 1 of these the difference is still shown to be smaller than the margin" in small
+    undecided = sun2022.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
+    assert "not distinguishable at this size" in undecided and "same bias" in undecided
+
+
+def test_reference_bias_tests_pair_the_built_and_released_references():
+    real_raw_location()
+    tests = sun2022.reference_bias_tests("gender", n_resamples=199)
+    by_dataset = sun2022.reference_bias("gender", n_resamples=0)
+    cmp = sun2022.reference_bias_table(by_dataset, tests)
+    # the mean paired difference is the difference of the two biases (the same pairs on both sides)
+    np.testing.assert_allclose(tests["difference"].to_numpy(), cmp["built − released"].to_numpy(), atol=1e-9)
+    assert set(tests["metric"]) == {"BLEU", "ROUGE", "chrF"} and (tests["pairs"] == 394).all()
+    assert (tests["margin"] == sun2022.REFERENCE_MARGIN).all()
 
 
 def test_minimal_pairs_on_the_released_gender_scores():
@@ -194,7 +245,8 @@ def test_bias_by_paradigm_and_gender_ranges():
                                    ["Regression", 2, 24.0, 8.0, 40.0]]
     r = sun2022.gender_ranges(LIVE, CONFIGS)
     assert (r["plm_min"], r["plm_max"], r["surface_min"], r["surface_max"]) == (7.0, 8.0, 0.5, 0.5)
-    assert (r["paper_surface_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
+    assert (r["ngram_min"], r["ngram_max"]) == (0.5, 0.5) and np.isnan(r["static_min"])  # no static metric here
+    assert (r["paper_ngram_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
 
 
 def test_released_column_differences_subtract_theirs_from_ours():
@@ -210,6 +262,34 @@ def test_rank_agreement_is_spearman_per_attribute():
     out = sun2022.rank_agreement(LIVE, built).set_index("attribute")
     assert out.loc["gender", "Spearman ρ"] == pytest.approx(1.0) and out.loc["race", "Spearman ρ"] == pytest.approx(-0.5)
     assert out.loc["race", "metrics"] == 3
+    assert np.isnan(out.loc["race", "CI low"])  # three metrics: too few for an interval
+    many = pd.DataFrame({"attribute": "gender", "metric": [f"m{i}" for i in range(12)], "bias": np.arange(12.0)})
+    agree = sun2022.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
+    assert agree["Spearman ρ"].iloc[0] == pytest.approx(1.0) and agree["CI low"].iloc[0] > 0.9
+    assert "lies above zero for 1 of 1 (gender)" in sun2022.rank_agreement_sentence(agree)
+
+
+def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
+    rng = np.random.default_rng(0)
+    rows = []
+    for metric, spread in (("BLEU", 0.1), ("BERTScore-x", 5.0), ("Regression-x", 8.0)):
+        s1 = rng.normal(50, 10, 40)
+        for i in range(40):
+            rows.append({"attribute": "gender", "pair_id": f"g{i}", "metric": metric, "score_1": s1[i],
+                         "score_2": s1[i] + rng.normal(0, spread)})
+    scores = pd.DataFrame(rows)
+    gaps = sun2022.paradigm_gaps(scores, CONFIGS, n_resamples=999).set_index("comparison")
+    plm = (sun2022.pairwise.bias_table(scores, n_resamples=0).set_index("metric")["bias"])
+    expected = (plm["BERTScore-x"] + plm["Regression-x"]) / 2 - plm["BLEU"]
+    assert gaps.loc["PLM-based − n-gram", "difference"] == pytest.approx(expected)
+    assert gaps.loc["PLM-based − n-gram", "verdict"] == "higher"
+    assert gaps.loc["PLM-based − static embedding", "verdict"] == "not run here"
+    text = sun2022.paradigm_gap_sentence(gaps.reset_index())
+    assert text.startswith("On gender, the mean bias of the PLM-based configurations minus")
+    assert "(the PLM-based configurations are more biased)" in text
+    f = sun2022.paradigm_gap_findings(gaps.reset_index())
+    assert f["ngram_words"] == "more biased than" and f["ngram_difference"] == pytest.approx(expected)
+    assert f["static_words"] == "not run here"
 
 
 def test_figure4_points_variance_and_positions(recomputed):
@@ -264,11 +344,12 @@ def test_backbones_summary_from_given_tables(recomputed):
 
 def test_datasets_summary_on_the_built_gender_set():
     real_raw_location()
-    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset())
+    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset(), tests=_ref_tests())
     assert (f["attributes"], f["gender_released"], f["gender_exact"]) == (1, 396, 377)
     assert f["pairs"] == 1557 and f["exclusions"] == 27
     assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
-    assert (f["bias_cells"], f["bias_cells_overlapping"], f["bias_largest_difference"]) == (2, 1, 1.0)
+    assert (f["bias_cells"], f["bias_cells_same"], f["bias_cells_differ"], f["bias_largest_difference"]) == (2, 1, 1,
+                                                                                                          1.0)
 
 
 def _availability(mpnet_runs=False):
@@ -334,7 +415,12 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert avg["share_interaction"] == pytest.approx(0, abs=1e-12)
     table = sun2022.claim_table(sun2022.paradigm_claim(d, 10))
     assert table["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
-    assert set(table["claim holds"]) == {"yes"}
+    # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
+    assert set(table["verdict"].iloc[1:]) == {"holds"}
+    assert table["verdict"].iloc[0] == "point values only (no interval)"
+    assert [sun2022.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
+                                                                          "not distinguishable at this size",
+                                                                          "reversed"]
 
 
 def test_paradigm_share_per_backbone_and_claim_sentence():

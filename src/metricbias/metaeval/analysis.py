@@ -23,6 +23,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..bias import claims
 from ..datasets.meta_eval import JudgedSet, PairSet
 from ..datasets.swap import gender_of, lexicon
 from ..metrics.registry import resolve
@@ -81,6 +82,8 @@ def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFram
                          "share_male_higher": float(np.mean((a > b) & ~equal)),
                          "share_female_higher": float(np.mean((a < b) & ~equal)),
                          "share_equal": float(np.mean(equal)), "mean_difference": float(a.mean() - b.mean()),
+                         "n_male_higher": int(np.sum((a > b) & ~equal)),
+                         "n_female_higher": int(np.sum((a < b) & ~equal)), "n_equal": int(np.sum(equal)),
                          "signature": metric.signature})
     return pd.DataFrame(rows)
 
@@ -231,7 +234,9 @@ def top_k(dataset: JudgedSet, metrics: Iterable, *, aspect: str | None = None, c
 PAGE_NAMES = {"mean_male": "mean male", "mean_female": "mean female", "share_male_higher": "male higher",
               "share_female_higher": "female higher", "share_equal": "equal", "mean_difference": "difference",
               "p_value_origin": "p (origin)", "p_value_swap": "p (swap)", "n_origin": "n", "p_value": "p",
-              "swapped_to": "swapped to", "significant_origin": "p (origin) ≤ 0.01"}
+              "swapped_to": "swapped to", "significant_origin": "p (origin) ≤ 0.01",
+              "n_male_higher": "pairs male higher", "n_female_higher": "pairs female higher", "n_equal": "pairs tied",
+              "p_sign": "p (sign test)", "p_sign_adjusted": "p (BH)", "prefers": "prefers (BH < 0.05)"}
 
 #: the attributes a meta-evaluation set can be swapped on
 SWAPS = ("gender",)
@@ -317,19 +322,43 @@ def selection_counts(dataset: JudgedSet) -> pd.DataFrame:
     return pd.DataFrame({"examples": list(counts), "count": list(counts.values())})
 
 
-def preference_summary(pref: pd.DataFrame) -> dict:
+def preference_tests(pref: pd.DataFrame, *, alpha: float = claims.ALPHA) -> pd.DataFrame:
+    """A :func:`preference` table with a two-sided exact sign test per configuration (male higher against female
+    higher, ties left out) and its Benjamini–Hochberg adjustment across the configurations of the table
+    (:func:`metricbias.bias.claims.sign_tests`): ``p_sign``, ``p_sign_adjusted`` and ``prefers`` ("male",
+    "female", or "neither" when the adjusted p is not below ``alpha``)."""
+    tests = claims.sign_tests(pref["n_male_higher"], pref["n_female_higher"], alpha=alpha)
+    return pref.assign(p_sign=tests["p_value"].to_numpy(), p_sign_adjusted=tests["p_adjusted"].to_numpy(),
+                       prefers=tests["favours"].map({"first": "male", "second": "female"}).fillna("neither")
+                       .to_numpy())
+
+
+def preference_summary(pref: pd.DataFrame, *, alpha: float = claims.ALPHA) -> dict:
     """From a :func:`preference` table: ``pairs``, ``configurations`` (metric x aggregation), and how many
-    configurations tie on every pair (``tied``), prefer the male hypothesis more often (``prefer_male``) or the
-    female one (``prefer_female``), with their names (``tied_names`` ...)."""
+    configurations tie on every pair (``tied``), prefer the male hypothesis (``prefer_male``) or the female one
+    (``prefer_female``) by the sign test of :func:`preference_tests` (BH-adjusted p below ``alpha``), and how many
+    lean one way without a significant test (``not_significant``), with their names (``tied_names`` ...)."""
+    pref = preference_tests(pref, alpha=alpha)
     label = pref["metric"] + " (" + pref["aggregation"] + ")"
     groups = {"tied": pref["share_equal"] == 1.0,
-              "prefer_male": pref["share_male_higher"] > pref["share_female_higher"],
-              "prefer_female": pref["share_female_higher"] > pref["share_male_higher"]}
-    out = {"pairs": int(pref["n"].iloc[0]), "configurations": len(pref)}
+              "prefer_male": pref["prefers"] == "male",
+              "prefer_female": pref["prefers"] == "female",
+              "not_significant": (pref["prefers"] == "neither") & (pref["share_equal"] < 1.0)}
+    out = {"pairs": int(pref["n"].iloc[0]), "configurations": len(pref), "alpha": alpha,
+           "lean_male": int((pref["n_male_higher"] > pref["n_female_higher"]).sum()),
+           "lean_female": int((pref["n_female_higher"] > pref["n_male_higher"]).sum())}
     for key, mask in groups.items():
         out[key] = int(mask.sum())
         out[f"{key}_names"] = ", ".join(label[mask]) or "none"
     return out
+
+
+def for_download(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of correlations or tests as a download: every ``p_value*``/``p_sign*`` column stays numeric, p-values
+    that underflow (0) are written as the bound :data:`metricbias.bias.claims.P_FLOOR` and a column
+    ``<column>_is_upper_bound`` says which (:func:`metricbias.bias.claims.p_bounds`)."""
+    columns = [c for c in table.columns if c.startswith(("p_value", "p_sign"))]
+    return claims.p_bounds(table, columns)
 
 
 def preference_shares(pref: pd.DataFrame) -> pd.DataFrame:

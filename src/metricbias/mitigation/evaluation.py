@@ -572,10 +572,17 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it).
 
     Per adapter (key prefix: the metric label in lower case): ``gender_bias_cut_<dataset>`` on each gender
-    set, ``criteria_met`` of ``criteria``, and ``largest_quality_change`` (relative, signed).
+    set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
+    ``criteria``, and ``largest_quality_change`` (relative, signed).
     """
+    from ..bias.claims import format_p
+
     out = {}
-    for row in criteria_summary(criteria(results, **thresholds)).to_dict("records"):
+    checks = criteria(results, **thresholds)
+    for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
+        # the paired permutation p-value of the bias change, as the page writes it (a bound below 1e-300)
+        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value)
+    for row in criteria_summary(checks).to_dict("records"):
         key = row["metric"].lower().replace(" ", "_")
         for col, value in row.items():
             if col.startswith("gender bias cut ("):

@@ -5,7 +5,9 @@ Extrinsic Fairness Metrics*: Sun et al.'s Eq. 2 as one of their generalized meas
   computed directly and as the counterfactual PCM with d = |x − y| and d = x − y,
   on every (attribute, metric) cell of a score table; the largest gaps;
 * :func:`instances`: the instances of the framework that chapter 4 computes on
-  the same pairs, as (measure, version, φ, d) with d's formula.
+  the same pairs, as (measure, version, φ, d) with d's formula;
+* :func:`top_separation`: whether the metric with the largest Eq. 2 of an attribute is separated from the
+  runner-up (a paired interval over the same pairs), and its sentence.
 """
 
 from __future__ import annotations
@@ -44,3 +46,41 @@ def instances(names=None) -> pd.DataFrame:
 
 
 __all__ = ["eq2_identity", "instances"]
+
+
+def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Per attribute of a long score table: the metrics with the largest and the second largest Eq. 2, and their
+    paired difference over the same pairs (per-pair Eq. 2 terms, each metric rescaled by its own Eq. 1) with its 95%
+    bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`; "higher": the top place is shown)."""
+    import numpy as np
+
+    from ..bias import claims
+    from .sun2022 import pair_term_table
+
+    rows = []
+    for attribute in dict.fromkeys(scores["attribute"]):
+        terms = pair_term_table(scores, attribute)
+        if terms.shape[1] < 2:
+            continue
+        top, second = terms.mean().sort_values(ascending=False).index[:2]
+        c = claims.compare(terms[top].to_numpy(), terms[second].to_numpy(), paired=True, n_resamples=n_resamples,
+                           seed=seed)
+        rows.append({"attribute": attribute, "top": top, "runner-up": second, "difference": c["difference"],
+                     "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                     "separated": bool(c["verdict"] == "higher" and np.isfinite(c["ci_low"]))})
+    return pd.DataFrame(rows, columns=["attribute", "top", "runner-up", "difference", "ci_low", "ci_high",
+                                       "separated"])
+
+
+def top_separation_sentence(separation: pd.DataFrame) -> str:
+    """How many attributes' most biased metric (Eq. 2) is separated from the runner-up (Markdown, no math)."""
+    kept = separation[separation["separated"]]
+    rest = separation[~separation["separated"]]
+    text = (f"Under Eq. 2 the most biased metric is separated from the runner-up (the 95% paired interval of their "
+            f"difference lies above zero) in {len(kept)} of {len(separation)} attributes"
+            + (f" ({', '.join(f'{r.attribute}: {r.top}' for r in kept.itertuples())})" if len(kept) else ""))
+    if len(rest):
+        text += ("; elsewhere the top place is not distinguishable at this size ("
+                 + ", ".join(f"{r['attribute']}: {r['top']} against {r['runner-up']}" for r in rest.to_dict("records"))
+                 + ")")
+    return text + "."

@@ -233,8 +233,9 @@ def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.Dat
 
 def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
     """Which way the model-based cells point, ours and Gao & Wan's on the same tests and families: shares with
-    d > 0 (the direction of the stereotype the test encodes) and significant cells; ``direction_sentence`` says so
-    when most cells of both point that way (empty otherwise)."""
+    d > 0 (the direction of the stereotype the test encodes), significant cells, and a two-sided sign test of the
+    positive against the negative cells in each study (``model_sign_p``, ``gao_sign_p``); ``direction_sentence``
+    says what the tests show."""
     from ..bias.association_summary import MODEL_FAMILIES, direction
 
     ours = direction(results, alpha)
@@ -243,19 +244,44 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
     gao = gao_table3()
     gao = gao[(gao["paper_metric"] != "METEOR") & gao["name"].isin(model_names)
               & np.array([(t, lv) in ran for t, lv in zip(gao["test"], gao["level"])], dtype=bool)]
-    both_positive = ours["model_positive_share"] > 0.5 and (gao["effect_size"] > 0).mean() > 0.5
-    return {**ours, "gao_positive_share": float((gao["effect_size"] > 0).mean()), "gao_cells": len(gao),
-            "gao_significant": int(gao["significant"].sum()),
-            "direction_sentence": ("In both studies most cells point the way of the stereotype, as WEAT and SEAT do "
-                                   "on the embeddings themselves." if both_positive else "")}
+    from ..bias.claims import format_p, sign_tests
+
+    gao_positive = int((gao["effect_size"] > 0).sum())
+    ours_positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
+    # two-sided sign tests of "a cell points either way with probability 1/2", ours and theirs (no BH: two
+    # studies, each its own question); the cells share tests and metrics, so the p-values are optimistic
+    tests = sign_tests([ours_positive, gao_positive], [ours["model_cells"] - ours_positive, len(gao) - gao_positive])
+    p_ours, p_gao = (float(tests["p_value"].iloc[i]) for i in (0, 1))
+    shown = [tests["n_first"].iloc[i] > tests["n_second"].iloc[i] and p < 0.05 for i, p in enumerate((p_ours, p_gao))]
+    tested = (f"two-sided sign test over the cells: ours {format_p(p_ours)}, Gao & Wan's {format_p(p_gao)}; the "
+              "cells share tests and metrics, so they are not independent and these p-values are optimistic")
+    if all(shown):
+        sentence = (f"In both studies most cells point the way of the stereotype ({tested}), as WEAT and SEAT do on "
+                    "the embeddings themselves.")
+    elif any(shown):
+        sentence = (f"Only {'our' if shown[0] else 'Gao & Wan’s'} cells point the way of the stereotype more often "
+                    f"than not beyond chance ({tested}).")
+    else:
+        sentence = f"Neither study's cells point one way more often than chance allows ({tested})."
+    return {**ours, "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
+            "gao_cells": len(gao), "gao_significant": int(gao["significant"].sum()), "model_sign_p": p_ours,
+            "gao_sign_p": p_gao, "model_sign_test": format_p(p_ours), "direction_sentence": sentence}
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
-    """Per-metric Spearman ρ between Gao & Wan's d and ours ("wmd 0.80, ..."), their median, and a sentence when
-    the agreement is loose (median below 0.5; empty otherwise)."""
+    """Per-metric Spearman ρ between Gao & Wan's d and ours with its 95% interval over the defined cells
+    ("wmd 0.80 [0.41, 0.95], ..."), their median, and a sentence when the agreement is loose (median below 0.5;
+    empty otherwise)."""
+    from ..bias.claims import spearman_interval
+
     defined = agree.dropna(subset=["spearman_d"])
     median = float(agree["spearman_d"].median())
-    return {"spearman_list": ", ".join(f"{r.metric} {r.spearman_d:.2f}" for r in defined.itertuples()) or "none",
+
+    def entry(r) -> str:  # ρ with its 95% interval over the defined cells (none below four cells)
+        low, high = spearman_interval(r.spearman_d, int(r.defined))
+        return f"{r.metric} {r.spearman_d:.2f}" + ("" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]")
+
+    return {"spearman_list": ", ".join(entry(r) for r in defined.itertuples()) or "none",
             "spearman_median": median,
             "spearman_sentence": ("The agreement is loose. That is no surprise: the models differ (above), and a test "
                                   "can change sign with the model." if median < 0.5 else "")}
@@ -509,9 +535,150 @@ def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) ->
 def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
     """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
     experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
+    stacked = repro[repro["judges"] == "stacked"]
     return {"metrics": int(repro["paper_metric"].nunique()),
-            "within_stacked": int(repro.loc[repro["judges"] == "stacked", "within"].sum()),
-            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum())}
+            "within_stacked": int(stacked["within"].sum()),
+            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum()),
+            "off_stacked": ", ".join(stacked.loc[~stacked["within"], "paper_metric"]) or "none"}
+
+
+def stacking_effect(performance_table: pd.DataFrame, statistic: str = "spearman") -> dict:
+    """How stacking the experts moves the example-level correlations against using their mean, on the same
+    examples (two protocols on one data set, so a count rather than a test): ``lower`` of ``compared``
+    (configuration × subset × before/after swapping)."""
+    rows = performance_table[performance_table["statistic"] == statistic]
+    keys = ["metric", "aggregation", "subset"]
+    wide = rows.pivot_table(index=keys, columns="judges", values=["origin", "swap"], sort=False)
+    if "stacked" not in wide.columns.get_level_values(1) or "mean" not in wide.columns.get_level_values(1):
+        return {"lower": 0, "compared": 0}
+    stacked = wide.xs("stacked", axis=1, level=1).to_numpy().ravel()
+    mean = wide.xs("mean", axis=1, level=1).to_numpy().ravel()
+    ok = ~(np.isnan(stacked) | np.isnan(mean))
+    return {"lower": int((stacked[ok] < mean[ok]).sum()), "compared": int(ok.sum())}
+
+
+def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> str:
+    """What Table 7's ROUGE rows say about the data (Markdown, no math): per ROUGE row we ran, our Spearman beside
+    the paper's, and whether the paper's value lies inside our 95% interval over ``n_systems`` systems
+    (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
+    rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
+    if rouge.empty:
+        return "No ROUGE row of Table 7 ran in this profile, so the data cannot be checked against the paper here."
+    parts, inside, near = [], 0, 0
+    for r in rouge.itertuples():
+        low, high = spearman_interval(r.ours_origin, n_systems)
+        hit = low <= r.paper_origin <= high
+        inside += hit
+        near += abs(r.diff_origin) <= close + 1e-9
+        parts.append(f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
+                     f"{r.diff_origin:+.3f}; our 95% interval {low:.2f} to {high:.2f})")
+    n = len(rouge)
+    verdict = ("so on these rows the data and the human scores are consistent with the paper's, although an interval "
+               f"over {n_systems} systems is too wide to show that they are the same" if inside == n else
+               "so the data or the human scores differ from the paper's on at least one ROUGE row")
+    return (f"The ROUGE rows: {'; '.join(parts)}. {near} of {n} are within {close} of Table 7, and Table 7's value "
+            f"lies inside our interval (Fisher z with Bonett and Wright's standard error) for {inside} of {n}, "
+            f"{verdict}.")
+
+
+def metric_group(name: str) -> str:
+    """Gao & Wan's two groups (their section 3.1): "n-gram" for the n-gram family, "model-based" for every metric
+    that uses word vectors or a trained model (static embeddings included, as in their list)."""
+    from ..metrics.registry import metric_class
+
+    return "n-gram" if metric_class(name).family == "ngram" else "model-based"
+
+
+#: what :func:`shift_claim`'s verdicts mean for Gao & Wan's claim
+SHIFT_VERDICTS = {"higher": "model-based configurations shift more, as Gao & Wan claim",
+                  "lower": "model-based configurations shift less, against Gao & Wan's claim"}
+
+
+def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Gao & Wan's claim that the correlations of model-based metrics move more after swapping than those of n-gram
+    metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
+    table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
+    n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
+    resampled independently (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    rows = []
+    for set_name, table in performances.items():
+        stat = "darr_tau" if (table["statistic"] == "darr_tau").any() else "spearman"
+        for subset, g in table[table["statistic"] == stat].groupby("subset", sort=False):
+            shift = g["delta"].abs()
+            group = g["name"].map(metric_group)
+            x, y = shift[group == "model-based"].dropna(), shift[group == "n-gram"].dropna()
+            row = {"set": set_name, "subset": subset, "statistic": stat, "model-based configurations": len(x),
+                   "n-gram configurations": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
+                   "mean |shift| n-gram": y.mean() if len(y) else np.nan}
+            if min(len(x), len(y)) >= 2:
+                c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
+                row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
+                           verdict=SHIFT_VERDICTS.get(c["verdict"], c["verdict"]))
+            else:
+                row.update(difference=row["mean |shift| model-based"] - row["mean |shift| n-gram"], ci_low=np.nan,
+                           ci_high=np.nan, verdict="too few configurations in a group (fewer than two) to test")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def shift_claim_sentence(claim: pd.DataFrame) -> str:
+    """One Markdown bullet per row of :func:`shift_claim`: the two means, the difference with its interval and the
+    verdict."""
+    from ..bias.claims import interval_text
+
+    lines = []
+    for r in claim.to_dict("records"):
+        where = f"{r['set']}" + ("" if r["subset"] == "all" else " (male-only hypotheses)")
+        diff = (interval_text({"difference": r["difference"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                               "confidence": 0.95}, digits=3) if not np.isnan(r["ci_low"]) else
+                ("undefined" if np.isnan(r["difference"]) else f"{r['difference']:+.3f}"))
+        n_model, n_ngram = r["model-based configurations"], r["n-gram configurations"]
+        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over {n_model} model-based "
+                     f"configuration{'s' if n_model != 1 else ''}, {r['mean |shift| n-gram']:.3f} over {n_ngram} "
+                     f"n-gram one{'s' if n_ngram != 1 else ''}; difference {diff}: {r['verdict']}.")
+    return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
+
+
+def preference_claim_sentence(pref: pd.DataFrame) -> str:
+    """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
+    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table)."""
+    from ..metaeval.analysis import preference_tests
+
+    tested = preference_tests(pref)
+    model = tested[tested["name"].map(metric_group) == "model-based"]
+    label = model["metric"] + " (" + model["aggregation"] + ")"
+    male, female = label[model["prefers"] == "male"], label[model["prefers"] == "female"]
+    head = "Gao & Wan's first claim, that model-based metrics prefer the male hypothesis,"
+    if model.empty:
+        return f"{head} is not tested here: no model-based metric ran."
+    text = (f"{head} holds for {len(male)} of the {len(model)} model-based configurations"
+            + (f" ({', '.join(male)})" if len(male) else "") + " by the sign tests above")
+    if len(female):
+        text += f"; {len(female)} significantly prefer the female one ({', '.join(female)})"
+    return text + ("; the others are not distinguishable from no preference at this size." if
+                   len(male) + len(female) < len(model) else ".")
+
+
+def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
+    |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
+    bootstrap interval and the verdict (:func:`metricbias.bias.claims.compare`); ``sentence`` says it."""
+    from ..bias import claims
+
+    wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
+        index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()
+    if "single_gender" not in wide or len(wide) < 2:
+        return {"configurations": len(wide), "sentence": "The male-only subset is too small here to compare."}
+    c = claims.compare(wide["single_gender"], wide["all"], paired=True, n_resamples=n_resamples, seed=seed)
+    words = {"higher": "the correlations move more on the male-only subset",
+             "lower": "the correlations move less on the male-only subset"}.get(c["verdict"], c["verdict"])
+    return {"configurations": len(wide), **c,
+            "sentence": (f"Over the {len(wide)} configurations, |shift| on the male-only subset minus |shift| on all "
+                         f"examples is {claims.interval_text(c, digits=3)}, paired by configuration: {words}.")}
 
 
 # --- out-of-vocabulary words: dropped (classic WEAT, the default) or scored as zero vectors --------------

@@ -151,3 +151,43 @@ def jss_cell_sentence(findings: dict, cell=("gender", "BERTScore-RoBERTa-large")
             f"{findings['cell_author']:.2f} with the author's code (a difference of {findings['cell_difference']:.2f}).")
 
 __all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "availability_note", "jss_cell_sentence", "jss_variant_findings", "jss_variant_table", "masked_lms", "pll_table2", "table2", "table2_beside", "table2_note"]
+
+
+def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999,
+                         seed: int = 0) -> pd.DataFrame:
+    """The measure whose ranking keeps the highest mean Kendall τ on ``panel`` against each other measure, paired
+    over the same subsamples (every measure is computed on the same draws, rate and seed): the difference of τ with
+    its 95% bootstrap interval over the draws and the verdict (:func:`metricbias.bias.claims.compare`).
+    ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
+    from ..bias import claims
+
+    wide = stability[stability["attribute"] == panel].pivot_table(index=["rate", "seed"], columns="measure",
+                                                                   values="kendall_tau").dropna()
+    if wide.empty or wide.shape[1] < 2:
+        return pd.DataFrame(columns=["panel", "best", "other", "draws", "difference", "ci_low", "ci_high", "verdict"])
+    best = wide.mean().idxmax()
+    rows = []
+    for other in wide.columns.drop(best):
+        c = claims.compare(wide[best].to_numpy(), wide[other].to_numpy(), paired=True, n_resamples=n_resamples,
+                           seed=seed)
+        rows.append({"panel": panel, "best": best, "other": other, "draws": len(wide), "difference": c["difference"],
+                     "ci_low": c["ci_low"], "ci_high": c["ci_high"], "verdict": c["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def stability_sentence(comparison: pd.DataFrame) -> str:
+    """:func:`stability_comparison` as a sentence (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    if comparison.empty:
+        return "Too few draws here to compare the measures' stability."
+    r0 = comparison.iloc[0]
+    beaten = comparison[comparison["verdict"] == "higher"]
+    parts = "; ".join(f"{r['other']} {interval_text({**r, 'confidence': 0.95}, 3)}"
+                      for r in comparison.to_dict("records"))
+    return (f"On the {r0['panel']} panel, **{r0['best']}** keeps the highest mean τ; paired over the same "
+            f"{int(r0['draws'])} subsamples, its τ minus each other measure's is {parts}. It is shown more stable "
+            f"than {len(beaten)} of the {len(comparison)} others"
+            + (f" ({', '.join(beaten['other'])})" if len(beaten) else "")
+            + ("; against the rest the difference is not distinguishable at this size." if len(beaten) <
+               len(comparison) else "."))

@@ -305,6 +305,89 @@ def table9_comparison(bias: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def stereotypical_intervals(attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """The stereotypical difference (App. E) of every released column on ``attribute`` with its 95% BCa bootstrap
+    interval over pairs (the rescaling held fixed), and whether the interval excludes 0: ``metric, n_pairs,
+    stereotypical_difference, ci_low, ci_high, excludes_zero``."""
+    from ..bias.significance import pair_terms
+
+    scores = published.scores()
+    rows = []
+    for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
+        terms = pair_terms(g["score_1"], g["score_2"], signed=True, metric=metric, attribute=attribute)
+        low, high = pairwise.bootstrap_ci(terms, n_resamples=n_resamples, seed=seed)
+        rows.append({"metric": metric, "n_pairs": len(terms), "stereotypical_difference": float(np.mean(terms)),
+                     "ci_low": low, "ci_high": high, "excludes_zero": bool(low > 0 or high < 0)})
+    return pd.DataFrame(rows)
+
+
+#: the generation models whose precision, recall and F columns were released
+GENERATION_MODELS = ("PRISM", "BARTScore-BART-base", "BARTScore-BART-large")
+
+
+def pair_term_table(scores: pd.DataFrame, attribute: str) -> pd.DataFrame:
+    """The per-pair Eq. 2 terms |Ŝ_1 − Ŝ_2| of every metric of a long score table on ``attribute``: one column per
+    metric (each rescaled by its own Eq. 1), one row per pair (``pair_id``); metrics with constant scores (Eq. 1
+    undefined) are left out. The paired comparisons of chapters 1, 3 and 4 take their values from here."""
+    import warnings
+
+    from ..bias.pairwise import ConstantScoresWarning
+    from ..bias.significance import pair_terms
+
+    terms = {}
+    for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantScoresWarning)  # the bias tables already warn about these
+            t = pair_terms(g["score_1"], g["score_2"], metric=metric, attribute=attribute)
+        if not np.isnan(t).any():
+            terms[metric] = pd.Series(t, index=g["pair_id"].to_numpy())
+    return pd.DataFrame(terms)
+
+
+def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Is precision the most biased direction of each generation model, with F between recall and precision?
+    Per model, the paired differences of the per-pair Eq. 2 terms, precision − F and F − recall, on the same
+    released pairs, with their 95% bootstrap intervals and verdicts (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    terms = pair_term_table(published.scores(), attribute)
+    rows = []
+    for model in GENERATION_MODELS:
+        for (a, b), label in {("p", "F"): "precision − F", ("F", "r"): "F − recall"}.items():
+            x, y = terms[f"{model}-{a}"], terms[f"{model}-{b}"]
+            c = claims.compare(x.to_numpy(), y.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            rows.append({"model": model, "comparison": label, "difference": c["difference"], "ci_low": c["ci_low"],
+                         "ci_high": c["ci_high"], "verdict": c["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def direction_sentence(tests: pd.DataFrame, model: str = "PRISM") -> str:
+    """How the ordering precision > F > recall of ``model`` stands under the paired intervals of
+    :func:`direction_tests` (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    rows = tests[tests["model"] == model].assign(confidence=0.95).to_dict("records")
+    parts = [f"{r['comparison']} {interval_text(r)}" for r in rows]
+    held = all(r["verdict"] == "higher" for r in rows)
+    others = tests[tests["model"] != model]
+    held_others = [m for m, g in others.groupby("model", sort=False) if (g["verdict"] == "higher").all()]
+    return (f"Paired over the same pairs, in points of Eq. 2: {'; '.join(parts)}. "
+            + ("Both intervals lie above zero, so the ordering holds beyond sampling noise. " if held else
+               "Not both intervals lie above zero, so the ordering is not established at this size. ")
+            + f"The same ordering holds with both intervals above zero for {len(held_others)} of the "
+              f"{others['model'].nunique()} BARTScore models"
+            + (f" ({', '.join(held_others)})." if held_others else "."))
+
+
+def stereotypical_summary(intervals: pd.DataFrame) -> dict:
+    """From :func:`stereotypical_intervals`: how many columns have a positive point value, how many intervals lie
+    above or below 0, and the columns whose interval reaches 0 (``reaches_zero_names``, or "none")."""
+    reach = intervals[~intervals["excludes_zero"]]
+    return {"positive": int((intervals["stereotypical_difference"] > 0).sum()), "columns": len(intervals),
+            "above_zero": int((intervals["ci_low"] > 0).sum()), "below_zero": int((intervals["ci_high"] < 0).sum()),
+            "reaches_zero": len(reach), "reaches_zero_names": ", ".join(reach["metric"]) or "none"}
+
+
 def reproduction_summary(bias: pd.DataFrame | None = None) -> dict:
     """Chapter 1's headline numbers: how much of Tables 6 and 9 the released scores reproduce, and why not the rest.
 
@@ -491,37 +574,99 @@ def reference_bias(attributes=None, *, n_resamples: int = 9999, seed: int = 0, c
     return out[["dataset", *pairwise.BIAS_COLUMNS]]
 
 
-def reference_bias_table(by_dataset: pd.DataFrame) -> pd.DataFrame:
-    """:func:`reference_bias` side by side per (metric, attribute): built and released bias, their difference,
-    whether their 95% intervals overlap, and the bias of the released score columns."""
+#: chapter 2's equivalence margin, fixed before the comparison: built and released references "measure the same
+#: bias" when the paired difference of Eq. 2 is shown to lie within ±1 point (of 100)
+REFERENCE_MARGIN = 1.0
+
+
+def reference_bias_tests(attributes=None, *, margin: float = REFERENCE_MARGIN, n_resamples: int = 9999,
+                         seed: int = 0, cache=True) -> pd.DataFrame:
+    """Built against released references, per (metric, attribute) of :func:`reference_bias`: the per-pair Eq. 2
+    terms of the same pairs (each version rescaled by its own Eq. 1), their paired difference built − released with
+    its 95% bootstrap interval, and two one-sided tests against ``margin`` (:func:`metricbias.bias.claims.compare`).
+    Columns: ``metric, attribute, pairs, difference, ci_low, ci_high, tost_low, tost_high, margin, equivalent,
+    verdict``."""
+    from ..bias import claims
+    from ..bias.significance import pair_terms
+    from ..scoring import score_metrics
+
+    names = {v: k for k, v in REFERENCE_METRICS.items()}
+    shared = score_metrics(datasets.load("matched", released_attributes(attributes)), list(names), cache=cache,
+                           progress=False)
+    rows = []
+    for (metric, attribute), g in shared.groupby(["metric", "attribute"], sort=False):
+        built = g[g["dataset"] == "built"].set_index("pair_id")
+        released = g[g["dataset"] == "released"].set_index("pair_id").loc[built.index]
+        label = names.get(metric, metric)
+        tb, tr = (pair_terms(d["score_1"], d["score_2"], metric=label, attribute=attribute) for d in (built, released))
+        if np.isnan(tb).any() or np.isnan(tr).any():  # constant scores: Eq. 1 undefined
+            c = {"difference": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tost_low": np.nan, "tost_high": np.nan,
+                 "margin": margin, "verdict": "undefined (constant scores)"}
+        else:
+            c = claims.compare(tb, tr, paired=True, margin=margin, n_resamples=n_resamples, seed=seed)
+        rows.append({"metric": label, "attribute": attribute, "pairs": len(built),
+                     **{k: c.get(k, False) for k in ("difference", "ci_low", "ci_high", "tost_low", "tost_high",
+                                                     "margin", "equivalent", "verdict")}})
+    return pd.DataFrame(rows)
+
+
+def reference_bias_table(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
+    """:func:`reference_bias` side by side per (metric, attribute): built and released bias, their paired difference
+    with its 95% interval and the verdict of :func:`reference_bias_tests`, and the bias of the released score
+    columns."""
     wide = by_dataset.pivot_table(index=["metric", "attribute"], columns="dataset",
-                                  values=["bias", "bias_ci_low", "bias_ci_high", "n_pairs"], sort=False)
+                                  values=["bias", "n_pairs"], sort=False)
     b, r = wide.xs("built", axis=1, level=1), wide.xs("released", axis=1, level=1)
-    overlap = (b["bias_ci_low"] <= r["bias_ci_high"]) & (r["bias_ci_low"] <= b["bias_ci_high"])
-    return pd.DataFrame({"metric": wide.index.get_level_values(0), "attribute": wide.index.get_level_values(1),
-                         "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
-                         "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
-                         "intervals overlap": overlap.to_numpy(),
-                         "released scores": wide[("bias", "released scores")].to_numpy()})
+    out = pd.DataFrame({"metric": wide.index.get_level_values(0), "attribute": wide.index.get_level_values(1),
+                        "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
+                        "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
+                        "released scores": wide[("bias", "released scores")].to_numpy()})
+    t = tests.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})[["metric", "attribute", "CI low",
+                                                                         "CI high", "verdict"]]
+    out = out.merge(t, on=["metric", "attribute"], how="left")
+    return out[["metric", "attribute", "pairs", "built", "released", "built − released", "CI low", "CI high",
+                "verdict", "released scores"]]
 
 
-def reference_bias_summary(by_dataset: pd.DataFrame) -> dict:
-    """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`."""
-    cmp = reference_bias_table(by_dataset)
+def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dict:
+    """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`: cells shown
+    the same within the margin (``same``), shown to differ (``differ``), and neither (``undecided``)."""
+    from ..bias.claims import UNDECIDED
+
+    cmp = reference_bias_table(by_dataset, tests)
     k = int(cmp["built − released"].abs().idxmax())
-    return {"cells": len(cmp), "overlapping": int(cmp["intervals overlap"].sum()),
+    verdict = cmp["verdict"].fillna("")
+    return {"cells": len(cmp), "margin": float(tests["margin"].iloc[0]) if len(tests) else REFERENCE_MARGIN,
+            "same": int(verdict.str.startswith("same within").sum()),
+            "differ": int(verdict.isin(["higher", "lower"]).sum()), "undecided": int((verdict == UNDECIDED).sum()),
+            "differ_within_margin": int((tests["verdict"].isin(["higher", "lower"])
+                                         & tests.get("equivalent", pd.Series(False, index=tests.index)).astype(bool)
+                                         ).sum()),
+            "differ_cells": ", ".join(f"{m} on {a}" for m, a in cmp.loc[verdict.isin(["higher", "lower"]),
+                                                                         ["metric", "attribute"]].to_numpy()) or "none",
             "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
             "largest_difference": float(abs(cmp.loc[k, "built − released"])),
             "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {cmp.loc[k, 'attribute']}"}
 
 
 def reference_bias_verdict(summary: dict) -> str:
-    """One sentence on :func:`reference_bias_summary`: whether rule-built references measure the same bias."""
-    if summary["overlapping"] == summary["cells"]:
-        return ("For these metrics the rule-built references measure the same bias as the released ones, within "
-                "the uncertainty of the measurement.")
-    return (f"In {summary['cells'] - summary['overlapping']} of {summary['cells']} cells the intervals do not "
-            "overlap: there the choice of reference changes the measured bias.")
+    """One sentence on :func:`reference_bias_summary`: where rule-built references are shown to measure the same
+    bias as the released ones (within the margin), where they differ, and where the data cannot tell."""
+    margin = f"±{summary['margin']:g} point{'s' if summary['margin'] != 1 else ''} of Eq. 2"
+    text = (f"With an equivalence margin of {margin}, fixed before the comparison, the two references measure the "
+            f"same bias (two one-sided tests: the 90% interval of the paired difference inside the margin) in "
+            f"{summary['same']} of {summary['cells']} cells. ")
+    if summary["differ"]:
+        text += (f"They differ (the 95% interval of the paired difference excludes zero) in {summary['differ']}: "
+                 f"{summary['differ_cells']}"
+                 + (f"; in {summary['differ_within_margin']} of these the difference is still shown to be smaller "
+                    "than the margin" if summary.get("differ_within_margin") else "") + ". ")
+    else:
+        text += "In no cell does the 95% interval of the paired difference exclude zero. "
+    if summary["undecided"]:
+        text += (f"In the other {summary['undecided']} the two are not distinguishable at this size: neither a "
+                 "difference nor an equivalence within the margin is shown.")
+    return text.strip()
 
 
 def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
@@ -557,20 +702,23 @@ def minimal_pairs_sentence(numbers: dict) -> str:
             "entirely, so it keeps a small bias on minimal pairs.")
 
 
-def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None) -> dict:
+def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None,
+                     tests=None) -> dict:
     """Chapter 2's headline numbers: what the rules build, how close the gender references come to the released
-    ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`)."""
+    ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`,
+    ``tests``: :func:`reference_bias_tests`)."""
     from ..datasets import built
 
     pairs, excluded = built.load(attributes), built.exclusions(attributes)
     match = built.match_published(released_attributes(attributes))
     by_dataset = reference_bias(attributes, n_resamples=n_resamples, seed=seed) if by_dataset is None else by_dataset
+    tests = reference_bias_tests(attributes, n_resamples=n_resamples, seed=seed) if tests is None else tests
     gender = gender_references(match)
-    bias = reference_bias_summary(by_dataset)
+    bias = reference_bias_summary(by_dataset, tests)
     return {"attributes": int(pairs["attribute"].nunique()), "pairs": len(pairs), "exclusions": len(excluded),
             "gender_released": gender["released"], "gender_exact": gender["exact"],
             "gender_exact_rate": gender["exact_rate"], "gender_normalized_rate": gender["normalized_rate"],
-            "bias_cells": bias["cells"], "bias_cells_overlapping": bias["overlapping"],
+            "bias_cells": bias["cells"], "bias_cells_same": bias["same"], "bias_cells_differ": bias["differ"],
             "bias_largest_difference": bias["largest_difference"]}
 
 
@@ -591,15 +739,92 @@ def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
 
 
 def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
-    """Range of the gender bias of PLM-based and of surface (n-gram, static-embedding) metrics, ours and Table 6's."""
+    """Range of the gender bias of PLM-based, of n-gram and of static-embedding metrics (``plm_*``, ``ngram_*``,
+    ``static_*``; ``surface_*``: the last two together), ours and Table 6's (whose surface rows are n-gram only)."""
     gender = bias[bias["attribute"] == "gender"].merge(configs[["metric", "paradigm"]], on="metric")
     t6 = table("sun2022_table6_bias")
-    plm, surface = gender[gender["paradigm"].isin(PLM_PARADIGMS)], gender[gender["paradigm"].isin(SURFACE_PARADIGMS)]
-    paper_plm, paper_surface = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
-    return {"plm_min": float(plm["bias"].min()), "plm_max": float(plm["bias"].max()),
-            "surface_min": float(surface["bias"].min()), "surface_max": float(surface["bias"].max()),
-            "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
-            "paper_surface_min": float(paper_surface.min()), "paper_surface_max": float(paper_surface.max())}
+    groups = {"plm": gender[gender["paradigm"].isin(PLM_PARADIGMS)],
+              "surface": gender[gender["paradigm"].isin(SURFACE_PARADIGMS)],
+              "ngram": gender[gender["paradigm"] == "n-gram"],
+              "static": gender[gender["paradigm"] == "static embedding"]}
+    out = {}
+    for key, g in groups.items():
+        out[f"{key}_min"], out[f"{key}_max"] = float(g["bias"].min()), float(g["bias"].max())
+    paper_plm, paper_ngram = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
+    return {**out, "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
+            "paper_ngram_min": float(paper_ngram.min()), "paper_ngram_max": float(paper_ngram.max())}
+
+
+#: the groups of configurations :func:`paradigm_gaps` compares with the PLM-based ones
+GAP_GROUPS = {"n-gram": ("n-gram",), "static embedding": ("static embedding",)}
+
+
+def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = "gender", *,
+                  n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Is the bias of the PLM-based configurations higher than that of the n-gram (and of the static-embedding)
+    ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
+    rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
+    over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
+    table_ = pair_term_table(scores, attribute)
+
+    def group_mean(paradigms):
+        cols = [m for m in table_.columns if paradigm.get(m) in paradigms]
+        return (table_[cols].mean(axis=1), len(cols)) if cols else (None, 0)
+
+    plm, n_plm = group_mean(PLM_PARADIGMS)
+    rows = []
+    for label, paradigms in GAP_GROUPS.items():
+        other, n_other = group_mean(paradigms)
+        row = {"attribute": attribute, "comparison": f"PLM-based − {label}", "PLM-based configurations": n_plm,
+               "other configurations": n_other, "pairs": len(table_)}
+        if plm is None or other is None:
+            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
+        else:
+            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: :func:`paradigm_gap_findings`' words for each verdict of :func:`paradigm_gaps`
+GAP_WORDS = {"higher": "more biased than", "lower": "less biased than"}
+
+
+def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
+    """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
+    its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
+    from")."""
+    from ..bias.claims import UNDECIDED
+
+    out = {}
+    for r in gaps.to_dict("records"):
+        key = "ngram" if r["comparison"].endswith("n-gram") else "static"
+        out.update({f"{key}_difference": r["difference"], f"{key}_ci_low": r["ci_low"],
+                    f"{key}_ci_high": r["ci_high"],
+                    f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
+                                                  else r["verdict"])})
+    return out
+
+
+def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
+    """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    words = {"higher": "the PLM-based configurations are more biased", "lower": "they are less biased"}
+    parts = []
+    for r in gaps.to_dict("records"):
+        if np.isnan(r["difference"]):
+            parts.append(f"{r['comparison']}: not run here")
+            continue
+        parts.append(f"{r['comparison']} {interval_text({**r, 'confidence': 0.95})} "
+                     f"({words.get(r['verdict'], r['verdict'])})")
+    attribute = gaps["attribute"].iloc[0] if len(gaps) else ""
+    return (f"On {attribute}, the mean bias of the PLM-based configurations minus that of each other group, paired "
+            f"over the same {int(gaps['pairs'].max()) if len(gaps) else 0} pairs (in points of Eq. 2): "
+            + "; ".join(parts) + ".")
 
 
 def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -621,12 +846,31 @@ def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> p
 
 
 def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
-    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs."""
+    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs,
+    with its 95% interval over the metrics (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
     both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
-    rows = [{"attribute": a, "metrics": len(g),
-             "Spearman ρ": float(g["bias_released"].corr(g["bias_built"], method="spearman"))}
-            for a, g in both.groupby("attribute", sort=True)]
-    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ"])
+    rows = []
+    for a, g in both.groupby("attribute", sort=True):
+        rho = float(g["bias_released"].corr(g["bias_built"], method="spearman"))
+        low, high = spearman_interval(rho, len(g))
+        rows.append({"attribute": a, "metrics": len(g), "Spearman ρ": rho, "CI low": low, "CI high": high})
+    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ", "CI low", "CI high"])
+
+
+def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
+    """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
+    ends of the intervals (Markdown, no math)."""
+    if agreement.empty:
+        return "No attribute is in both sets here."
+    defined = agreement.dropna(subset=["CI low"])
+    positive = defined[defined["CI low"] > 0]
+    return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
+            f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
+            f"{len(agreement)} ({', '.join(positive['attribute']) or 'none'}), where the built pairs rank the "
+            "metrics in an order related to the released one; the intervals are too wide to show that the two "
+            "orders are the same.")
 
 
 def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
@@ -786,13 +1030,15 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
             "live_configurations": len(positions),
             "live_outside_released_range": int((positions["position"] != "inside").sum()),
             "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
-            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"]}
+            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"],
+            "gender_ngram_min": ranges["ngram_min"], "gender_ngram_max": ranges["ngram_max"],
+            "gender_static_min": ranges["static_min"], "gender_static_max": ranges["static_max"]}
 
 
 # --- paradigm vs backbone (Fig. 4), with the backbone held fixed -----------------------------------
 CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
                  "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
-                 "p_paradigm_larger", "claim_holds", "n_configurations"]
+                 "p_paradigm_larger", "claim_holds", "verdict", "n_configurations"]
 RELEASED = "Sun et al. (2022), Table 6 (released scores; backbones differ by paradigm)"
 FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
@@ -809,11 +1055,27 @@ def released_shares() -> dict:
             "share_backbone": variance_explained(plm["avg"], plm["backbone"]), "n_configurations": len(plm)}
 
 
+def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
+    """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
+    (the percentile interval of their difference lies above 0), "reversed" when it does so in at most alpha/2,
+    otherwise not distinguishable at this size."""
+    from ..bias.claims import UNDECIDED
+
+    if np.isnan(p_paradigm_larger):
+        return "no interval"
+    if p_paradigm_larger >= 1 - alpha / 2:
+        return "holds"
+    if p_paradigm_larger <= alpha / 2:
+        return "reversed"
+    return UNDECIDED
+
+
 def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = None) -> pd.DataFrame:
     """Sun et al.'s released reading and our fixed-backbone decomposition, one row per attribute (and average)."""
     rel = released_shares()
     rows = [{"source": RELEASED, "attribute": "average", **rel,
-             "claim_holds": rel["share_paradigm"] > rel["share_backbone"]}]
+             "claim_holds": rel["share_paradigm"] > rel["share_backbone"],
+             "verdict": "point values only (no interval)"}]
     for r in decomposition.to_dict("records"):
         rows.append({"source": FIXED, "attribute": r["attribute"], "share_paradigm": r["share_paradigm"],
                      "share_paradigm_ci_low": r.get("share_paradigm_ci_low", np.nan),
@@ -822,7 +1084,8 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
                      "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
                      "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
                      "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
-                     "claim_holds": r["share_paradigm"] > r["share_backbone"], "n_configurations": n_configurations})
+                     "claim_holds": claim_verdict(r["p_first_larger"]) == "holds",
+                     "verdict": claim_verdict(r["p_first_larger"]), "n_configurations": n_configurations})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
@@ -962,7 +1225,7 @@ def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
         "paradigm high": claim["share_paradigm_ci_high"], "backbone": claim["share_backbone"],
         "backbone low": claim["share_backbone_ci_low"], "backbone high": claim["share_backbone_ci_high"],
         "interaction": claim["share_interaction"], "P(paradigm > backbone)": claim["p_paradigm_larger"],
-        "claim holds": claim["claim_holds"].map({True: "yes", False: "no"})})
+        "verdict": claim["verdict"]})
 
 
 def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
@@ -972,7 +1235,8 @@ def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
     rel = claim[claim["source"] == RELEASED].iloc[0]
     text = (f"On the released configurations, grouping by paradigm explains {rel['share_paradigm']:.0%} of the "
             f"variance of the average bias and grouping by backbone {rel['share_backbone']:.0%}, over "
-            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm.")
+            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm (point values: the "
+            "released reading has no interval, so it orders the two shares without a test).")
     fixed = claim[(claim["source"] == FIXED) & (claim["attribute"] == "average")]
     if len(fixed):
         f = fixed.iloc[0]
@@ -981,9 +1245,11 @@ def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
                  f"[{f['share_paradigm_ci_low']:.0%}, {f['share_paradigm_ci_high']:.0%}] and the backbone's "
                  f"{f['share_backbone']:.0%} [{f['share_backbone_ci_low']:.0%}, {f['share_backbone_ci_high']:.0%}] "
                  f"(interaction {f['share_interaction']:.0%}; the paradigm's share is the larger in "
-                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples): the claim "
-                 f"{'holds' if f['claim_holds'] else 'does not hold'} on average, and on "
-                 f"{int(holds['claim_holds'].sum())} of {len(holds)} rows (attributes and average).")
+                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples). The claim holds when that is at least "
+                 f"97.5% (the 95% interval of the difference of the two shares lies above zero): on average it "
+                 f"{'holds' if f['verdict'] == 'holds' else 'is ' + f['verdict']}; it holds on "
+                 f"{int((holds['verdict'] == 'holds').sum())} of {len(holds)} rows (attributes and average), is "
+                 f"reversed on {int((holds['verdict'] == 'reversed').sum())} and not distinguishable on the rest.")
     for r in per_backbone.to_dict("records"):
         text += (f" Among the {r['configurations']} configurations on {r['backbone']}, the paradigm explains "
                  f"{r['share_paradigm']:.0%} of the variance of the average bias ({r['paradigms']} paradigms).")

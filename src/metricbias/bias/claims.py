@@ -1,0 +1,159 @@
+"""The tests behind the book's comparative sentences.
+
+A sentence that compares ("prefers", "higher", "the same") states the test it rests on:
+
+* preference counts: a two-sided exact binomial (sign) test per row, ties left out
+  (:func:`scipy.stats.binomtest`), with Benjamini–Hochberg across the rows of one table
+  (:func:`scipy.stats.false_discovery_control`): :func:`sign_tests`;
+* "A is higher than B": the 95% bootstrap interval of the difference of means, paired
+  when the values match pair by pair, otherwise two independent samples: :func:`compare`;
+* "A is the same as B": two one-sided tests against a margin fixed in advance, i.e.
+  the 90% interval of the difference inside (−margin, margin) (:func:`compare` with ``margin``);
+  anything else is "not distinguishable at this size";
+* p-values that underflow to 0 are written as a bound, never 0 (:func:`format_p`, :func:`p_bounds`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+
+#: the smallest p-value the book writes; a smaller one (including an underflow to 0) is written as "p < FLOOR"
+P_FLOOR = 1e-300
+#: the false discovery rate at which a Benjamini–Hochberg adjusted p-value counts as significant
+ALPHA = 0.05
+#: what :func:`compare` concludes when its interval neither excludes 0 nor fits inside the margin
+UNDECIDED = "not distinguishable at this size"
+
+
+def bh_adjust(p_values) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values; NaN entries (no test) stay NaN and do not count in the family."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    tested = ~np.isnan(p)
+    if tested.any():
+        out[tested] = stats.false_discovery_control(p[tested], method="bh")
+    return out
+
+
+def sign_tests(first, second, *, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per row: how many pairs favour the first and the second side (ties already left out), the two-sided exact
+    binomial p-value of H0 "each untied pair favours either side with probability 1/2", its Benjamini–Hochberg
+    adjustment across the rows, and the ``favours`` verdict ("first", "second", or "neither" when the adjusted p
+    is not below ``alpha``). A row without untied pairs has no test (p NaN, left out of the BH family)."""
+    a, b = np.asarray(first), np.asarray(second)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"sign_tests: two 1-d count arrays of equal length needed, got {a.shape} and {b.shape}")
+    if (a < 0).any() or (b < 0).any() or not (np.all(a == np.round(a)) and np.all(b == np.round(b))):
+        raise ValueError("sign_tests: counts must be non-negative integers")
+    a, b = a.astype(int), b.astype(int)
+    p = np.array([stats.binomtest(int(x), int(x + y)).pvalue if x + y else np.nan for x, y in zip(a, b)])
+    adjusted = bh_adjust(p)
+    significant = adjusted < alpha  # NaN compares False
+    favours = np.where(significant & (a > b), "first", np.where(significant & (b > a), "second", "neither"))
+    return pd.DataFrame({"n_first": a, "n_second": b, "n_untied": a + b, "p_value": p, "p_adjusted": adjusted,
+                         "favours": favours})
+
+
+def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2, bare: bool = False) -> str:
+    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included);
+    ``bare``: without "p " (a table cell: "0.031", "< 1e-300")."""
+    if p is None or np.isnan(p):
+        text = "= —"
+    elif p < floor:
+        text = f"< {floor:.0e}".replace("e-0", "e-")
+    else:
+        text = f"= {p:.{digits}g}" if p >= 1e-3 else f"= {p:.{digits - 1}e}"
+    return text.removeprefix("= ") if bare else f"p {text}"
+
+
+def p_bounds(frame: pd.DataFrame, columns, *, floor: float = P_FLOOR) -> pd.DataFrame:
+    """``frame`` with every p-value below ``floor`` in ``columns`` replaced by ``floor`` itself, and for each such
+    column a boolean ``<column>_is_upper_bound`` saying which values are bounds (p < floor) rather than values:
+    a download stays numeric and never holds p = 0."""
+    out = frame.copy()
+    for col in ([columns] if isinstance(columns, str) else columns):
+        p = out[col].astype(float)
+        below = p < floor
+        out[col] = p.where(~below, floor)
+        out.insert(out.columns.get_loc(col) + 1, f"{col}_is_upper_bound", below.to_numpy())
+    return out
+
+
+def difference_interval(x, y, *, paired: bool, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                        seed: int = DEFAULT_SEED) -> dict:
+    """mean(x) − mean(y) with its BCa bootstrap interval: over the pairs (x_i − y_i) when ``paired``, otherwise
+    resampling the two samples independently (:func:`scipy.stats.bootstrap`, ``paired=False``)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 1 or y.ndim != 1 or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("difference_interval: two 1-d arrays of finite values needed")
+    if paired and x.shape != y.shape:
+        raise ValueError(f"difference_interval: a paired difference needs equal lengths, got {x.size} and {y.size}")
+    if min(x.size, y.size) < 2:
+        raise ValueError(f"difference_interval: at least two values per side needed, got {x.size} and {y.size}")
+    difference = float(x.mean() - y.mean())
+    if paired:
+        low, high = bootstrap_ci(x - y, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    elif np.ptp(x) == 0 and np.ptp(y) == 0:  # both samples constant: the bootstrap distribution is a point
+        low = high = difference
+    else:
+        res = stats.bootstrap((x, y), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis), paired=False,
+                              vectorized=True, confidence_level=confidence, n_resamples=n_resamples, method="BCa",
+                              rng=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return {"difference": difference, "ci_low": low, "ci_high": high, "confidence": confidence, "n_x": int(x.size),
+            "n_y": int(y.size)}
+
+
+def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0.05,
+            n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+    """Is mean(x) above, below or (within ``margin``) the same as mean(y)?
+
+    The (1 − ``alpha``) interval of the difference (:func:`difference_interval`) decides "higher" or "lower" when
+    it excludes 0. Otherwise, with a ``margin`` fixed in advance, two one-sided tests at level ``alpha`` (the
+    (1 − 2·``alpha``) interval inside (−margin, margin)) decide "same within ±margin"; failing that, the verdict is
+    :data:`UNDECIDED`. Returns the difference, the interval (``ci_low``, ``ci_high``), the TOST interval
+    (``tost_low``, ``tost_high``; NaN without a margin), ``margin``, ``equivalent`` (the TOST result, also when the
+    difference is shown: a real difference smaller than the margin) and ``verdict``.
+    """
+    out = difference_interval(x, y, paired=paired, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
+    out.update(tost_low=np.nan, tost_high=np.nan, margin=np.nan if margin is None else float(margin),
+               equivalent=False)
+    if margin is not None:
+        tost = difference_interval(x, y, paired=paired, confidence=1 - 2 * alpha, n_resamples=n_resamples, seed=seed)
+        out.update(tost_low=tost["ci_low"], tost_high=tost["ci_high"],
+                   equivalent=bool(-margin < tost["ci_low"] and tost["ci_high"] < margin))
+    if out["ci_low"] > 0:
+        out["verdict"] = "higher"
+    elif out["ci_high"] < 0:
+        out["verdict"] = "lower"
+    else:
+        out["verdict"] = f"same within ±{margin:g}" if out["equivalent"] else UNDECIDED
+    return out
+
+
+def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of a Spearman correlation over ``n`` units: Fisher's z with Bonett & Wright's (2000) standard error
+    sqrt((1 + rho²/2) / (n − 3)); (NaN, NaN) for fewer than 4 units or an undefined rho."""
+    if n < 4 or rho is None or np.isnan(rho):
+        return float("nan"), float("nan")
+    z = np.arctanh(np.clip(rho, -0.999999, 0.999999))
+    half = stats.norm.ppf(0.5 + confidence / 2) * np.sqrt((1 + rho**2 / 2) / (n - 3))
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
+
+
+def interval_text(result: dict, digits: int = 2) -> str:
+    """"+0.12 (95% CI +0.03 to +0.21)" for a :func:`difference_interval` or :func:`compare` result; a value that
+    is not 0 but would round to it is written in scientific notation (a bound just above 0 must not read "+0.00")."""
+    def number(v: float) -> str:
+        return f"{v:+.1e}" if v != 0 and abs(v) < 0.5 * 10**-digits else f"{v:+.{digits}f}"
+
+    return (f"{number(result['difference'])} ({result['confidence']:.0%} CI {number(result['ci_low'])} to "
+            f"{number(result['ci_high'])})")
+
+
+__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "format_p",
+           "interval_text", "p_bounds", "sign_tests", "spearman_interval"]
