@@ -402,6 +402,9 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
         from .paths import check_writable
 
         check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
+    from . import packs
+
+    packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
     log(f"running {len(selected)} chapter(s) with profile {profile}")
     return [execute_chapter(c, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
             for c, ready in zip(selected, prepared)]

@@ -24,14 +24,18 @@ LMs are the heads trained here on the frozen encoders, ``mlm-all-MiniLM-L6-v2`` 
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..jobs import log_records
 from . import distributional as dist
 
 METHODS = ("aul", "cps", "sss")
+#: the pair sets of Liu's Table 2 (loaders of this module) and the score functions measured on each
+RUNS = {"stereoset": ("sss", "aul"), "crows_pairs": ("cps", "aul")}
 PAIR_COLUMNS = ("stereotype", "anti_stereotype", "bias_type")
 
 
@@ -281,11 +285,13 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
             aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
         return (*aligned[k][i // n], aligned[k][2][i // n])
 
-    results = {}
+    results, records = {}, []
     for m in methods:
+        started = time.perf_counter()
         sig = _Signature(lm, m)
         keys = store.keys(sig, sentences, both) if store else [None] * len(sentences)
         known = store.lookup(keys) if store else {}
+        packed = store.count_packed([k for k in keys if k in known]) if known and store.has_packs else 0
         todo = [i for i, k in enumerate(keys) if k not in known]
         requests, spans = [], {}
         for i in todo:
@@ -297,6 +303,12 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
         if store and fresh:
             store.store(sig.signature, {keys[i]: v for i, v in fresh.items() if np.isfinite(v)})
         results[m] = np.array([fresh[i] if i in fresh else known[keys[i]] for i in range(len(sentences))])
+        records.append({"job": "", "metric": f"PLL {m.upper()} {lm.name}", "what": "pll", "pairs": len(sentences),
+                        "status": "done" if fresh else "cached", "cached": len(sentences) - len(todo),
+                        "packed": packed, "computed": len(todo), "attempts": 1,
+                        "seconds": round(time.perf_counter() - started, 3), "workers": 1, "error": "",
+                        "signature": sig.signature})
+    log_records(records)  # the chapter's job log: how many of its scores came from packs
     return pd.DataFrame([{"pair": pair, "bias_type": bias_type, "method": m, "score_st": results[m][k],
                           "score_at": results[m][n + k]}
                          for k, (pair, bias_type) in enumerate(zip(pairs.index, pairs["bias_type"]))
@@ -335,5 +347,5 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "aul", "bias_table", "check_pairs", "cps",
+__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "aul", "bias_table", "check_pairs", "cps",
            "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "split_tokens", "sss", "stereoset"]
