@@ -9,21 +9,21 @@ def _cmd_pack(args) -> int:
     from . import packs
 
     if args.pack_command == "build":
-        entries = packs.plan(args.profile, args.configs, device=args.device)
+        entries = packs.plan(args.profile, args.configs, device=args.device, sets=args.sets)
         if not entries:
             raise ValueError(f"no configuration of profile {args.profile} to pack"
                              + (f" matches --configs {args.configs}" if args.configs else ""))
         if args.dry_run:
             rows = packs.estimate(entries)
             for row in rows:
-                print(f"  {row['file']}: {row['scores']:,} scores, {row['bytes'] / 1e6:.2f} MB")
+                print(f"  {row['file']} ({row['text_set']}): {row['scores']:,} scores, {row['bytes'] / 1e6:.2f} MB")
             print(f"{len(rows)} files, {sum(r['scores'] for r in rows):,} scores, "
                   f"{sum(r['bytes'] for r in rows) / 1e6:.2f} MB as float64 (before compression)")
             return 0
         from .paths import check_writable
 
         check_writable(args.out, "--out", folder=True)
-        written = packs.build(entries, args.out, device=args.device)
+        written = packs.build(entries, args.out, device=args.device, dtype="float32" if args.float32 else "float64")
         print(f"{len(written)} pack file(s) written to {args.out} ({len(entries) - len(written)} up to date)")
         return 0
     if args.pack_command == "verify":
@@ -63,6 +63,10 @@ def add_parser(sub) -> None:
     b.add_argument("--configs", default=None,
                    help="comma-separated labels or registry names (default: every slow configuration; 'pll': the "
                         "PLL scores)")
+    b.add_argument("--sets", default=None,
+                   help="comma-separated text sets (default: every one the profile's chapters score; --dry-run lists "
+                        "them in the file names)")
+    b.add_argument("--float32", action="store_true", help="store scores as float32 (half the size; default float64)")
     b.add_argument("--out", type=Path, default=Path("models/packs"), help="folder of the pack files")
     b.add_argument("--dry-run", action="store_true", help="list the files and their sizes; score nothing")
     for name, helptext in (("verify", f"recompute a seeded sample of every pack (at least {MIN_FRACTION:.0%} and "

@@ -224,9 +224,37 @@ def register_text_set(name: str, kind: str = "metric"):
 
 
 def text_set(name: str) -> TextSet:
-    """A registered text set; ``pairs:<dataset>`` for every registered paired dataset."""
+    """A registered text set; ``pairs:<dataset>`` for every registered paired dataset, ``metaeval:<name>`` for every
+    meta-evaluation set (original and gender-swapped), ``association:tests=..;levels=..;sample_size=..;seed=..``
+    for association tests as ``seat.tests`` loads them."""
     if name in TEXT_SETS:
         return TEXT_SETS[name]
+    if name.startswith("metaeval:"):
+        def jobs(config):
+            from .datasets import meta_eval
+            from .metaeval.scoring import scored_texts
+
+            data = meta_eval.load(name.split(":", 1)[1])
+            return [scored_texts(data), scored_texts(data.swapped())]
+
+        return TextSet(name, jobs)
+    if name.startswith("association:"):
+        try:
+            args = dict(part.split("=", 1) for part in name.split(":", 1)[1].split(";"))
+            tests_args = (args["tests"], args["levels"], int(args["sample_size"]), int(args["seed"]))
+        except (KeyError, ValueError):
+            raise ValueError(f"text set {name!r}: write association:tests=...;levels=...;sample_size=N;seed=N") \
+                from None
+
+        def jobs(config):
+            from .bias import association
+            from .datasets import seat
+
+            names, levels, sample_size, seed = tests_args
+            return association.pairs_of(seat.tests(names, levels, sample_size=sample_size, seed=seed),
+                                        per_test=config.corpus_dependent)
+
+        return TextSet(name, jobs)
     if name.startswith("pairs:"):
         from .datasets import registry
 
@@ -283,20 +311,23 @@ class Entry:
         return "__".join(parts) + ".npz"
 
 
-def plan(profile: str, configs=None, device: str = "auto") -> list[Entry]:
-    """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``) x its slow configurations
-    (or those whose label or registry name is in ``configs``), once each."""
-    from . import backbones, profiles
+def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
+    """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``; or those of them named in
+    ``sets``) x its slow configurations (or those whose label or registry name is in ``configs``), once each."""
+    from . import backbones, profiles, runner
     from .bias import pll
 
     wanted = profiles.names_of(configs) if configs else None
+    wanted_sets = profiles.names_of(sets) if sets else None
     out, seen = [], set()
-    for chapter, sets in profiles.PACK_SETS.items():
-        skip = profiles.parameters(profile, chapter).get("skip_metrics", "")
-        specs = [s for s in profiles.suite(profile, skip)
+    lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
+    for chapter in profiles.PACK_SETS:
+        params = runner.chapter_parameters(profile, chapter)
+        specs = [s for s in profiles.suite(profile, params.get("skip_metrics", ""))
                  if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
-        lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
-        for name in sets:
+        for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
+            if wanted_sets and name not in wanted_sets:
+                continue
             if text_set(name).kind == "pll":
                 loader = name.split(":", 1)[1]
                 configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
@@ -323,10 +354,14 @@ def read(path: str | os.PathLike) -> tuple[dict, np.ndarray, np.ndarray]:
         return json.loads(str(data["meta"])), data["scores"].astype(float), data["offsets"]
 
 
-def write(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, provenance: dict) -> Path:
-    """The ``.npz`` and its ``.json`` beside it, each written atomically (the ``.json`` last: it names the sha256)."""
+def write(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, provenance: dict,
+          dtype: str = "float64") -> Path:
+    """The ``.npz`` (scores as ``dtype``: float64, or float32 to halve the size) and its ``.json`` beside it, each
+    written atomically (the ``.json`` last: it names the sha256)."""
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"pack scores are float64 or float32, not {dtype}")
     buf = io.BytesIO()
-    np.savez_compressed(buf, scores=np.asarray(scores, dtype=np.float64), offsets=np.asarray(offsets, np.int64),
+    np.savez_compressed(buf, scores=np.asarray(scores, dtype=dtype), offsets=np.asarray(offsets, np.int64),
                         meta=np.array(json.dumps(meta, sort_keys=True)))
     with atomic_path(path, suffix=".npz") as tmp:
         tmp.write_bytes(buf.getvalue())
@@ -353,7 +388,7 @@ def estimate(entries: list[Entry]) -> list[dict]:
     return rows
 
 
-def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto", log=print,
+def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto", dtype: str = "float64", log=print,
           progress: bool = True) -> list[Path]:
     """Score every entry live (no cache) and write its pack file into ``out``; a file already there with the same
     fingerprint and text hash is kept (only the configurations whose fingerprint changed are computed again)."""
@@ -384,7 +419,7 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
         record = {"command": provenance.command(), "device": provenance.device_name(device_of(entry.config)),
                   "versions": provenance.versions(libraries), "seconds": round(seconds, 2),
                   "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-        written.append(write(target, meta, scores, offsets, record))
+        written.append(write(target, meta, scores, offsets, record, dtype))
         log(f"  {entry.file}: {meta['scores']:,} scores in {seconds:.1f} s")
     return written
 

@@ -333,6 +333,21 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
     return nb, values
 
 
+def chapter_parameters(profile: str, stem: str) -> dict:
+    """The values chapter ``stem`` runs with under ``profile``: its parameters cell's defaults, the profile's over
+    them (what :func:`prepare` bakes in)."""
+    import jupytext
+
+    chapter = _select(chapters(), stem)[0]
+    nb = jupytext.read(chapter.source)
+    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
+    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    return {**defaults, **{k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in defaults}}
+
+
 def _declared(source: str) -> dict:
     """``{name: help}`` of a parameters cell (help: the assignment's trailing comment)."""
     return {name: comment.lstrip("#").strip() for name, _, _, comment in _assignments(source)}
