@@ -256,3 +256,17 @@ def test_the_text_sets_are_the_texts_the_library_scores(setup):
             association.run(tests, metric, cache=None, n_permutations=10)
         expected = association.pairs_of(tests, per_test=metric.corpus_dependent)
         assert [(j.candidates, j.references) for j in ran] == [tuple(map(list, e)) for e in expected]
+
+
+def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
+    from metricbias import pack_plan
+
+    entries = pack_plan.plan("full", configs="Regression-MiniLM")
+    assert [e.text_set for e in entries] == [
+        "pairs:published", "pairs:built", "pairs:counterfactual",
+        "association:tests=all;levels=all;sample_size=16;seed=0",  # chapter 5's parameters under `full`
+        "metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"]
+    published = {e.config.label for e in pack_plan.plan("full", sets="pairs:published")}
+    assert "Regression-MiniLM" in published and "BLEU" not in published and "BERTScore-MiniLM" not in published
+    assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options))
+               for e in pack_plan.plan("full", sets="pairs:published"))

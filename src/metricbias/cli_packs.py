@@ -9,12 +9,14 @@ def _cmd_pack(args) -> int:
     from . import packs
 
     if args.pack_command == "build":
-        entries = packs.plan(args.profile, args.configs, device=args.device, sets=args.sets)
+        from . import pack_plan
+
+        entries = pack_plan.plan(args.profile, args.configs, device=args.device, sets=args.sets)
         if not entries:
             raise ValueError(f"no configuration of profile {args.profile} to pack"
                              + (f" matches --configs {args.configs}" if args.configs else ""))
         if args.dry_run:
-            rows = packs.estimate(entries)
+            rows = pack_plan.estimate(entries)
             for row in rows:
                 print(f"  {row['file']} ({row['text_set']}): {row['scores']:,} scores, {row['bytes'] / 1e6:.2f} MB")
             print(f"{len(rows)} files, {sum(r['scores'] for r in rows):,} scores, "

@@ -39,10 +39,10 @@ same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
 (``make book RECOMPUTE=1``) forgets every imported score instead, so that all is
 computed live. :func:`verify` does the checks without importing (``metricbias pack verify``).
 
-**Which files.** :func:`plan` lists them from the profile: each chapter's text sets
+**Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
 (:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
 (``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
-are slow (:func:`is_slow`), and the PLL score functions of every masked LM here.
+are slow (:func:`metricbias.pack_plan.is_slow`), and the PLL score functions of every masked LM here.
 Declaring the data sets per chapter, rather than recording a run, keeps a pack build
 independent of executing the chapters; the chapters' job logs then say how many of
 their scores came from packs (:func:`chapter_numbers`), so a data set a chapter
@@ -191,15 +191,6 @@ def config_from_json(data: dict, device: str = "auto"):
     return MetricConfig(data["name"], data.get("options", {}), data.get("label", ""), device)
 
 
-def is_slow(spec) -> bool:
-    """Slow on two CPU cores: the MPNet configurations and the regression and generation metrics (the PLL scores
-    are slow too: :func:`plan` adds them)."""
-    from .metrics.registry import metric_class
-
-    family = metric_class(spec.name).family
-    return family in ("regression", "generation") or "mpnet" in str(spec.options.get("backbone", "")).lower()
-
-
 # --- text sets ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -311,37 +302,6 @@ class Entry:
         return "__".join(parts) + ".npz"
 
 
-def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
-    """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``; or those of them named in
-    ``sets``) x its slow configurations (or those whose label or registry name is in ``configs``), once each."""
-    from . import backbones, profiles, runner
-    from .bias import pll
-
-    wanted = profiles.names_of(configs) if configs else None
-    wanted_sets = profiles.names_of(sets) if sets else None
-    out, seen = [], set()
-    lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
-    for chapter in profiles.PACK_SETS:
-        params = runner.chapter_parameters(profile, chapter)
-        specs = [s for s in profiles.suite(profile, params.get("skip_metrics", ""))
-                 if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
-        for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
-            if wanted_sets and name not in wanted_sets:
-                continue
-            if text_set(name).kind == "pll":
-                loader = name.split(":", 1)[1]
-                configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
-                if wanted:
-                    configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]
-            else:
-                configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in specs]
-            for config in configs_here:
-                if (name, config.label) not in seen:
-                    seen.add((name, config.label))
-                    out.append(Entry(config, name))
-    return out
-
-
 # --- building -------------------------------------------------------------------------------------
 
 def _sha256(path: Path) -> str:
@@ -375,17 +335,6 @@ def _meta(entry: Entry, jobs) -> dict:
     return {"format": FORMAT, "text_set": entry.text_set, "config": entry.config.to_json(),
             "signature": entry.config.signature, "fingerprint": fingerprint(entry.config.signature),
             "text_hash": _texts_hash(jobs), "scores": sum(len(c) for c, _ in jobs)}
-
-
-def estimate(entries: list[Entry]) -> list[dict]:
-    """Scores and bytes (float64) of each file of ``entries``, from the texts alone (nothing is scored)."""
-    rows = []
-    for entry in entries:
-        jobs = text_set(entry.text_set).jobs(entry.config)
-        n = sum(len(c) for c, _ in jobs)
-        rows.append({"file": entry.file, "configuration": entry.config.label, "text_set": entry.text_set,
-                     "scores": n, "bytes": 8 * n})
-    return rows
 
 
 def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto", dtype: str = "float64", log=print,
@@ -635,6 +584,6 @@ def chapter_sentence(numbers: dict | None = None) -> str:
 
 
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
-           "chapter_numbers", "chapter_sentence", "check_file", "default_dir", "estimate", "fingerprint",
-           "import_packs", "is_slow", "plan", "prepare", "read", "register_text_set", "sample_positions",
+           "chapter_numbers", "chapter_sentence", "check_file", "default_dir", "fingerprint",
+           "import_packs", "prepare", "read", "register_text_set", "sample_positions",
            "summary_line", "text_set", "verify", "write"]
