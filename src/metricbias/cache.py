@@ -286,6 +286,7 @@ class ScoreCache(SQLiteFile):
                             [(k, sig_id, float(v)) for k, v in items.items()])
             if pack is not None:
                 con.executemany("INSERT OR IGNORE INTO packed VALUES (?)", [(k,) for k in items])
+                con.execute("DELETE FROM packs WHERE file = ?", (pack["file"],))  # a rebuilt pack replaces its record
                 con.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?, ?, ?, ?)",
                             (pack["sha256"], signature, pack["file"], pack["scores"], pack["checked"],
                              pack["max_diff"]))
@@ -362,6 +363,7 @@ class ScoreCache(SQLiteFile):
             args = (len(signature_prefix), signature_prefix)
             n = con.execute(f"DELETE FROM entries WHERE signature_id IN ({ids})", args).rowcount
             con.execute("DELETE FROM signatures WHERE substr(signature, 1, ?) = ?", args)
+            con.execute("DELETE FROM packs WHERE substr(signature, 1, ?) = ?", args)  # imported again when next run
             return n
 
         return self._run(delete, write=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -24,16 +25,17 @@ def _cmd_pack(args) -> int:
             return 0
         from .paths import check_writable
 
-        check_writable(args.out, "--out", folder=True)
-        written = packs.build(entries, args.out, device=args.device, dtype="float32" if args.float32 else "float64")
-        print(f"{len(written)} pack file(s) written to {args.out} ({len(entries) - len(written)} up to date)")
+        out = args.out or packs.default_dir()
+        check_writable(out, "--out", folder=True)
+        written = packs.build(entries, out, device=args.device, dtype="float32" if args.float32 else "float64")
+        print(f"{len(written)} pack file(s) written to {out} ({len(entries) - len(written)} up to date)")
         return 0
     if args.pack_command == "verify":
         checked = packs.verify(args.packs, fraction=args.fraction, device=args.device)
-        print(packs.summary_line([c for c in checked if c.status == "verified"]))
-        for c in checked:
+        for c in checked:  # stdout keeps the one summary line
             if c.status != "verified":
-                print(f"  {c.file}: not checked, {c.status} ({c.note})")
+                print(f"metricbias pack verify: {c.file} not checked: {c.status} ({c.note})", file=sys.stderr)
+        print(packs.summary_line([c for c in checked if c.status == "verified"]))
         return 0
     done = packs.import_packs(args.packs, fraction=args.fraction, device=args.device, log=print)
     print(packs.summary_line([c for c in done if c.status == "imported"]))
@@ -69,7 +71,7 @@ def add_parser(sub) -> None:
                    help="comma-separated text sets (default: every one the profile's chapters score; --dry-run lists "
                         "them in the file names)")
     b.add_argument("--float32", action="store_true", help="store scores as float32 (half the size; default float64)")
-    b.add_argument("--out", type=Path, default=Path("models/packs"), help="folder of the pack files")
+    b.add_argument("--out", type=Path, default=None, help="folder of the pack files (default models/packs)")
     b.add_argument("--dry-run", action="store_true", help="list the files and their sizes; score nothing")
     for name, helptext in (("verify", f"recompute a seeded sample of every pack (at least {MIN_FRACTION:.0%} and "
                                       "32 scores of each) and compare; imports nothing"),
