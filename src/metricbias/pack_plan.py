@@ -52,11 +52,11 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
 
 def estimate(entries: list[Entry]) -> list[dict]:
     """Scores and bytes (float64) of each file of ``entries``, from the texts alone (nothing is scored)."""
-    from .packs import text_set
+    from .packs import texts_of
 
-    rows = []
+    rows, memo = [], {}
     for entry in entries:
-        jobs = text_set(entry.text_set).jobs(entry.config)
+        jobs = texts_of(entry.text_set, entry.config, memo)
         n = sum(len(c) for c, _ in jobs)
         rows.append({"file": entry.file, "configuration": entry.config.label, "text_set": entry.text_set,
                      "scores": n, "bytes": 8 * n})

@@ -278,6 +278,16 @@ for _loader in ("crows_pairs", "stereoset"):
     register_text_set(f"pll:{_loader}", kind="pll")(_pll_jobs(_loader))
 
 
+def texts_of(name: str, config, memo: dict | None = None) -> list:
+    """The jobs of text set ``name`` for ``config``, kept in ``memo`` for the next configuration (they depend only on
+    whether the configuration is corpus-dependent)."""
+    memo = {} if memo is None else memo
+    key = (name, config.corpus_dependent)
+    if key not in memo:
+        memo[key] = text_set(name).jobs(config)
+    return memo[key]
+
+
 def _texts_hash(jobs) -> str:
     from .cache import data_hash
 
@@ -345,10 +355,10 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
     from .jobs import Job, run
 
     out = Path(out)
-    written = []
+    written, memo = [], {}
     for entry in entries:
         target = out / entry.file
-        jobs = text_set(entry.text_set).jobs(entry.config)
+        jobs = texts_of(entry.text_set, entry.config, memo)
         meta = _meta(entry, jobs)
         if target.is_file() and target.with_suffix(".json").is_file():
             old, _, _ = read(target)
@@ -418,12 +428,12 @@ def _within(family: str, pack: np.ndarray, live: np.ndarray) -> np.ndarray:
     return both_nan | (np.abs(pack - live) <= atol + rtol * np.abs(live))
 
 
-def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "auto", cache=None,
-               want_scores: bool = False):
+def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "auto", cache=None, memo=None):
     """Check one pack file (sha256, fingerprint, texts, a live sample); returns ``(Checked, jobs, scores)``.
 
     Raises :class:`PackError` on a changed file or a score beyond tolerance; with ``cache``, a pack that cache
     already holds under the same signature is reported ``imported before`` without being checked again.
+    ``memo``: a dict that keeps the texts rebuilt for one file for the next files of the same text set.
     """
     path = Path(path)
     side = path.with_suffix(".json")
@@ -449,7 +459,7 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
                        note="its configuration changed (fingerprint); computed live"), None, None
     if cache is not None and any(row["sha256"] == sha and row["signature"] == signature for row in cache.packs()):
         return Checked(path.name, label, "imported before", sha, len(scores)), None, None
-    jobs = text_set(meta["text_set"]).jobs(config)
+    jobs = texts_of(meta["text_set"], config, memo)
     if _texts_hash(jobs) != meta["text_hash"]:
         return Checked(path.name, label, "texts changed", sha, len(scores),
                        note=f"the texts of {meta['text_set']} changed; computed live"), None, None
@@ -481,9 +491,9 @@ def verify(folder=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
     """Check every pack file in ``folder`` (default ``models/packs``) against live scores; nothing is imported."""
     if not 0 < fraction <= 1:
         raise ValueError(f"--fraction must be in (0, 1], not {fraction}")
-    out = []
+    out, memo = [], {}
     for path in pack_files(folder or default_dir()):
-        found = check_file(path, fraction=fraction, device=device)[0]
+        found = check_file(path, fraction=fraction, device=device, memo=memo)[0]
         if log:
             log(f"  {found.file}: {found.status}" + (f", {found.checked} checked, max |diff| {found.max_diff:.3g}"
                                                       if found.status == "verified" else f" ({found.note})"))
@@ -504,9 +514,9 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
     from .cache import ScoreCache
 
     cache = ScoreCache.default() if cache in (None, True) else cache
-    out = []
+    out, memo = [], {}
     for path in pack_files(folder or default_dir()):
-        found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache)
+        found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache, memo=memo)
         if found.status == "verified":
             config, jobs, offsets = parts
             items = {}
@@ -585,5 +595,5 @@ def chapter_sentence(numbers: dict | None = None) -> str:
 
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
            "chapter_numbers", "chapter_sentence", "check_file", "default_dir", "fingerprint",
-           "import_packs", "prepare", "read", "register_text_set", "sample_positions",
+           "import_packs", "prepare", "texts_of", "read", "register_text_set", "sample_positions",
            "summary_line", "text_set", "verify", "write"]
