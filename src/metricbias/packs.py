@@ -6,13 +6,17 @@ pseudo-log-likelihood score function of a masked LM (:class:`PLLConfig`). A text
 is a named, deterministic list of scoring jobs built from the raw data alone
 (:data:`TEXT_SETS`): ``pairs:<dataset>`` is every pair of a registered paired dataset,
 scored as :class:`metricbias.scoring.Plan` scores it (one job; for a corpus-dependent
-metric one job per (dataset, attribute), its corpus); ``pll:<set>`` is every
+metric one job per (dataset, attribute), its corpus); ``metaeval:<name>`` is a
+meta-evaluation set and its gender swap, each as one metric call scores it
+(:func:`metricbias.metaeval.scoring.scored_texts`); ``association:tests=..;levels=..;sample_size=..;seed=..``
+is every ordered (x, y) pair of the association tests ``seat.tests`` loads
+(:func:`metricbias.bias.association.pairs_of`); ``pll:<set>`` is every
 (stereotype, anti-stereotype) pair of a PLL pair set, both sentences. The jobs'
 (candidate, reference) pairs, in order, are the text set's *canonical order*.
 
 **Format** (``<text set>__<configuration>.npz`` and ``.json`` beside it, under
-``models/packs/``). The ``.npz`` (numpy, no pickle) holds ``scores`` (float64, one per
-position of the canonical order, NaN where a score is undefined), ``offsets`` (int64,
+``models/packs/``). The ``.npz`` (numpy, no pickle) holds ``scores`` (float64, or float32 with
+``--float32``; one per position of the canonical order, NaN where a score is undefined), ``offsets`` (int64,
 where each job starts; the last is the total) and ``meta`` (a JSON string: format,
 text set, configuration, its signature and fingerprint, the sha256 of the texts, the
 number of scores). No text and no per-text key is stored: the texts are rebuilt from
