@@ -23,6 +23,7 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
     ``sets``) x its slow configurations (or those whose label or registry name is in ``configs``), once each."""
     from . import backbones, profiles, runner
     from .bias import pll
+    from .metrics.registry import Spec
     from .packs import Entry, MetricConfig, PLLConfig, text_set
 
     wanted = profiles.names_of(configs) if configs else None
@@ -31,8 +32,10 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
     lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
     for chapter in profiles.PACK_SETS:
         params = runner.chapter_parameters(profile, chapter)
-        specs = [s for s in profiles.suite(profile, params.get("skip_metrics", ""))
-                 if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
+        skip = params.get("skip_metrics", "")
+        named = profiles.names_of(params.get("metric_names", ""))  # a chapter given metric names runs those instead
+        suite = [Spec.of(n) for n in sorted(named - profiles.names_of(skip))] if named else profiles.suite(profile, skip)
+        specs = [s for s in suite if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
         for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
             if wanted_sets and name not in wanted_sets:
                 continue
