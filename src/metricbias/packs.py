@@ -166,10 +166,11 @@ class PLLConfig:
         return f"PLL-{self.method}-{self.model}"
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> str:  # without loading the model: a warm rerun only checks it
+        from . import backbones
         from .bias import pll
 
-        return pll._Signature(self.lm, self.method).signature
+        return pll.signature(self.model, pll.weights_fingerprint(backbones.resolve(self.model)), self.method)
 
     def compute(self, candidates: list[str], references: list[str]) -> np.ndarray:
         """Live scores of sentences, each with its pair as reference (``stereotype\\x1fanti-stereotype``)."""

@@ -61,10 +61,10 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if backbones.is_trained_dir(path):  # a head trained here on a frozen encoder (mlm-all-MiniLM-L6-v2, ...)
-        from ..trained import mlm_head, parts
+        from ..trained import mlm_head
 
         tokenizer, model = mlm_head.load(str(path), device)
-        return MaskedLM(tokenizer, model, device, str(name_or_path), parts.scores_fingerprint(path))
+        return MaskedLM(tokenizer, model, device, str(name_or_path), weights_fingerprint(path))
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -83,8 +83,18 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
             f"backbone {name_or_path!r} ({path}) has no trained masked-LM head (missing {head[:3]}); "
             "PLL measures need a masked LM such as bert-base-cased or roberta-large")
     model.to(device).eval()
-    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path),
-                    backbones.fingerprint_path(path))
+    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path), weights_fingerprint(path))
+
+
+def weights_fingerprint(path) -> str:
+    """What a masked LM's scores depend on, as a short hash: a trained head's parts and base, else the folder."""
+    from .. import backbones
+
+    if backbones.is_trained_dir(path):
+        from ..trained import parts
+
+        return parts.scores_fingerprint(path)
+    return backbones.fingerprint_path(path)
 
 
 def _encode(lm: MaskedLM, sentence: str):
@@ -247,13 +257,16 @@ def stereoset() -> pd.DataFrame:
                         index=pd.Index([r["id"] for r in rows], name="id"))
 
 
-class _Signature:
-    """What a PLL score depends on, for the score cache: the method, the model's weights, this code."""
+def signature(name: str, fingerprint: str, method: str) -> str:
+    """What a PLL score depends on, for the score cache: the method, the model (name and weights), this code."""
+    return f"pll-{method}|model:{name}@{fingerprint}|rev:{REVISION}"
 
+
+class _Signature:
     corpus_dependent = False
 
     def __init__(self, lm: MaskedLM, method: str):
-        self.signature = f"pll-{method}|model:{lm.name}@{lm.fingerprint}|rev:{REVISION}"
+        self.signature = signature(lm.name, lm.fingerprint, method)
 
 
 def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
@@ -348,4 +361,5 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "aul", "bias_table", "check_pairs", "cps",
-           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "split_tokens", "sss", "stereoset"]
+           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "signature", "split_tokens", "sss", "stereoset",
+           "weights_fingerprint"]
