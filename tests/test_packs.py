@@ -270,3 +270,18 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     assert "Regression-MiniLM" in published and "BLEU" not in published and "BERTScore-MiniLM" not in published
     assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options))
                for e in pack_plan.plan("full", sets="pairs:published"))
+
+
+def test_a_corpus_dependent_sample_is_scored_with_the_whole_calls_idf(tmp_path):
+    """MoverScore's idf comes from the whole call: a pack's sample is scored with it, the encoder run on the sample."""
+    pytest.importorskip("torch")
+    from tiny_models import save_tiny_bert
+
+    mover = metrics.get("moverscore", backbone=str(save_tiny_bert(tmp_path / "bert")), device="cpu")
+    cands = ["the nurse said she was tired", "the doctor said he was late", "a man walked home", "she sang"] * 2
+    refs = ["the nurse was tired", "the doctor was late", "someone walked home", "a song"] * 2
+    cands[5] = "the engineer said he was late"
+    whole = mover._score_dedup(cands, refs)
+    np.testing.assert_allclose(mover.score_sample(cands, refs, [1, 5, 6]), whole[[1, 5, 6]], rtol=1e-6)
+    alone = mover._score_dedup([cands[i] for i in (1, 5, 6)], [refs[i] for i in (1, 5, 6)])
+    assert not np.allclose(alone, whole[[1, 5, 6]])  # on its own, the sample would be its own corpus

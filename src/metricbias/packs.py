@@ -36,7 +36,8 @@ each file, check the sha256 of its content against its provenance (a mismatch st
 the run), compare the fingerprint with the configuration's here (changed: the pack is
 skipped and the configuration computed live), rebuild the texts and check their hash
 (changed: skipped), recompute live a seeded sample of at least 1% and at least 32
-positions and compare (beyond :data:`TOLERANCE`: stops the run with one line naming
+positions (``Metric.score_sample``: a corpus-dependent metric keeps the whole job as
+its corpus; MoverScore then encodes only the sample) and compare (beyond :data:`TOLERANCE`: stops the run with one line naming
 the file, configuration, position and both values), then store the scores in the
 score cache, marked as from a pack. A pack already imported into this cache under the
 same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
@@ -134,9 +135,10 @@ class MetricConfig:
     def family(self) -> str:
         return self.metric.family
 
-    def compute(self, candidates: list[str], references: list[str]) -> np.ndarray:
-        """Live scores, no cache."""
-        return np.asarray(self.metric._score_dedup(list(candidates), list(references)), dtype=float)
+    def compute(self, candidates: list[str], references: list[str], positions) -> np.ndarray:
+        """Live scores of the pairs at ``positions`` of one call (the whole call is a corpus-dependent metric's
+        corpus), no cache."""
+        return np.asarray(self.metric.score_sample(candidates, references, positions), dtype=float)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, "options": self.options, "label": self.label}
@@ -172,11 +174,15 @@ class PLLConfig:
 
         return pll.signature(self.model, pll.weights_fingerprint(backbones.resolve(self.model)), self.method)
 
-    def compute(self, candidates: list[str], references: list[str]) -> np.ndarray:
-        """Live scores of sentences, each with its pair as reference (``stereotype\\x1fanti-stereotype``)."""
+    def compute(self, candidates: list[str], references: list[str], positions=None) -> np.ndarray:
+        """Live scores of sentences (those at ``positions``), each with its pair as reference
+        (``stereotype\\x1fanti-stereotype``), no cache."""
         import pandas as pd
 
         from .bias import pll
+
+        if positions is not None:
+            candidates, references = [candidates[i] for i in positions], [references[i] for i in positions]
 
         pairs = list(dict.fromkeys(tuple(r.split("\x1f", 1)) for r in references))
         frame = pd.DataFrame({"stereotype": [p[0] for p in pairs], "anti_stereotype": [p[1] for p in pairs],
@@ -475,10 +481,7 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
         here = positions[(positions >= start) & (positions < stop)] - start
         if not len(here):
             continue
-        if config.corpus_dependent:  # the corpus is the whole job: recompute it whole
-            live[start + here] = config.compute(cands, refs)[here]
-        else:
-            live[start + here] = config.compute([cands[i] for i in here], [refs[i] for i in here])
+        live[start + here] = config.compute(cands, refs, here)  # a corpus-dependent metric's corpus: the whole job
     ok = _within(config.family, scores[positions], live[positions])
     diffs = np.abs(scores[positions] - live[positions])
     max_diff = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else 0.0
