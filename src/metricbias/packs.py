@@ -580,8 +580,10 @@ def chapter_numbers(job_log=None, cache=None) -> dict:
             except json.JSONDecodeError:
                 continue
     used = {r["signature"] for r in records if r.get("packed")}
-    cache = ScoreCache.default() if cache in (None, True) else cache
-    rows = [row for row in cache.packs() if row["signature"] in used] if used else []
+    rows = []
+    if used:  # the score cache is opened only when a pack was used
+        cache = ScoreCache.default() if cache in (None, True) else cache
+        rows = [row for row in cache.packs() if row["signature"] in used]
     return {"scores": sum(r.get("cached", 0) + r.get("computed", 0) for r in records),
             "from_packs": sum(r.get("packed", 0) for r in records),
             "computed": sum(r.get("computed", 0) for r in records),

@@ -136,10 +136,11 @@ def job_profile(path: Path) -> list[dict]:
     return [{**r, "seconds": round(r["seconds"], 2)} for r in rows]
 
 
-def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict]) -> None:
+def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict],
+                 packs: dict | None = None) -> None:
     table = load_timings()
     table.setdefault(profile, {})[stem] = {"seconds": round(seconds, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                           "cells": cells, "jobs": jobs}
+                                           "cells": cells, "jobs": jobs, "packs": packs or {}}
     with atomic_path(timings_path(), suffix=".json") as tmp:
         tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
 
@@ -401,7 +402,11 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
             else:
                 os.environ[key] = value
     seconds = time.perf_counter() - start
-    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log))
+    from .packs import chapter_numbers
+
+    # how many of the chapter's scores came from score packs, how many were checked, the largest difference
+    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log),
+                 chapter_numbers(job_log))
     log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s -> {output}")
     return output
 
