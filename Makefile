@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROFILE ?= offline
+# RECOMPUTE=1: ignore the score packs of models/packs and compute every score live
+RECOMPUTE ?=
 # where the chapters' scoring runs: inprocess, local (a Dask LocalCluster of WORKERS processes) or tcp://HOST:PORT
 SCHEDULER ?= inprocess
 WORKERS ?=
@@ -39,9 +41,11 @@ data: setup wordnet
 backbones: setup
 	$(BIN)/metricbias install-backbone all
 
-# Execute every chapter with papermill, in _toc.yml order; the chapters' kernels score on $(SCHEDULER).
+# Execute every chapter with papermill, in _toc.yml order; the chapters' kernels score on $(SCHEDULER). Before the
+# chapters, `metricbias run` imports the verified score packs of models/packs (RECOMPUTE=1: ignores them).
 chapters: data backbones
-	METRICBIAS_SCHEDULER=$(SCHEDULER) METRICBIAS_WORKERS=$(WORKERS) $(BIN)/metricbias run --profile $(PROFILE)
+	METRICBIAS_RECOMPUTE=$(RECOMPUTE) METRICBIAS_SCHEDULER=$(SCHEDULER) METRICBIAS_WORKERS=$(WORKERS) \
+		$(BIN)/metricbias run --profile $(PROFILE)
 
 book: chapters
 	$(BIN)/jupyter-book build . --path-output book

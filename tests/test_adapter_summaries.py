@@ -235,7 +235,8 @@ def test_recorded_figures_are_read_under_other_library_versions_but_not_another_
     now = ("metric:bertscore|layer:6|adapter:-|version:torch-2.13.0+cpu,metricbias-0.1.0,rev-1",
            "metric:bertscore|layer:6|adapter:0113ece2ddd5|version:torch-2.13.0+cpu,metricbias-0.1.0,rev-1")
     gpu = [s.replace("torch-2.13.0+cpu", "torch-2.11.0") for s in now]
-    assert configuration(gpu[1]) == "metric:bertscore|layer:6|adapter:0113ece2ddd5"
+    assert configuration(gpu[1]) == "metric:bertscore|layer:6|adapter:0113ece2ddd5|rev:1"
+    assert configuration(gpu[1].replace("rev-1", "rev-2")) != configuration(gpu[1])  # the metric's scoring changed
     recorded = pd.DataFrame({"signature_before": [gpu[0]] * 2, "signature_after": [gpu[1]] * 2})
     assert evaluation.same_configuration(recorded, now)
     other_adapter = recorded.assign(signature_after=gpu[1].replace("0113ece2ddd5", "98ef8fbf8f2b"))

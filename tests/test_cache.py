@@ -85,7 +85,7 @@ def test_a_cache_in_the_first_layout_is_migrated_with_one_line(tmp_path, capsys)
     assert capsys.readouterr().err == ""
     with closing(sqlite3.connect(path)) as con:
         tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"signatures", "entries"}
+    assert tables == {"signatures", "entries", "packed", "packs"}
 
 
 def test_the_new_layout_is_a_fraction_of_the_first(tmp_path):

@@ -202,11 +202,15 @@ class ScoreCache(SQLiteFile):
     """
 
     what = "score cache"
-    tables = ("signatures", "entries")
+    tables = ("signatures", "entries", "packed", "packs")
     schema = (
         "CREATE TABLE IF NOT EXISTS signatures (id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE)",
         "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, signature_id INTEGER NOT NULL, "
         "score REAL NOT NULL) WITHOUT ROWID",
+        # the keys whose scores came from a score pack (metricbias.packs), and the packs imported and verified
+        "CREATE TABLE IF NOT EXISTS packed (key BLOB PRIMARY KEY) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS packs (sha256 TEXT NOT NULL, signature TEXT NOT NULL, file TEXT NOT NULL, "
+        "scores INTEGER NOT NULL, checked INTEGER NOT NULL, max_diff REAL NOT NULL, PRIMARY KEY (sha256, signature))",
     )
 
     def __init__(self, path: str | os.PathLike):
@@ -269,8 +273,10 @@ class ScoreCache(SQLiteFile):
 
         return self._run(read) if unique else {}
 
-    def store(self, signature: str, items: dict[bytes, float]) -> None:
-        if not items:
+    def store(self, signature: str, items: dict[bytes, float], *, pack: dict | None = None) -> None:
+        """Store scores; with ``pack`` (a row of the ``packs`` table: sha256, file, scores, checked, max_diff) they
+        came from that verified score pack, recorded in the same transaction."""
+        if not items and pack is None:
             return
 
         def write(con):
@@ -278,8 +284,54 @@ class ScoreCache(SQLiteFile):
             (sig_id,) = con.execute("SELECT id FROM signatures WHERE signature = ?", (signature,)).fetchone()
             con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
                             [(k, sig_id, float(v)) for k, v in items.items()])
+            if pack is not None:
+                con.executemany("INSERT OR IGNORE INTO packed VALUES (?)", [(k,) for k in items])
+                con.execute("DELETE FROM packs WHERE file = ?", (pack["file"],))  # a rebuilt pack replaces its record
+                con.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?, ?, ?, ?)",
+                            (pack["sha256"], signature, pack["file"], pack["scores"], pack["checked"],
+                             pack["max_diff"]))
 
         self._run(write, write=True)
+
+    # --- score packs (metricbias.packs) ---------------------------------------------------
+    def packs(self) -> list[dict]:
+        """The imported score packs: ``sha256, signature, file, scores, checked, max_diff`` each."""
+        def read(con):
+            cur = con.execute("SELECT sha256, signature, file, scores, checked, max_diff FROM packs")
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur]
+
+        return self._run(read)
+
+    @functools.cached_property
+    def has_packs(self) -> bool:
+        """Whether any score pack was imported when first asked (a run asks once; packs are imported before)."""
+        return bool(self._run(lambda con: con.execute("SELECT 1 FROM packs LIMIT 1").fetchone()))
+
+    def count_packed(self, keys: Sequence[bytes]) -> int:
+        """How many of ``keys`` (repeats counted) hold a score that came from a score pack."""
+        unique = list(dict.fromkeys(keys))
+
+        def read(con):
+            found = set()
+            for chunk in _chunks(unique, _max_params(con)):
+                marks = ",".join("?" * len(chunk))
+                found.update(k for (k,) in con.execute(f"SELECT key FROM packed WHERE key IN ({marks})", chunk))
+            return found
+
+        packed = self._run(read) if unique else set()
+        return sum(k in packed for k in keys)
+
+    def forget_packs(self) -> int:
+        """Delete every score that came from a score pack, and the record of the imported packs; returns how many."""
+        def delete(con):
+            n = con.execute("DELETE FROM entries WHERE key IN (SELECT key FROM packed)").rowcount
+            con.execute("DELETE FROM packed")
+            con.execute("DELETE FROM packs")
+            return n
+
+        self.__dict__.pop("has_packs", None)
+        return self._run(delete, write=True)
 
     def score(self, metric, candidates: list[str], references: list[str]) -> np.ndarray:
         """Scores from the cache where present; the rest computed once by ``metric`` and stored."""
@@ -304,12 +356,14 @@ class ScoreCache(SQLiteFile):
         def delete(con):
             if signature_prefix is None:
                 n = con.execute("DELETE FROM entries").rowcount
-                con.execute("DELETE FROM signatures")
+                for table in ("signatures", "packed", "packs"):
+                    con.execute(f"DELETE FROM {table}")
                 return n
             ids = "SELECT id FROM signatures WHERE substr(signature, 1, ?) = ?"
             args = (len(signature_prefix), signature_prefix)
             n = con.execute(f"DELETE FROM entries WHERE signature_id IN ({ids})", args).rowcount
             con.execute("DELETE FROM signatures WHERE substr(signature, 1, ?) = ?", args)
+            con.execute("DELETE FROM packs WHERE substr(signature, 1, ?) = ?", args)  # imported again when next run
             return n
 
         return self._run(delete, write=True)

@@ -597,6 +597,10 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--run", required=True, type=_input("folder"), help="folder written by `adapters train`")
     h.add_argument("--name", default=None, help="default: debiased-METRIC-BACKBONE")
     h.set_defaults(func=_cmd_adapters)
+
+    from .cli_packs import add_parser as add_pack_parser  # `metricbias pack ...` (its own module)
+
+    add_pack_parser(sub)
     return parser
 
 

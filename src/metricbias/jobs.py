@@ -83,6 +83,8 @@ class Job:
     #: (the run stopped before the job was done / began)
     status: str = "pending"
     cached: int = 0
+    #: of the cached scores, how many came from a verified score pack (:mod:`metricbias.packs`)
+    packed: int = 0
     computed: int = 0
     #: most tries any chunk of the job took (1: no retry)
     attempts: int = 0
@@ -104,7 +106,7 @@ class Job:
     def record(self) -> dict:
         """The job's row of a sweep manifest."""
         return {"job": self.id, "metric": self.label, "what": self.what, "pairs": len(self.candidates),
-                "status": self.status, "cached": self.cached, "computed": self.computed,
+                "status": self.status, "cached": self.cached, "packed": self.packed, "computed": self.computed,
                 "attempts": self.attempts, "seconds": round(self.seconds, 3), "workers": len(self.workers),
                 "error": self.error, "signature": self.metric.signature}
 
@@ -368,6 +370,8 @@ def _chunks(jobs: list[Job], cache, chunk_size: int, payload, progress, raise_er
                 cache.hits += len(keys) - len(todo)
                 cache.misses += len(todo)
                 job.cached += len(keys) - len(todo)
+                if found and cache.has_packs:
+                    job.packed += cache.count_packed([k for k in keys if k in found])
                 if found:
                     job.scores[positions] = [found.get(k, np.nan) for k in keys]
                 if progress is not None and len(keys) - len(todo):
@@ -489,6 +493,12 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
 
 
 def _log(jobs: list[Job]) -> None:
+    log_records([job.record() for job in jobs])
+
+
+def log_records(records: list[dict]) -> None:
+    """Append job records (:meth:`Job.record`'s fields) to the job log that ``METRICBIAS_JOB_LOG`` names, if any:
+    for scoring that does not go through :func:`run` (the PLL measures)."""
     path = os.environ.get(LOG_ENV)
     if not path:
         return
@@ -496,7 +506,7 @@ def _log(jobs: list[Job]) -> None:
 
     try:
         with open(path, "a", encoding="utf-8") as f:
-            f.writelines(json.dumps(job.record()) + "\n" for job in jobs)
+            f.writelines(json.dumps(record) + "\n" for record in records)
     except OSError as exc:  # a profile is a by-product: never the reason a run fails
         logging.getLogger(__name__).warning("could not append to the job log %s: %s", path, exc)
 
@@ -508,4 +518,5 @@ def score(metric: Metric, candidates: Sequence[str], references: Sequence[str], 
     return job.scores
 
 
-__all__ = ["CHUNK_SIZE", "Job", "RETRIES", "Recipe", "collect", "compute", "current", "run", "runner", "score", "use"]
+__all__ = ["CHUNK_SIZE", "Job", "RETRIES", "Recipe", "collect", "compute", "current", "log_records", "run", "runner",
+           "score", "use"]

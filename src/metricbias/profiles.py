@@ -78,6 +78,18 @@ PROFILES: dict[str, dict[str, dict]] = {
 }
 
 
+#: the text sets (``metricbias.packs``) each chapter scores with the slow configurations: what a score pack holds.
+#: ``{name}`` is the chapter's parameter under the profile; the configurations are the chapter's own (the suite less
+#: its ``skip_metrics``). A set a chapter scores that is missing here is computed live, and the chapter's pack
+#: sentence (``packs.chapter_sentence``) shows it.
+PACK_SETS: dict[str, list[str]] = {
+    "03_metrics_and_backbones": ["pairs:published", "pairs:built"],
+    "04_bias_measures": ["pairs:counterfactual", "pll:crows_pairs", "pll:stereoset"],
+    "05_association_tests": ["association:tests={tests};levels={levels};sample_size={sample_size};seed={seed}"],
+    "07_gender_swap": ["metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"],
+}
+
+
 def names() -> list[str]:
     return list(PROFILES)
 

@@ -136,10 +136,11 @@ def job_profile(path: Path) -> list[dict]:
     return [{**r, "seconds": round(r["seconds"], 2)} for r in rows]
 
 
-def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict]) -> None:
+def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict],
+                 packs: dict | None = None) -> None:
     table = load_timings()
     table.setdefault(profile, {})[stem] = {"seconds": round(seconds, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                           "cells": cells, "jobs": jobs}
+                                           "cells": cells, "jobs": jobs, "packs": packs or {}}
     with atomic_path(timings_path(), suffix=".json") as tmp:
         tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
 
@@ -333,6 +334,21 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
     return nb, values
 
 
+def chapter_parameters(profile: str, stem: str) -> dict:
+    """The values chapter ``stem`` runs with under ``profile``: its parameters cell's defaults, the profile's over
+    them (what :func:`prepare` bakes in)."""
+    import jupytext
+
+    chapter = _select(chapters(), stem)[0]
+    nb = jupytext.read(chapter.source)
+    cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
+    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    return {**defaults, **{k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in defaults}}
+
+
 def _declared(source: str) -> dict:
     """``{name: help}`` of a parameters cell (help: the assignment's trailing comment)."""
     return {name: comment.lstrip("#").strip() for name, _, _, comment in _assignments(source)}
@@ -386,7 +402,11 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
             else:
                 os.environ[key] = value
     seconds = time.perf_counter() - start
-    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log))
+    from .packs import chapter_numbers
+
+    # how many of the chapter's scores came from score packs, how many were checked, the largest difference
+    _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log),
+                 chapter_numbers(job_log))
     log(f"  {chapter.stem}: executed with profile {profile} {params} in {seconds:.1f} s -> {output}")
     return output
 
@@ -402,6 +422,9 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
         from .paths import check_writable
 
         check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
+    from . import packs
+
+    packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
     log(f"running {len(selected)} chapter(s) with profile {profile}")
     return [execute_chapter(c, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
             for c, ready in zip(selected, prepared)]

@@ -24,10 +24,14 @@ def parse_signature(signature: str) -> dict[str, str]:
 
 
 def configuration(signature: str) -> str:
-    """The signature less its ``version`` field: the same metric configuration (options, weights, revision),
-    whatever library builds computed it."""
+    """The signature less the library versions of its ``version`` field: the same metric configuration (options,
+    weight fingerprints and the metric's implementation revision, kept as a ``rev`` field), whatever library
+    builds computed it."""
     fields = parse_signature(signature)
-    fields.pop("version", None)
+    version = fields.pop("version", None)
+    revision = [part for part in (version or "").split(",") if part.startswith("rev-")]
+    if revision:
+        fields["rev"] = revision[-1].removeprefix("rev-")
     return format_signature(fields)
 
 

@@ -496,8 +496,17 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     return pd.DataFrame(rows)
 
 
-def pairs_needed(tests) -> int:
-    """Number of distinct ordered (x, y) pairs the tests need (what one metric scores)."""
+def pairs_of(tests, per_test: bool = False) -> list[tuple[list[str], list[str]]]:
+    """The (x, y) pairs :func:`run` scores, every word kept, as its jobs: one job of every distinct ordered pair the
+    tests need, or (``per_test``, as for a corpus-dependent metric) one job per test, M(t, a) then M(a, t)."""
     tests = list(tests)
     index = _PairIndex(tests)
-    return int(len(np.unique(np.concatenate([k.ravel() for t in tests for k in index.test_keys(t)]))))
+    keys = [index.test_keys(t) for t in tests]
+    if per_test:
+        return [index.texts_of(np.concatenate([ta.ravel(), at.ravel()])) for ta, at in keys]
+    return [index.texts_of(np.unique(np.concatenate([k.ravel() for pair in keys for k in pair])))]
+
+
+def pairs_needed(tests) -> int:
+    """Number of distinct ordered (x, y) pairs the tests need (what one metric scores)."""
+    return len(pairs_of(tests)[0][0])

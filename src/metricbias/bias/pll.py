@@ -24,14 +24,18 @@ LMs are the heads trained here on the frozen encoders, ``mlm-all-MiniLM-L6-v2`` 
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..jobs import log_records
 from . import distributional as dist
 
 METHODS = ("aul", "cps", "sss")
+#: the pair sets of Liu's Table 2 (loaders of this module) and the score functions measured on each
+RUNS = {"stereoset": ("sss", "aul"), "crows_pairs": ("cps", "aul")}
 PAIR_COLUMNS = ("stereotype", "anti_stereotype", "bias_type")
 
 
@@ -57,10 +61,10 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if backbones.is_trained_dir(path):  # a head trained here on a frozen encoder (mlm-all-MiniLM-L6-v2, ...)
-        from ..trained import mlm_head, parts
+        from ..trained import mlm_head
 
         tokenizer, model = mlm_head.load(str(path), device)
-        return MaskedLM(tokenizer, model, device, str(name_or_path), parts.scores_fingerprint(path))
+        return MaskedLM(tokenizer, model, device, str(name_or_path), weights_fingerprint(path))
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -79,8 +83,18 @@ def load_masked_lm(name_or_path: str, *, device: str = "auto") -> MaskedLM:
             f"backbone {name_or_path!r} ({path}) has no trained masked-LM head (missing {head[:3]}); "
             "PLL measures need a masked LM such as bert-base-cased or roberta-large")
     model.to(device).eval()
-    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path),
-                    backbones.fingerprint_path(path))
+    return MaskedLM(AutoTokenizer.from_pretrained(path), model, device, str(name_or_path), weights_fingerprint(path))
+
+
+def weights_fingerprint(path) -> str:
+    """What a masked LM's scores depend on, as a short hash: a trained head's parts and base, else the folder."""
+    from .. import backbones
+
+    if backbones.is_trained_dir(path):
+        from ..trained import parts
+
+        return parts.scores_fingerprint(path)
+    return backbones.fingerprint_path(path)
 
 
 def _encode(lm: MaskedLM, sentence: str):
@@ -243,13 +257,16 @@ def stereoset() -> pd.DataFrame:
                         index=pd.Index([r["id"] for r in rows], name="id"))
 
 
-class _Signature:
-    """What a PLL score depends on, for the score cache: the method, the model's weights, this code."""
+def signature(name: str, fingerprint: str, method: str) -> str:
+    """What a PLL score depends on, for the score cache: the method, the model (name and weights), this code."""
+    return f"pll-{method}|model:{name}@{fingerprint}|rev:{REVISION}"
 
+
+class _Signature:
     corpus_dependent = False
 
     def __init__(self, lm: MaskedLM, method: str):
-        self.signature = f"pll-{method}|model:{lm.name}@{lm.fingerprint}|rev:{REVISION}"
+        self.signature = signature(lm.name, lm.fingerprint, method)
 
 
 def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
@@ -281,11 +298,13 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
             aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
         return (*aligned[k][i // n], aligned[k][2][i // n])
 
-    results = {}
+    results, records = {}, []
     for m in methods:
+        started = time.perf_counter()
         sig = _Signature(lm, m)
         keys = store.keys(sig, sentences, both) if store else [None] * len(sentences)
         known = store.lookup(keys) if store else {}
+        packed = store.count_packed([k for k in keys if k in known]) if known and store.has_packs else 0
         todo = [i for i, k in enumerate(keys) if k not in known]
         requests, spans = [], {}
         for i in todo:
@@ -297,6 +316,12 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
         if store and fresh:
             store.store(sig.signature, {keys[i]: v for i, v in fresh.items() if np.isfinite(v)})
         results[m] = np.array([fresh[i] if i in fresh else known[keys[i]] for i in range(len(sentences))])
+        records.append({"job": "", "metric": f"PLL {m.upper()} {lm.name}", "what": "pll", "pairs": len(sentences),
+                        "status": "done" if fresh else "cached", "cached": len(sentences) - len(todo),
+                        "packed": packed, "computed": len(todo), "attempts": 1,
+                        "seconds": round(time.perf_counter() - started, 3), "workers": 1, "error": "",
+                        "signature": sig.signature})
+    log_records(records)  # the chapter's job log: how many of its scores came from packs
     return pd.DataFrame([{"pair": pair, "bias_type": bias_type, "method": m, "score_st": results[m][k],
                           "score_at": results[m][n + k]}
                          for k, (pair, bias_type) in enumerate(zip(pairs.index, pairs["bias_type"]))
@@ -335,5 +360,6 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "aul", "bias_table", "check_pairs", "cps",
-           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "split_tokens", "sss", "stereoset"]
+__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "aul", "bias_table", "check_pairs", "cps",
+           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "signature", "split_tokens", "sss", "stereoset",
+           "weights_fingerprint"]

@@ -24,14 +24,29 @@ def aggregations(dataset: JudgedSet) -> tuple[str, ...]:
     return AGGREGATIONS
 
 
-def reference_scores(metric, hypotheses, references, cache=None, what: str = "") -> list[np.ndarray]:
-    """Per hypothesis, the array of its scores against each of its references (one metric call; ``what`` names the
-    set in the job log)."""
+def reference_pairs(hypotheses, references) -> tuple[list[str], list[str], list[int]]:
+    """The (hypothesis, reference) pairs a metric scores: each hypothesis against each of its references, and where
+    each hypothesis's pairs start (the last bound is the total)."""
     cands, refs, bounds = [], [], [0]
     for hyp, rs in zip(hypotheses, references):
         cands.extend([hyp] * len(rs))
         refs.extend(rs)
         bounds.append(len(cands))
+    return cands, refs, bounds
+
+
+def scored_texts(dataset: JudgedSet | PairSet) -> tuple[list[str], list[str]]:
+    """The (candidate, reference) pairs of the one metric call that scores ``dataset``."""
+    if isinstance(dataset, PairSet):
+        f = dataset.frame
+        return list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2
+    return reference_pairs(dataset.frame["hypothesis"], dataset.frame["references"])[:2]
+
+
+def reference_scores(metric, hypotheses, references, cache=None, what: str = "") -> list[np.ndarray]:
+    """Per hypothesis, the array of its scores against each of its references (one metric call; ``what`` names the
+    set in the job log)."""
+    cands, refs, bounds = reference_pairs(hypotheses, references)
     flat = score(metric, cands, refs, cache=cache, what=what)
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
@@ -47,7 +62,6 @@ def hypothesis_scores(metric, dataset: JudgedSet, cache=None) -> dict[str, np.nd
 
 def pair_scores(metric, dataset: PairSet, cache=None) -> tuple[np.ndarray, np.ndarray]:
     """Scores of the better and the worse translation of every DARR pair (one metric call)."""
-    f = dataset.frame
-    n = len(f)
-    flat = score(metric, list(f["better"]) + list(f["worse"]), list(f["reference"]) * 2, cache=cache, what=dataset.name)
+    n = len(dataset.frame)
+    flat = score(metric, *scored_texts(dataset), cache=cache, what=dataset.name)
     return flat[:n], flat[n:]

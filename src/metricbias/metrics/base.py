@@ -203,6 +203,15 @@ class Metric(ABC):
             raise RuntimeError(f"metric {self.name} returned shape {out.shape} for {len(cands)} pairs")
         return out
 
+    def score_sample(self, candidates: Sequence[str], references: Sequence[str], positions) -> np.ndarray:
+        """Scores of the pairs at ``positions`` as one call scoring every pair would give them (for a
+        corpus-dependent metric the whole call is the corpus): how a score pack's sample is recomputed.
+        Here a corpus-dependent metric scores the whole call; a subclass may compute only the corpus statistics."""
+        positions = np.asarray(positions, dtype=int)
+        if not self.corpus_dependent:
+            return self._score_dedup([candidates[i] for i in positions], [references[i] for i in positions])
+        return self._score_dedup(list(candidates), list(references))[positions]
+
     def _validate(self, candidates, references) -> tuple[list[str], list[str]]:
         if isinstance(candidates, str) or isinstance(references, str):
             raise MetricError(f"metric {self.name}: pass lists of strings, not a single string")

@@ -304,8 +304,19 @@ class MoverScore(_EncoderMetric):
         return float(1.0 / (1.0 + np.sum(flow * dist))), flow
 
     def _score(self, candidates, references):
+        return self._moved(candidates, references, self._idf_dict(list(candidates)), self._idf_dict(list(references)))
+
+    def score_sample(self, candidates, references, positions) -> np.ndarray:
+        """The idf weights from the whole call (token ids only), the encoder run on the sampled pairs alone."""
+        if not self.corpus_dependent:
+            return super().score_sample(candidates, references, positions)
+        cands, refs = self._validate(candidates, references)
+        picked = [int(i) for i in positions]
+        return self._moved([cands[i] for i in picked], [refs[i] for i in picked], self._idf_dict(cands),
+                           self._idf_dict(refs))
+
+    def _moved(self, candidates, references, cand_idf, ref_idf) -> np.ndarray:
         table = self._embed_texts(list(candidates) + list(references))
-        ref_idf, cand_idf = self._idf_dict(list(references)), self._idf_dict(list(candidates))
         r_bags = {t: self._bag(*table[t], ref_idf) for t in dict.fromkeys(references)}
         c_bags = {t: self._bag(*table[t], cand_idf) for t in dict.fromkeys(candidates)}
         memo: dict = {}

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..bias.pll import RUNS as _pll_runs
 from .tables import table
 
 PAPER = " (paper)"
-#: Liu's runs: dataset -> (pair loader name in metricbias.bias.pll, (baseline method, "aul"))
-RUNS = {"StereoSet": ("stereoset", ("sss", "aul")), "CrowS-Pairs": ("crows_pairs", ("cps", "aul"))}
+#: Liu's runs: dataset -> (pair loader name in metricbias.bias.pll, (baseline method, "aul")), from ``pll.RUNS``
+RUNS = {label: (loader, _pll_runs[loader]) for label, loader in (("StereoSet", "stereoset"),
+                                                                 ("CrowS-Pairs", "crows_pairs"))}
 #: Table 2's number columns -> how the book labels them
 COLUMNS = {"baseline_value": "baseline", "aul": "AUL", "kls": "KLS", "jss": "JSS"}
 

