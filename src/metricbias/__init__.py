@@ -10,6 +10,7 @@ The public API, in one import::
     mb.bias_table(scores)                                                    # Eq. 2 with CIs
     mb.measure(scores, ["bias", "kls", "jss"])                               # every measure, long form
     mb.audit_judge(judge, dataset="published")                               # a pairwise judge(reference, a, b)
+    mb.invariant("bertscore", attribute="gender")                            # a metric blind to an attribute
 
     @mb.register                                  # your own metric, then usable by name everywhere
     def overlap(candidates, references): ...
@@ -30,6 +31,7 @@ _API = {
     "audit": ("metricbias.audits", "audit"),
     "audit_judge": ("metricbias.judges", "audit_judge"),
     "metric_judge": ("metricbias.judges", "metric_judge"),
+    "invariant": ("metricbias.mitigation.invariant", "invariant"),
     "load_pairs": ("metricbias.datasets.registry", "load"),
     "datasets": ("metricbias.datasets", None),
     "score_pairs": ("metricbias.scoring", "score_pairs"),

@@ -207,7 +207,7 @@ def lexicon() -> dict[str, Entry]:
 
 # --- matching ------------------------------------------------------------------------
 
-def _match_case(source: str, word: str) -> str:
+def match_case(source: str, word: str) -> str:
     if len(source) > 1 and source.isupper():
         return word.upper()
     if source[:1].isupper():
@@ -236,7 +236,7 @@ def _lookup(token: str, lex: dict[str, Entry]) -> tuple[Entry, str, str] | None:
 _COORDINATED = re.compile(r"\s+(?:and|or)\s+(?:his|her|their|my|your|its|our)\b", re.IGNORECASE)
 
 
-def _ends_noun_phrase(text: str, end: int) -> bool:
+def ends_noun_phrase(text: str, end: int) -> bool:
     """True when the word ending at ``end`` cannot be a determiner: nothing word-like, or a closed-class word, follows.
 
     A coordinated determiner ("his or her hands") still determines the noun that follows.
@@ -251,9 +251,9 @@ def _ends_noun_phrase(text: str, end: int) -> bool:
 
 def _counterpart(entry: Entry, text: str, end: int) -> str:
     if entry.word == "her":
-        return "him" if _ends_noun_phrase(text, end) else "his"
+        return "him" if ends_noun_phrase(text, end) else "his"
     if entry.word == "his":
-        return "hers" if _ends_noun_phrase(text, end) else "her"
+        return "hers" if ends_noun_phrase(text, end) else "her"
     return entry.counterpart
 
 
@@ -274,7 +274,7 @@ def swap_gender(text: str, lex: dict[str, Entry] | None = None) -> SwapResult:
         if found is None:
             continue
         entry, base, suffix = found
-        new = _match_case(base, _counterpart(entry, text, m.end())) + suffix
+        new = match_case(base, _counterpart(entry, text, m.end())) + suffix
         out.append(text[last:m.start()])
         out.append(new)
         last = m.end()
@@ -316,5 +316,5 @@ def swap_report(texts: Iterable[str], lex: dict[str, Entry] | None = None):
     return pd.DataFrame(rows, columns=["index", "original", "swapped", "replacements"])
 
 
-__all__ = ["Entry", "LexiconError", "SwapResult", "build_lexicon", "gender_of", "gendered_words", "lexicon",
-           "read_project_lexicon", "read_winobias_pairs", "swap_gender", "swap_report"]
+__all__ = ["Entry", "LexiconError", "SwapResult", "build_lexicon", "ends_noun_phrase", "gender_of", "gendered_words",
+           "lexicon", "match_case", "read_project_lexicon", "read_winobias_pairs", "swap_gender", "swap_report"]
