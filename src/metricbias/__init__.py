@@ -5,6 +5,7 @@ The public API, in one import::
     import metricbias as mb
 
     report = mb.audit("bleu", dataset="published", attributes=["gender"])   # any metric, one call
+    mb.audit_report("bleu", "bleu.html", attributes=["gender"])              # the same, and a one-page HTML report
     pairs = mb.load_pairs("published", ["gender"])                           # one pair layout
     scores = mb.score_pairs(pairs, "bertscore:backbone=all-MiniLM-L6-v2")    # one scoring path, cached
     mb.bias_table(scores)                                                    # Eq. 2 with CIs
@@ -29,6 +30,7 @@ _logging.getLogger("adapters.model_mixin").addFilter(lambda record: "none are ac
 #: public name -> (module, attribute)
 _API = {
     "audit": ("metricbias.audits", "audit"),
+    "audit_report": ("metricbias.report", "audit_report"),
     "audit_judge": ("metricbias.judges", "audit_judge"),
     "metric_judge": ("metricbias.judges", "metric_judge"),
     "invariant": ("metricbias.mitigation.invariant", "invariant"),
