@@ -127,3 +127,12 @@ def test_unwritable_report_fails_before_any_work(tmp_path, capsys):
     assert not (tmp_path / "out.csv").exists()
     with pytest.raises(OutputPathError, match="--report"):
         mb.audit_report(overlap, blocker / "r.html")
+
+
+def test_the_audited_metric_is_not_its_own_reference(tmp_path):
+    path = tmp_path / "bleu.html"
+    mb.audit_report("bleu", path, attributes=["age"], sample_size=8, n_resamples=0, references=["bleu", "chrf"],
+                    cache=False)
+    page = path.read_text(encoding="utf-8")
+    assert "<td>chrf</td>" in page and "<td>bleu</td>" not in page
+    assert re.search(r"<td>age</td>(<td>[^<]*</td>){3}<td>\d of 2</td>", page)  # ranked among chrF alone

@@ -211,7 +211,8 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
     others = []
     if references:
         ref_scores = score_metrics(pairs, references, cache=cache, progress=False)
-        others.append(_named(bias_measures.measure(ref_scores, ["bias"], n_resamples=0)).assign(group=REFERENCE))
+        ref = _named(bias_measures.measure(ref_scores, ["bias"], n_resamples=0))
+        others.append(ref[ref["signature"] != signature].assign(group=REFERENCE))  # not the audited metric itself
     if dataset == "published":
         others.append(_released_bias(pairs).assign(group=RELEASED))
     others = pd.concat(others, ignore_index=True) if others else pd.DataFrame(
