@@ -103,3 +103,35 @@ def test_audit_through_the_one_scoring_path():
     assert row["metric"] == "chrF (gender-invariant)" and row["n_pairs"] == 40
     plain = mb.audit("chrf", dataset="published", attributes=["gender"], sample_size=40, n_resamples=99, cache=False)
     assert row["value"] < plain[plain["measure"] == "bias"]["value"].iloc[0]
+
+
+def test_chapter6_comparison_and_verdict_by_hand():
+    import pandas as pd
+
+    from metricbias.mitigation import evaluation
+
+    def table(label, pub, built, stsb):
+        rows = [("bias", "published", "gender", 10.0, pub, 0.001), ("bias", "built", "gender", 8.0, built, 0.002),
+                ("quality", "stsb-dev", evaluation.QUALITY["stsb-dev"], 0.800, stsb, np.nan)]
+        t = pd.DataFrame(rows, columns=["kind", "dataset", "name", "before", "after", "p_value"])
+        t["statistic"], t["n"] = ["bias (Eq. 2)", "bias (Eq. 2)", "pearson"], 10
+        t["change"] = t["after"] - t["before"]
+        t["relative_change"] = t["change"] / t["before"].abs()
+        t["signature_before"], t["signature_after"] = "a", "b"
+        return t[evaluation.COMPARE_COLUMNS].assign(metric=label, backbone="tiny")
+
+    adapter = table("BERTScore", 3.0, 4.0, 0.796)  # cuts 70% / 50%, quality -0.5%
+    wrapper = table("BERTScore (gender-invariant)", 0.0, 0.0, 0.780)  # cuts 100% / 100%, quality -2.5%
+    comparison = evaluation.invariant_comparison(adapter, wrapper).set_index("metric")
+    assert comparison.loc["BERTScore", "mitigation"] == "adapter (trained)"
+    assert comparison.loc["BERTScore (gender-invariant)", "gender bias cut (built)"] == pytest.approx(1.0)
+    assert comparison.loc["BERTScore (gender-invariant)", "largest quality change"] == pytest.approx(-0.025)
+    assert comparison.loc["BERTScore", "bias pairs"] == 20 and comparison.loc["BERTScore", "quality items"] == 10
+    intervals = pd.DataFrame({"metric": "BERTScore", "variant": ["plain", "gender-invariant"],
+                              "dataset": "published", "attribute": "gender", "n_pairs": 10,
+                              "value": [10.0, 0.0], "ci_low": [7.0, 0.0], "ci_high": [13.0, 0.0]})
+    costs = pd.DataFrame({"set": ["all"], "scored pairs": [20], "texts": [2.0], "pairs": [2.5]})
+    verdict = evaluation.invariant_verdict(comparison.reset_index(), intervals, costs)
+    assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
+    assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
+    assert "not as good as the adapter on the largest quality change" in verdict and "2.0× the encoder" in verdict
