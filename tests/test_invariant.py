@@ -134,4 +134,5 @@ def test_chapter6_comparison_and_verdict_by_hand():
     verdict = evaluation.invariant_verdict(comparison.reset_index(), intervals, costs)
     assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
     assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
-    assert "not as good as the adapter on the largest quality change" in verdict and "2.0× the encoder" in verdict
+    assert "not as good as the adapter on the largest quality change;" in verdict and "2.0× the encoder" in verdict
+    assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict

@@ -685,7 +685,7 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     """A Markdown paragraph: is the training-free wrapper of ``label`` as good as its trained adapter?
 
     "As good" is judged on the :func:`invariant_comparison` row of each: a gender bias cut at least the
-    adapter's on both gender sets, and a largest quality change no larger in size. The wrapper's bias on the
+    adapter's on both gender sets, a largest quality change no larger in size, and as many criteria met. The wrapper's bias on the
     released gender set is given with its 95% bootstrap interval (:func:`bias_intervals`), its cost with
     :func:`invariant_cost` (all sets pooled).
     """
@@ -702,10 +702,14 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
             f"It cuts {attribute} bias by {cut['published'][0]:.0%} (released) and {cut['built'][0]:.0%} (built); "
             f"the trained adapter by {cut['published'][1]:.0%} and {cut['built'][1]:.0%}. Its largest quality "
             f"change is {q_w:+.2%}, the adapter's {q_a:+.2%}; it meets {wrapper['criteria met']} of "
-            f"{wrapper['criteria']} criteria, the adapter {adapter['criteria met']} of {adapter['criteria']}. ")
+            f"{wrapper['criteria']} criteria, the adapter {adapter['criteria met']} of {adapter['criteria']} (the wrapper "
+            f"measured on {int(wrapper['bias pairs']):,} bias pairs and {int(wrapper['quality items']):,} quality items, "
+            f"the adapter on {int(adapter['bias pairs']):,} and {int(adapter['quality items']):,}). ")
     lost = [f"the {attribute} bias cut on the {d} set" for d, (w, a) in cut.items() if not w >= a]
     if not abs(q_w) <= abs(q_a):
         lost.append("the largest quality change")
+    if wrapper["criteria met"] < adapter["criteria met"]:
+        lost.append("the number of criteria met")
     cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
     if lost:
         return text + f"On these sets the training-free wrapper is not as good as the adapter on {' and '.join(lost)}; " \
