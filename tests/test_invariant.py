@@ -127,6 +127,7 @@ def test_chapter6_comparison_and_verdict_by_hand():
     assert comparison.loc["BERTScore (gender-invariant)", "gender bias cut (built)"] == pytest.approx(1.0)
     assert comparison.loc["BERTScore (gender-invariant)", "largest quality change"] == pytest.approx(-0.025)
     assert comparison.loc["BERTScore", "bias pairs"] == 20 and comparison.loc["BERTScore", "quality items"] == 10
+    assert comparison.loc["BERTScore", "largest quality loss"] == pytest.approx(-0.005)
     intervals = pd.DataFrame({"metric": "BERTScore", "variant": ["plain", "gender-invariant"],
                               "dataset": "published", "attribute": "gender", "n_pairs": 10,
                               "value": [10.0, 0.0], "ci_low": [7.0, 0.0], "ci_high": [13.0, 0.0]})
@@ -134,5 +135,6 @@ def test_chapter6_comparison_and_verdict_by_hand():
     verdict = evaluation.invariant_verdict(comparison.reset_index(), intervals, costs)
     assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
     assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
-    assert "not as good as the adapter on the largest quality change;" in verdict and "2.0× the encoder" in verdict
+    assert "Its largest quality loss is 2.50%, the adapter's 0.50%" in verdict
+    assert "not as good as the adapter on the largest quality loss;" in verdict and "2.0× the encoder" in verdict
     assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict

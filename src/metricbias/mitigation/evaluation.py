@@ -676,7 +676,10 @@ def invariant_comparison(adapter_table: pd.DataFrame, invariant_table: pd.DataFr
     per = both.groupby("metric", sort=False)
     summary.insert(1, "mitigation", summary["metric"].map(per["mitigation"].first()))
     summary["bias pairs"] = summary["metric"].map(both[both["kind"] == "bias"].groupby("metric")["n"].sum())
-    summary["quality items"] = summary["metric"].map(both[both["kind"] == "quality"].groupby("metric")["n"].sum())
+    quality = both[both["kind"] == "quality"].groupby("metric")
+    summary["quality items"] = summary["metric"].map(quality["n"].sum())
+    # a gain in quality is no cost: the largest relative loss (0 when every quality measure held or rose)
+    summary["largest quality loss"] = summary["metric"].map(quality["relative_change"].min().clip(upper=0))
     return summary
 
 
@@ -685,14 +688,15 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     """A Markdown paragraph: is the training-free wrapper of ``label`` as good as its trained adapter?
 
     "As good" is judged on the :func:`invariant_comparison` row of each: a gender bias cut at least the
-    adapter's on both gender sets, a largest quality change no larger in size, and as many criteria met. The wrapper's bias on the
+    adapter's on both gender sets, a largest relative quality loss no larger (a gain counts as no loss), and as
+    many criteria met (where a quality change of either sign beyond 1% misses its criterion). The wrapper's bias on the
     released gender set is given with its 95% bootstrap interval (:func:`bias_intervals`), its cost with
     :func:`invariant_cost` (all sets pooled).
     """
     rows = comparison.set_index("metric")
     wrapper, adapter = rows.loc[f"{label} ({attribute}-invariant)"], rows.loc[label]
     cut = {d: (wrapper[f"gender bias cut ({d})"], adapter[f"gender bias cut ({d})"]) for d in ("published", "built")}
-    q_w, q_a = wrapper.get("largest quality change", np.nan), adapter.get("largest quality change", np.nan)
+    q_w, q_a = wrapper["largest quality loss"], adapter["largest quality loss"]
     released = intervals[(intervals["metric"] == label) & (intervals["dataset"] == "published")].set_index("variant")
     plain, blind = released.loc["plain"], released.loc[f"{attribute}-invariant"]
     pooled = costs.set_index("set").loc["all"]
@@ -701,13 +705,13 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
             f"{plain['value']:.2f} ({plain['ci_low']:.2f} to {plain['ci_high']:.2f}) for plain {label}. "
             f"It cuts {attribute} bias by {cut['published'][0]:.0%} (released) and {cut['built'][0]:.0%} (built); "
             f"the trained adapter by {cut['published'][1]:.0%} and {cut['built'][1]:.0%}. Its largest quality "
-            f"change is {q_w:+.2%}, the adapter's {q_a:+.2%}; it meets {wrapper['criteria met']} of "
+            f"loss is {-q_w:.2%}, the adapter's {-q_a:.2%}; it meets {wrapper['criteria met']} of "
             f"{wrapper['criteria']} criteria, the adapter {adapter['criteria met']} of {adapter['criteria']} (the wrapper "
             f"measured on {int(wrapper['bias pairs']):,} bias pairs and {int(wrapper['quality items']):,} quality items, "
             f"the adapter on {int(adapter['bias pairs']):,} and {int(adapter['quality items']):,}). ")
     lost = [f"the {attribute} bias cut on the {d} set" for d, (w, a) in cut.items() if not w >= a]
-    if not abs(q_w) <= abs(q_a):
-        lost.append("the largest quality change")
+    if not q_w >= q_a:
+        lost.append("the largest quality loss")
     if wrapper["criteria met"] < adapter["criteria met"]:
         lost.append("the number of criteria met")
     cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
