@@ -705,7 +705,7 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
             f"{plain['value']:.2f} ({plain['ci_low']:.2f} to {plain['ci_high']:.2f}) for plain {label}. "
             f"It cuts {attribute} bias by {cut['published'][0]:.0%} (released) and {cut['built'][0]:.0%} (built); "
             f"the trained adapter by {cut['published'][1]:.0%} and {cut['built'][1]:.0%}. Its largest quality "
-            f"loss is {-q_w:.2%}, the adapter's {-q_a:.2%}; it meets {wrapper['criteria met']} of "
+            f"loss is {abs(q_w):.2%}, the adapter's {abs(q_a):.2%}; it meets {wrapper['criteria met']} of "
             f"{wrapper['criteria']} criteria, the adapter {adapter['criteria met']} of {adapter['criteria']} (the wrapper "
             f"measured on {int(wrapper['bias pairs']):,} bias pairs and {int(wrapper['quality items']):,} quality items, "
             f"the adapter on {int(adapter['bias pairs']):,} and {int(adapter['quality items']):,}). ")
