@@ -5,11 +5,13 @@ The public API, in one import::
     import metricbias as mb
 
     report = mb.audit("bleu", dataset="published", attributes=["gender"])   # any metric, one call
+    mb.audit_report("bleu", "bleu.html", attributes=["gender"])              # the same, and a one-page HTML report
     pairs = mb.load_pairs("published", ["gender"])                           # one pair layout
     scores = mb.score_pairs(pairs, "bertscore:backbone=all-MiniLM-L6-v2")    # one scoring path, cached
     mb.bias_table(scores)                                                    # Eq. 2 with CIs
     mb.measure(scores, ["bias", "kls", "jss"])                               # every measure, long form
     mb.audit_judge(judge, dataset="published")                               # a pairwise judge(reference, a, b)
+    mb.invariant("bertscore", attribute="gender")                            # a metric blind to an attribute
 
     @mb.register                                  # your own metric, then usable by name everywhere
     def overlap(candidates, references): ...
@@ -31,8 +33,10 @@ _logging.getLogger("adapters.model_mixin").addFilter(lambda record: "none are ac
 #: public name -> (module, attribute)
 _API = {
     "audit": ("metricbias.audits", "audit"),
+    "audit_report": ("metricbias.report", "audit_report"),
     "audit_judge": ("metricbias.judges", "audit_judge"),
     "metric_judge": ("metricbias.judges", "metric_judge"),
+    "invariant": ("metricbias.mitigation.invariant", "invariant"),
     "load_pairs": ("metricbias.datasets.registry", "load"),
     "datasets": ("metricbias.datasets", None),
     "score_pairs": ("metricbias.scoring", "score_pairs"),

@@ -104,13 +104,22 @@ def _cmd_bias(args) -> int:
 def _cmd_audit(args) -> int:
     _check_out(args)
     from .audits import audit
-    from .paths import write_csv_atomic
+    from .paths import check_writable, write_csv_atomic
 
+    if args.report is not None:
+        check_writable(args.report, "--report")
     spec = _specs(args.metric, "--metric")
     if len(spec) != 1:
         raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
-    table = audit(spec[0], dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
-                  n_resamples=args.n_resamples, seed=args.seed, built_dir=args.built_dir)
+    options = dict(dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
+                   n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size, built_dir=args.built_dir)
+    if args.report is not None:  # the report audits too: one scoring
+        from .report import audit_report, command_line
+
+        table = audit_report(spec[0], args.report, **options, command=command_line(args.argv))
+        print(f"wrote {args.report}")
+    else:
+        table = audit(spec[0], **options)
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
           f"measures of {spec[0].label}) to {out}")
@@ -471,8 +480,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measures", default=None,
                    help="comma-separated bias measures (default: bias,stereotypical_difference; see "
                         "metricbias.bias.measures)")
+    p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
     p.add_argument("--out", required=True, type=Path,
                    help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature")
+    p.add_argument("--report", type=Path, default=None,
+                   help="also write a one-page, self-contained HTML report here: bias per attribute with intervals, "
+                        "the metric among the book's n-gram and MiniLM configurations (and, on --dataset published, "
+                        "among Sun et al.'s 29 released metrics), dataset sizes, signature and command")
     p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("audit-judge", help="audit a pairwise judge (module:attr) for stereotype preference, "
@@ -739,6 +753,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error, already printed on one line
         return exc.code if isinstance(exc.code, int) else 2
     warnings.simplefilter("default")
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a report prints as its command
     command = " ".join(filter(None, (args.command, getattr(args, "adapters_command", None))))
 
     def fail(message, status: int) -> int:

@@ -40,6 +40,9 @@ _FULL = {
     # full sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
     "05_association_tests": {"sample_size": 16, "skip_metrics": "bartscore,prism"},
     "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
+    # the invariant wrapper of both adapted metrics, on 100 pairs per attribute and 100 items per quality set
+    "06_debiasing_adapters": {"invariant_sample_size": 100, "invariant_quality_sample_size": 100,
+                              "invariant_metrics": "BERTScore,regression"},
 }
 
 PROFILES: dict[str, dict[str, dict]] = {
@@ -51,6 +54,9 @@ PROFILES: dict[str, dict[str, dict]] = {
         "03_metrics_and_backbones": {"sample_size": 40, "built_sample_size": 20, "stsb_pairs": 500},
         "04_bias_measures": {**_FULL["04_bias_measures"], "n_seeds": 10, "pll_sample_size": 30, "sample_size": 200},
         "05_association_tests": {"sample_size": 8, "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
+        # the invariant wrapper of BERTScore scored live on 40 pairs per attribute and 25 items per quality set
+        # (REALSumm's long summaries dominate; 25 documents are chapter 7's sample, so the encodings are shared)
+        "06_debiasing_adapters": {"invariant_sample_size": 40, "invariant_quality_sample_size": 25},
         "07_gender_swap": {**_FULL["07_gender_swap"], "sample_size": 150, "summary_sample_size": 25,
                            "darr_pairs": 400},
     },
@@ -64,7 +70,8 @@ PROFILES: dict[str, dict[str, dict]] = {
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
         # the shipped adapters, evaluated on a few examples
-        "06_debiasing_adapters": {"cda_limit": 200, "quality_sample_size": 3},
+        "06_debiasing_adapters": {"cda_limit": 200, "quality_sample_size": 3, "invariant_sample_size": 4,
+                                  "invariant_quality_sample_size": 3},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
                            "skip_on_summaries": "meteor,ter,bertscore",

@@ -117,7 +117,7 @@ def differing_spans(candidate_1: str, candidate_2: str) -> list[_Span]:
     return spans
 
 
-def _article(text: str, start: int) -> str:
+def agree_article(text: str, start: int) -> str:
     """Make an indefinite article right before ``start`` agree with the word at ``start`` (a/an)."""
     m = re.search(r"\b([Aa]n?)(\s+)$", text[:start])
     if not m:
@@ -233,7 +233,7 @@ def substitute(candidate_1: str, candidate_2: str, group_1: str, group_2: str, l
                 return None, "no_counterpart", f"{g} has no {row.form} term for {span.text_1!r}"
             new = _match_case(_cased(terms[0], casing) + ("'s" if possessive else ""), span.text_1)
             replaced = text[:span.start] + new + text[span.end:]
-            text = _article(replaced, span.start)
+            text = agree_article(replaced, span.start)
             end = span.start + len(new) + len(text) - len(replaced)  # a → an moves the term by one character
             if row.form == "subject" and normalize_term(terms[0]) in _PLURAL_SUBJECTS:
                 text = _agree(text, end)
@@ -409,5 +409,5 @@ def write(groups_by_attribute=None, out=None) -> pd.DataFrame:
     return pd.DataFrame(summary)
 
 
-__all__ = ["COLUMNS", "EXCLUSION_COLUMNS", "NEUTRAL", "ORIGINAL", "REASONS", "as_pairs", "build",
+__all__ = ["COLUMNS", "EXCLUSION_COLUMNS", "NEUTRAL", "ORIGINAL", "REASONS", "agree_article", "as_pairs", "build",
            "build_attributes", "config", "differing_spans", "group_scores", "preferred_casing", "substitute", "write"]

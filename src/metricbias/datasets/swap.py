@@ -211,7 +211,7 @@ def lexicon() -> dict[str, Entry]:
 
 # --- matching ------------------------------------------------------------------------
 
-def _match_case(source: str, word: str) -> str:
+def match_case(source: str, word: str) -> str:
     if len(source) > 1 and source.isupper():
         return word.upper()
     if source[:1].isupper():
@@ -240,7 +240,7 @@ def _lookup(token: str, lex: dict[str, Entry]) -> tuple[Entry, str, str] | None:
 _COORDINATED = re.compile(r"\s+(?:and|or)\s+(?:his|her|their|my|your|its|our)\b", re.IGNORECASE)
 
 
-def _ends_noun_phrase(text: str, end: int) -> bool:
+def ends_noun_phrase(text: str, end: int) -> bool:
     """True when the word ending at ``end`` cannot be a determiner: nothing word-like, or a closed-class word, follows.
 
     A coordinated determiner ("his or her hands") still determines the noun that follows.
@@ -255,9 +255,9 @@ def _ends_noun_phrase(text: str, end: int) -> bool:
 
 def _counterpart(entry: Entry, text: str, end: int) -> str:
     if entry.word == "her":
-        return "him" if _ends_noun_phrase(text, end) else "his"
+        return "him" if ends_noun_phrase(text, end) else "his"
     if entry.word == "his":
-        return "hers" if _ends_noun_phrase(text, end) else "her"
+        return "hers" if ends_noun_phrase(text, end) else "her"
     return entry.counterpart
 
 
@@ -278,11 +278,11 @@ def swap_gender(text: str, lex: dict[str, Entry] | None = None) -> SwapResult:
         if found is None:
             continue
         entry, base, suffix = found
-        new = _match_case(base, _counterpart(entry, text, m.end())) + suffix
+        new = match_case(base, _counterpart(entry, text, m.end())) + suffix
         before = text[last:m.start()]
         article = _ARTICLE_BEFORE.search(before)
         if article:  # a swapped name may change the sound: "an Emily" -> "a Steven"
-            art = _match_case(article.group(1), indefinite_article(new))
+            art = match_case(article.group(1), indefinite_article(new))
             before = before[:article.start(1)] + art + before[article.end(1):]
         out.append(before)
         out.append(new)
@@ -325,5 +325,5 @@ def swap_report(texts: Iterable[str], lex: dict[str, Entry] | None = None):
     return pd.DataFrame(rows, columns=["index", "original", "swapped", "replacements"])
 
 
-__all__ = ["Entry", "LexiconError", "SwapResult", "build_lexicon", "gender_of", "gendered_words", "lexicon",
-           "read_project_lexicon", "read_winobias_pairs", "swap_gender", "swap_report"]
+__all__ = ["Entry", "LexiconError", "SwapResult", "build_lexicon", "ends_noun_phrase", "gender_of", "gendered_words",
+           "lexicon", "match_case", "read_project_lexicon", "read_winobias_pairs", "swap_gender", "swap_report"]
