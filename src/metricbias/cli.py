@@ -368,9 +368,36 @@ def _cmd_metaeval(args) -> int:
     return 0
 
 
+#: every subcommand under its audience; `metricbias --help` lists the commands in these groups, in this order
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "audit your metric": ("audit", "audit-judge", "score", "bias", "weat", "metaeval", "sweep", "metrics"),
+    "build the book": ("run", "train", "train-regression", "adapters", "install-backbone", "fetch", "build-datasets",
+                       "build-counterfactuals"),
+}
+
+
+class _GroupedHelp(argparse.HelpFormatter):
+    """Lists the subcommands under the headings of :data:`COMMAND_GROUPS` (argparse has no subcommand groups)."""
+
+    def _format_action(self, action):
+        if not isinstance(action, argparse._SubParsersAction):
+            return super()._format_action(action)
+        by_name = {a.dest: a for a in action._choices_actions}
+        parts = []
+        for group, names in COMMAND_GROUPS.items():
+            parts.append(self._indent_line(f"{group}:"))
+            self._indent()
+            parts += [super(_GroupedHelp, self)._format_action(by_name[n]) for n in names if n in by_name]
+            self._dedent()
+        return "".join(parts)
+
+    def _indent_line(self, text: str) -> str:
+        return " " * self._current_indent + text + "\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="metricbias", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="metricbias", description=__doc__, formatter_class=_GroupedHelp)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     p = sub.add_parser("fetch", help="copy or download every registered raw source into data/raw and verify it")
     p.add_argument("--check", action="store_true", help="only report ok / missing / corrupt for each source")
