@@ -120,23 +120,16 @@ class TrainConfig:
     extra: dict = field(default_factory=dict)
 
 
-#: the recipe of each trained regression backbone the project ships, by its registered name
-#: (its base is the registry entry's ``base``; see :func:`recipe`)
-RECIPES: dict[str, dict] = {
-    "stsb-all-MiniLM-L6-v2": {},
-    # 12 layers of 768: a step costs ~7x MiniLM's on a CPU, so 2 epochs; bottleneck 48 keeps the file at ~3.6 MB
-    "stsb-all-mpnet-base-v2": {"epochs": 2, "adapter": "seq_bn[reduction_factor=16]"},
-}
-
-
 def recipe(name: str) -> TrainConfig:
-    """The training configuration of trained regression backbone ``name`` (its base from the backbone registry)."""
-    entry = backbones.BACKBONES.get(name)
-    if entry is None or not entry.trained or entry.kind != "regression":
-        known = [b.name for b in backbones.BACKBONES.values() if b.trained and b.kind == "regression"]
-        raise ValueError(f"{name!r} is not a registered trained regression backbone; known: {', '.join(known)} "
-                         "(or pass --backbone to train on another base)")
-    return TrainConfig(backbone=entry.base, **RECIPES.get(name, {}))
+    """The training configuration of trained regression backbone ``name``, from its recipe
+    (:data:`metricbias.trained.recipes.RECIPES`)."""
+    from ..trained.recipes import RECIPES, recipe_names
+
+    kind, options = RECIPES.get(name, (None, {}))
+    if kind != "regression":
+        raise ValueError(f"{name!r} is not a registered trained regression backbone; known: "
+                         f"{', '.join(recipe_names('regression'))} (or pass --backbone to train on another base)")
+    return TrainConfig(**options)
 
 
 def build(config: TrainConfig, device: str = "cpu"):
@@ -304,6 +297,6 @@ def load_folder(folder, adapter=None):
     return tokenizer, model.eval(), config
 
 
-__all__ = ["ADAPTER_DIR", "CONFIG_FILE", "HEAD_FILE", "RATING_SCALE", "RECIPES", "RegressionModel", "TASK_ADAPTER",
+__all__ = ["ADAPTER_DIR", "CONFIG_FILE", "HEAD_FILE", "RATING_SCALE", "RegressionModel", "TASK_ADAPTER",
            "TrainConfig", "build", "encode_pairs", "is_model_folder", "load_folder", "predict", "recipe", "save",
            "train", "trainable"]

@@ -58,6 +58,7 @@ from ..provenance import files as provenance_files
 from ..provenance import new_folder
 from ..provenance import read as read_provenance
 from ..provenance import write as write_provenance
+from ..trained.recipes import RECIPES
 from .cda import CDAData
 
 ADAPTER_NAME = "debias"
@@ -71,11 +72,13 @@ PAPER_HPARAMS = {"bertscore": {"lr": 1e-4, "batch_size": 32, "steps": 150_000},
 PAPER_EXAMPLES = 800_000
 
 
-#: our defaults: Table 7's batch size; the learning rate chosen on the CDA validation split (chapter 6);
-#: steps from :func:`default_steps` (Table 7's 6 epochs on our data)
-DEFAULTS = {"bertscore": {"lr": 1e-3, "batch_size": 32}, "regression": {"lr": 1e-3, "batch_size": 16}}
+#: our defaults, from the adapters' recipes (:data:`metricbias.trained.recipes.RECIPES`): Table 7's batch size; the
+#: learning rate chosen on the CDA validation split (chapter 6); steps from :func:`default_steps` (Table 7's 6
+#: epochs on our data)
+DEFAULTS = {o["metric"]: {"lr": o["lr"], "batch_size": o["batch_size"]}
+            for kind, o in RECIPES.values() if kind == "adapter"}
 #: the backbone each metric's adapter is trained on by default (the offline profile's)
-DEFAULT_BACKBONES = {"bertscore": "all-MiniLM-L6-v2", "regression": "stsb-all-MiniLM-L6-v2"}
+DEFAULT_BACKBONES = {o["metric"]: o["backbone"] for kind, o in RECIPES.values() if kind == "adapter"}
 
 
 def paper_epochs(metric: str) -> float:
@@ -240,7 +243,7 @@ def read_meta(folder) -> dict:
     meta_path = folder / META_FILE
     if not (folder / "adapter_config.json").exists() or not meta_path.exists():
         raise FileNotFoundError(f"{folder} is not a trained adapter folder (no adapter_config.json / {META_FILE}); "
-                                "make one with `metricbias adapters train --out DIR`")
+                                "make one with `metricbias train debiased-METRIC-BACKBONE --out DIR`")
     return json.loads(meta_path.read_text())
 
 
@@ -569,7 +572,7 @@ def adapter_name(metric: str, backbone: str) -> str:
 
 
 def default_out(metric: str, backbone: str) -> Path:
-    """Where ``metricbias adapters train`` writes when no ``--out`` is given: ``<cache>/trained/<name>/``."""
+    """Where ``metricbias train debiased-*`` writes when no ``--out`` is given: ``<cache>/trained/<name>/``."""
     from .. import backbones
 
     return backbones.trained_dirs(adapter_name(metric, backbone))[-1]
@@ -637,9 +640,11 @@ def shipped(metric: str, backbone: str) -> Shipped:
     name = adapter_name(metric, backbone)
     folder = backbones.trained_path(name)
     if folder is None:
+        how = (f"metricbias train {name}" if name in RECIPES
+               else f"metricbias adapters train --metric {metric} --backbone {backbone}")
         raise FileNotFoundError(
             f"no trained debiasing adapter {name!r} in {' or '.join(map(str, backbones.trained_dirs(name)))}; "
-            f"train one with `metricbias adapters train --metric {metric} --backbone {backbone}` "
+            f"train one with `{how}` "
             f"(and `metricbias adapters ship --run DIR` to put it under models/)")
     return Shipped(name, folder, read_provenance(folder), read_meta(folder))
 
