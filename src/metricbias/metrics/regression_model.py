@@ -165,6 +165,8 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    from ..trained.loop import fit, shuffled_batches
+
     out = Path(out)
     name = name or out.name
     device = models.resolve_device(device)
@@ -188,27 +190,18 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     target = torch.tensor(train_df["score"].to_numpy() / RATING_SCALE, dtype=torch.float32)
 
     model.train()
-    step, losses = 0, []
     bar = tqdm(total=total, desc=f"train {name}", disable=not progress)
     train_start = time.perf_counter()
-    while step < total:
-        order = torch.randperm(len(train_df), generator=generator).tolist()
-        for b in range(0, len(order), config.batch_size):
-            if step >= total:
-                break
-            idx = order[b:b + config.batch_size]
-            enc = encode_pairs(tokenizer, [s1[i] for i in idx], [s2[i] for i in idx], config.max_length)
-            pred = model(**{k: v.to(device) for k, v in enc.items()})
-            loss = torch.nn.functional.mse_loss(pred, target[idx].to(device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
+
+    def batch_loss(idx):
+        enc = encode_pairs(tokenizer, [s1[i] for i in idx], [s2[i] for i in idx], config.max_length)
+        pred = model(**{k: v.to(device) for k, v in enc.items()})
+        return torch.nn.functional.mse_loss(pred, target[idx].to(device))
+
+    losses = fit(batch_loss, shuffled_batches(len(train_df), config.batch_size, generator), params=params,
+                 optimizer=optimizer, scheduler=scheduler, steps=total, bar=bar,
+                 after_step=lambda step, losses: bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}"))
+    step = len(losses)
     bar.close()
     train_seconds = time.perf_counter() - train_start
     model.eval()

@@ -47,6 +47,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from itertools import count
 from pathlib import Path
 
 import numpy as np
@@ -362,6 +363,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     from transformers import get_linear_schedule_with_warmup
 
     from .. import backbones
+    from ..trained.loop import fit
 
     if config.device == "auto":
         from .. import models
@@ -481,21 +483,18 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
                          "lr": 0.0, "elapsed_s": 0.0})
 
     window: list[tuple[float, float]] = []
-    bar = tqdm(range(start_step, config.steps), desc=f"adapter {config.metric}", disable=not progress,
-               initial=start_step, total=config.steps)
-    tic = time.perf_counter()
-    for step in bar:
-        ti = stream_indices(len(train_data.debias), step, k_debias, config.seed, 0)
-        ki = stream_indices(len(train_data.kd), step, k_kd, config.seed, 1)
+    bar = tqdm(desc=f"adapter {config.metric}", disable=not progress, initial=start_step, total=config.steps)
+    batches = ((stream_indices(len(train_data.debias), step, k_debias, config.seed, 0),
+                stream_indices(len(train_data.kd), step, k_kd, config.seed, 1)) for step in count(start_step))
+
+    def batch_loss(batch):
+        ti, ki = batch
         ld, lk = _losses(target, train_data.debias.iloc[ti], train_data.kd.iloc[ki], train_teacher[ki])
-        loss = ld + lk
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
         window.append((ld.item(), lk.item()))
-        done = step + 1
+        return ld + lk
+
+    def after_step(done, losses):
+        nonlocal window
         now = elapsed + time.perf_counter() - tic
         if done % config.log_every == 0 or done == config.steps:
             d, k = np.mean(window, axis=0)
@@ -509,6 +508,11 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
                 log_rows.append({"step": done, "split": "validation", "loss": vd + vk, "debias_loss": vd,
                                  "kd_loss": vk, "lr": scheduler.get_last_lr()[0], "elapsed_s": now})
             checkpoint(done, now)
+
+    tic = time.perf_counter()
+    fit(batch_loss, batches, params=params, optimizer=optimizer, scheduler=scheduler, steps=config.steps,
+        start=start_step, bar=bar, after_step=after_step)
+    bar.close()
     total = elapsed + time.perf_counter() - tic
     meta = meta_at(config.steps, total)
     save_adapter(target.host, out, meta)
