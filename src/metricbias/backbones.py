@@ -46,7 +46,7 @@ class Backbone:
     note: str = ""
     short: str = ""  # how tables name it ("MiniLM"); the name when empty
     base: str | None = None  # trained backbones: the frozen backbone their trained parts sit on
-    train_command: str = ""  # trained backbones: the command that (re)trains them
+    train_command: str = ""  # trained backbones: the command that (re)trains them (default: metricbias train NAME)
 
     @property
     def label(self) -> str:
@@ -89,25 +89,20 @@ BACKBONES: dict[str, Backbone] = {b.name: b for b in [
              short="word2vec"),
     # trained here on top of a frozen offline backbone (small parts shipped under models/)
     Backbone("stsb-all-MiniLM-L6-v2", "regression", None, "22M", "BLEURT-style regression metric: frozen "
-             "all-MiniLM-L6-v2 + task adapter + linear head trained on STS-B", short="MiniLM", base="all-MiniLM-L6-v2",
-             train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2 --force"),
+             "all-MiniLM-L6-v2 + task adapter + linear head trained on STS-B", short="MiniLM", base="all-MiniLM-L6-v2"),
     Backbone("stsb-all-mpnet-base-v2", "regression", None, "110M", "BLEURT-style regression metric: frozen "
-             "all-mpnet-base-v2 + task adapter + linear head trained on STS-B", short="MPNet", base="all-mpnet-base-v2",
-             train_command="metricbias train-regression --name stsb-all-mpnet-base-v2 --force"),
+             "all-mpnet-base-v2 + task adapter + linear head trained on STS-B", short="MPNet", base="all-mpnet-base-v2"),
     # the generation paradigm and masked-LM heads on the same frozen encoders (metricbias.trained)
     Backbone("para-all-MiniLM-L6-v2", "seq2seq", None, "22M", "UniLM-style paraphraser: frozen all-MiniLM-L6-v2 + "
-             "adapters + tied LM head", short="MiniLM", base="all-MiniLM-L6-v2",
-             train_command="metricbias train para-all-MiniLM-L6-v2 --force"),
+             "adapters + tied LM head", short="MiniLM", base="all-MiniLM-L6-v2"),
     Backbone("para-all-mpnet-base-v2", "seq2seq", None, "110M", "UniLM-style paraphraser: frozen all-mpnet-base-v2 "
-             "+ adapters + tied LM head", short="MPNet", base="all-mpnet-base-v2",
-             train_command="metricbias train para-all-mpnet-base-v2 --force"),
+             "+ adapters + tied LM head", short="MPNet", base="all-mpnet-base-v2"),
     Backbone("mlm-all-MiniLM-L6-v2", "mlm", None, "22M", "masked-LM head on frozen all-MiniLM-L6-v2", short="MiniLM",
-             base="all-MiniLM-L6-v2", train_command="metricbias train mlm-all-MiniLM-L6-v2 --force"),
+             base="all-MiniLM-L6-v2"),
     Backbone("mlm-all-mpnet-base-v2", "mlm", None, "110M", "masked-LM head on frozen all-mpnet-base-v2",
-             short="MPNet", base="all-mpnet-base-v2", train_command="metricbias train mlm-all-mpnet-base-v2 --force"),
+             short="MPNet", base="all-mpnet-base-v2"),
     Backbone("stsb-all-MiniLM-L6-v2-smoke", "regression", None, "22M", "the smoke profile's few-step stand-in",
-             short="MiniLM", base="all-MiniLM-L6-v2",
-             train_command="metricbias train-regression --name stsb-all-MiniLM-L6-v2-smoke --force"),
+             short="MiniLM", base="all-MiniLM-L6-v2"),
     # the paper's backbones (hub ids; need the model hub or a populated HF cache)
     Backbone("distilbert-base-uncased", "encoder", "distilbert-base-uncased", "66M", short="DistilBERT"),
     Backbone("bert-base-uncased", "encoder", "bert-base-uncased", "110M", short="BERT-base"),
@@ -213,7 +208,8 @@ def resolve(name_or_path: str) -> Path:
     b = BACKBONES[name_or_path]
     if b.trained:
         places = " or ".join(str(p) for p in trained_dirs(b.name))
-        raise BackboneError(f"trained backbone {b.name!r} is not in {places}; train it with `{b.train_command}`")
+        command = b.train_command or f"metricbias train {b.name} --force"
+        raise BackboneError(f"trained backbone {b.name!r} is not in {places}; train it with `{command}`")
     from . import model_setup
 
     if b.name in model_setup.known():

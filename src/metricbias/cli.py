@@ -223,7 +223,18 @@ def _cmd_metrics(args) -> int:
     return 0
 
 
+def _alias_notice(old: str, name: str) -> None:
+    """The one line an old training command prints before it does what it did."""
+    print(f"metricbias {old}: note: this is now `metricbias train {name}` (see `metricbias train --list`)",
+          file=sys.stderr)
+
+
 def _cmd_train_regression(args) -> int:
+    _alias_notice("train-regression", args.name)
+    return _train_regression(args)
+
+
+def _train_regression(args) -> int:
     from dataclasses import replace
 
     from . import backbones
@@ -274,7 +285,50 @@ def _cmd_install_backbone(args) -> int:
     return 0
 
 
+#: the options of `metricbias train NAME` that each trainer takes (the rest are refused, naming the recipe)
+_TRAIN_OPTIONS = {
+    "regression": {"backbone", "adapter", "epochs", "steps", "lr", "seed", "pooling", "device", "out", "force"},
+    "paraphraser": {"steps", "batch_size", "lr", "seed", "device", "out", "force", "quality"},
+    "mlm_head": {"epochs", "batch_size", "lr", "seed", "device", "out", "force", "quality"},
+    "adapter": {"steps", "lr", "batch_size", "seed", "layer", "checkpoint_every", "device", "fresh", "cda_limit",
+                "no_exclude", "out"},
+}
+
+
 def _cmd_train(args) -> int:
+    """``metricbias train NAME``: the recipe of NAME picks the trainer; each keeps the options it had."""
+    from .trained.recipes import RECIPES, TRAINERS, trainer
+
+    if args.list:
+        for name, (kind, options) in RECIPES.items():
+            print(f"{name:42s} {TRAINERS[kind]}")
+        return 0
+    if args.name is None:
+        raise SystemExit("metricbias train: name a trained part (see `metricbias train --list`)")
+    kind, options = trainer(args.name)
+    given = sorted(k for k in set().union(*_TRAIN_OPTIONS.values()) if getattr(args, k) not in (None, False))
+    refused = [k for k in given if k not in _TRAIN_OPTIONS[kind]]
+    if refused:
+        raise SystemExit(f"metricbias train: {args.name} ({TRAINERS[kind]}) takes no --{refused[0].replace('_', '-')}; "
+                         f"its options: " + ", ".join(f"--{k.replace('_', '-')}" for k in sorted(_TRAIN_OPTIONS[kind])))
+    device = args.device or "auto"
+    if kind == "regression":
+        return _train_regression(argparse.Namespace(
+            name=args.name, backbone=args.backbone, adapter=args.adapter, out=args.out, epochs=args.epochs,
+            max_steps=args.steps, lr=args.lr, seed=args.seed, pooling=args.pooling, device=device, force=args.force))
+    if kind == "adapter":
+        return _train_adapter(argparse.Namespace(
+            metric=options["metric"], backbone=options["backbone"], steps=args.steps or 0, lr=args.lr or 0.0,
+            batch_size=args.batch_size or 0, seed=args.seed or 0, layer=args.layer,
+            checkpoint_every=args.checkpoint_every or 0, device=device, fresh=args.fresh,
+            cda_limit=args.cda_limit or 0, no_exclude=args.no_exclude, out=args.out))
+    return _train_parts(argparse.Namespace(
+        name=args.name, steps=args.steps, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+        device=device, out=args.out, force=args.force, quality=args.quality))
+
+
+def _train_parts(args) -> int:
+    """A paraphraser or a masked-LM head (:mod:`metricbias.trained`)."""
     from dataclasses import fields, replace
 
     from . import backbones, recipes
@@ -288,8 +342,8 @@ def _cmd_train(args) -> int:
         print(table.drop(columns="signature").to_string(index=False))
         print(f"recorded in {done / backbones.PROVENANCE_FILE}")
         return 0
-    changes = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "batch_size": args.batch_size,
-                                  "lr": args.lr}.items() if v is not None}
+    changes = {k: v for k, v in {"steps": args.steps, "epochs": args.epochs, "seed": args.seed,
+                                  "batch_size": args.batch_size, "lr": args.lr}.items() if v is not None}
     unknown = sorted(set(changes) - {f.name for f in fields(config)})
     if unknown:
         raise SystemExit(f"metricbias train: {args.name} takes no --{unknown[0].replace('_', '-')} "
@@ -318,26 +372,14 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_adapters(args) -> int:
-    _check_out(args, folder=args.adapters_command == "train")
-    from .mitigation import cda, evaluation, training
-
     if args.adapters_command == "train":
-        data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
-        batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
-        steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
-        lr = args.lr or training.DEFAULTS[args.metric]["lr"]
-        backbone = args.backbone or training.DEFAULT_BACKBONES[args.metric]
-        config = training.TrainConfig(metric=args.metric, backbone=backbone, steps=steps, lr=lr,
-                                      batch_size=batch_size, seed=args.seed, layer=args.layer,
-                                      checkpoint_every=args.checkpoint_every, device=args.device)
-        print(data.counts.to_string(index=False))
-        out = args.out or training.default_out(args.metric, backbone)
-        result = training.train(config, data, out, resume=not args.fresh)
-        meta = result.meta
-        print(f"trained {meta['trainable_parameters']} adapter parameters for {meta['steps_done']} steps in "
-              f"{meta['seconds_total']:.0f} s ({meta['seconds_per_step']} s/step); adapter, log.csv and checkpoints "
-              f"in {result.out}")
-        return 0
+        from .mitigation.training import DEFAULT_BACKBONES, adapter_name
+
+        _alias_notice("adapters train", adapter_name(args.metric, args.backbone or DEFAULT_BACKBONES[args.metric]))
+        return _train_adapter(args)
+    _check_out(args)
+    from .mitigation import evaluation, training
+
     if args.adapters_command == "ship":
         dest = training.ship(args.run, name=args.name)
         print(f"shipped {args.run} as {dest} ({sum(f.stat().st_size for f in dest.iterdir()):,} bytes)")
@@ -358,6 +400,31 @@ def _cmd_adapters(args) -> int:
         training.record_evaluation(args.adapter, table, criteria, curve=curve)
         print(f"recorded the figures{' and the checkpoint curve' if has_curve else ''} in "
               f"{Path(args.adapter) / 'provenance.json'}")
+
+
+def _train_adapter(args) -> int:
+    """A debiasing adapter (CDA + distillation, :mod:`metricbias.mitigation.training`)."""
+    _check_out(args, folder=True)
+    from .mitigation import cda, evaluation, training
+
+    data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
+    batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]
+    steps = args.steps or training.default_steps(args.metric, len(data.debias) + len(data.kd), batch_size)
+    lr = args.lr or training.DEFAULTS[args.metric]["lr"]
+    backbone = args.backbone or training.DEFAULT_BACKBONES[args.metric]
+    config = training.TrainConfig(metric=args.metric, backbone=backbone, steps=steps, lr=lr,
+                                  batch_size=batch_size, seed=args.seed, layer=args.layer,
+                                  checkpoint_every=args.checkpoint_every, device=args.device)
+    print(data.counts.to_string(index=False))
+    out = args.out or training.default_out(args.metric, backbone)
+    result = training.train(config, data, out, resume=not args.fresh)
+    meta = result.meta
+    print(f"trained {meta['trainable_parameters']} adapter parameters for {meta['steps_done']} steps in "
+          f"{meta['seconds_total']:.0f} s ({meta['seconds_per_step']} s/step); adapter, log.csv and checkpoints "
+          f"in {result.out}")
+    return 0
+
+
 def _cmd_metaeval(args) -> int:
     _check_out(args)
     from . import metrics
@@ -377,9 +444,36 @@ def _cmd_metaeval(args) -> int:
     return 0
 
 
+#: every subcommand under its audience; `metricbias --help` lists the commands in these groups, in this order
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "audit your metric": ("audit", "audit-judge", "score", "bias", "weat", "metaeval", "sweep", "metrics"),
+    "build the book": ("run", "train", "train-regression", "adapters", "install-backbone", "fetch", "build-datasets",
+                       "build-counterfactuals"),
+}
+
+
+class _GroupedHelp(argparse.HelpFormatter):
+    """Lists the subcommands under the headings of :data:`COMMAND_GROUPS` (argparse has no subcommand groups)."""
+
+    def _format_action(self, action):
+        if not isinstance(action, argparse._SubParsersAction):
+            return super()._format_action(action)
+        by_name = {a.dest: a for a in action._choices_actions}
+        parts = []
+        for group, names in COMMAND_GROUPS.items():
+            parts.append(self._indent_line(f"{group}:"))
+            self._indent()
+            parts += [super(_GroupedHelp, self)._format_action(by_name[n]) for n in names if n in by_name]
+            self._dedent()
+        return "".join(parts)
+
+    def _indent_line(self, text: str) -> str:
+        return " " * self._current_indent + text + "\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="metricbias", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="metricbias", description=__doc__, formatter_class=_GroupedHelp)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
 
     p = sub.add_parser("fetch", help="copy or download every registered raw source into data/raw and verify it")
     p.add_argument("--check", action="store_true", help="only report ok / missing / corrupt for each source")
@@ -505,7 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")
     p.set_defaults(func=_cmd_metrics)
 
-    p = sub.add_parser("train-regression", help="train the BLEURT-style regression metric on STS-B (fixed seed)")
+    p = sub.add_parser("train-regression", help="(now `train stsb-*`) train the BLEURT-style regression metric on "
+                                                "STS-B (fixed seed)")
     p.add_argument("--name", default="stsb-all-MiniLM-L6-v2",
                    help="trained backbone name (default: stsb-all-MiniLM-L6-v2; stsb-all-mpnet-base-v2 is the other)")
     p.add_argument("--backbone", type=_input("name", str), default=None,
@@ -545,21 +640,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="assemble again even if installed")
     p.set_defaults(func=_cmd_install_backbone)
 
-    p = sub.add_parser("train", help="train the parts of a trained backbone: para-<encoder> (UniLM paraphraser) "
-                                     "or mlm-<encoder> (masked-LM head) on the frozen encoder")
-    p.add_argument("name", help="para-all-MiniLM-L6-v2, para-all-mpnet-base-v2, mlm-all-MiniLM-L6-v2 or "
-                                "mlm-all-mpnet-base-v2")
-    p.add_argument("--steps", type=int, default=None, help="optimizer steps (default: the recipe's)")
+    p = sub.add_parser("train", help="train one trained part by its name as under models/: a regression head "
+                                     "(stsb-*), paraphraser (para-*), masked-LM head (mlm-*) or debiasing adapter "
+                                     "(debiased-*); --list names them")
+    p.add_argument("name", nargs="?", help="e.g. para-all-MiniLM-L6-v2 (see --list)")
+    p.add_argument("--list", action="store_true", help="list the trained parts' names and trainers")
+    p.add_argument("--steps", type=int, default=None,
+                   help="optimizer steps (default: the recipe's; regression heads: stop after this many)")
+    p.add_argument("--epochs", type=int, default=None, help="regression heads, masked-LM heads: passes over the data")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--device", default=None, help="auto (default), cpu or cuda")
     p.add_argument("--out", type=Path, default=None,
                    help="output folder (default: <cache>/trained/NAME; models/NAME ships it with the project)")
-    p.add_argument("--force", action="store_true", help="train again even if trained parts exist")
+    p.add_argument("--force", action="store_true", help="train again even if the trained part exists")
     p.add_argument("--quality", action="store_true",
                    help="para-*: measure the trained paraphraser's quality (BARTScore-F on Flickr8k, WMT19 kk-en, "
                         "REALSumm, STS-B dev; CPU sample sizes) and record it in its provenance.json")
+    p.add_argument("--backbone", type=_input("name", str), default=None,
+                   help="stsb-*: frozen base encoder (default: the recipe's)")
+    p.add_argument("--adapter", default=None, help="stsb-*: task adapter, an adapters config string")
+    p.add_argument("--pooling", choices=("cls", "mean"), default=None, help="stsb-*")
+    p.add_argument("--layer", type=int, default=None, help="debiased-bertscore-*: the layer matched")
+    p.add_argument("--checkpoint-every", type=int, default=None, help="debiased-*: steps between checkpoints")
+    p.add_argument("--fresh", action="store_true", help="debiased-*: refuse to resume from checkpoints in --out")
+    p.add_argument("--cda-limit", type=int, default=None,
+                   help="debiased-*: read only the first N pairs of each source (quick runs)")
+    p.add_argument("--no-exclude", action="store_true",
+                   help="debiased-*: keep training pairs that share a sentence with the evaluation sets")
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("run", help="execute the chapters in _toc.yml order with papermill")
@@ -574,7 +683,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("adapters", help="debiasing adapters: train (CDA + distillation) and evaluate (bias, quality)")
     asub = p.add_subparsers(dest="adapters_command", required=True)
-    t = asub.add_parser("train", help="train a debiasing adapter for a metric's backbone (Sun et al. 2022, 3.2)")
+    t = asub.add_parser("train", help="(now `train debiased-*`) train a debiasing adapter for a metric's backbone "
+                                      "(Sun et al. 2022, 3.2)")
     t.add_argument("--metric", required=True, choices=["bertscore", "regression"])
     t.add_argument("--backbone", type=_input("name", str), default=None,
                    help="bertscore: the encoder (default all-MiniLM-L6-v2); regression: the regression backbone, "

@@ -1,9 +1,10 @@
 """What the project trains on top of its frozen encoders, on what data, and how well it came out.
 
 The trained parts themselves (a UniLM paraphraser, a masked-LM head; saving, loading,
-training loops) are in :mod:`metricbias.trained`; this module holds the project's
-**recipes** (:data:`RECIPES`, :func:`train`: ``metricbias train NAME``), their **training
-data** and the **figures** they reached (:func:`summary`, :func:`measure_quality`).
+training loops) are in :mod:`metricbias.trained`, and the recipe of every trained part in
+:mod:`metricbias.trained.recipes`; this module trains the paraphrasers and heads (:func:`train`:
+``metricbias train NAME``) on their **training data** and reports the **figures** they reached
+(:func:`summary`, :func:`measure_quality`).
 
 **Held out** (compared after :func:`metricbias.mitigation.cda.normalize_text`): every text of
 the evaluation sets as :func:`metricbias.mitigation.evaluation.held_out_texts` gathers them
@@ -18,7 +19,7 @@ dev. A training pair is dropped when either side is held out; the counts say how
 * **masked-LM sentences**: every sentence of MRPC train and STS-B train.
 
 **Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
-BARTScore-F on it, through :func:`metricbias.mitigation.evaluation.quality` (Flickr8k Kendall,
+BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality` (Flickr8k Kendall,
 WMT19 kk-en DARR tau, REALSumm system-level Spearman, STS-B dev Pearson), each set drawn down
 on a CPU (:data:`CPU_SAMPLE_SIZES`, seeded), recorded in the parts' ``provenance.json``
 (``metricbias train NAME --quality``). Recording figures there does not change the metric's
@@ -35,33 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import backbones, sources
-
-#: trained backbone name -> (module under metricbias.trained, recipe options)
-RECIPES: dict[str, tuple[str, dict]] = {
-    # CPU recipes, sized for 2 shared cores: the vocabulary projection (30k x hidden per predicted token) dominates.
-    # Masked-LM heads: a seeded sample of the held-out-clean sentences, one masking each, a few epochs.
-    "mlm-all-MiniLM-L6-v2": ("mlm_head", {"base": "all-MiniLM-L6-v2", "max_sentences": 1500, "epochs": 15,
-                                          "batch_size": 128, "lr": 5e-3, "validation_fraction": 0.05}),
-    "mlm-all-mpnet-base-v2": ("mlm_head", {"base": "all-mpnet-base-v2", "max_sentences": 1500, "epochs": 15,
-                                           "batch_size": 128, "lr": 5e-3, "validation_fraction": 0.05}),
-    # paraphrasers: adapters in the top layers (the frozen layers below computed once per example), one epoch
-    "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 3, "steps": 300,
-                                              "batch_size": 16}),
-    "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 300,
-                                               "batch_size": 16, "max_examples": 1600}),
-}
-
-
-def recipe(name: str):
-    """``(module, config)`` of a registered recipe, the config built from its options."""
-    import importlib
-
-    if name not in RECIPES:
-        raise ValueError(f"no training recipe for {name!r}; recipes: {', '.join(RECIPES)}")
-    module_name, options = RECIPES[name]
-    module = importlib.import_module(f"metricbias.trained.{module_name}")
-    return module, module.Config(**options)
-
+from .trained.recipes import recipe, recipe_names
 
 def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "") -> dict:
     """Train recipe ``name`` (``config`` overrides its configuration) on the project's data into ``out``.
@@ -210,14 +185,14 @@ def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, 
                     device: str = "auto", cache=None) -> pd.DataFrame:
     """``dataset, statistic, value, n, sample_size`` of BARTScore-``variant`` on ``backbone``."""
     from . import metrics
-    from .mitigation import evaluation
+    from .metaeval.quality import load_quality_sets, quality
 
     sizes = CPU_SAMPLE_SIZES if sizes is None else sizes
     metric = metrics.get("bartscore", backbone=backbone, variant=variant, device=device)
     frames = []
     for name, size in sizes.items():
-        sets = evaluation.load_quality_sets((name,), sample_size=size, seed=seed)
-        frames.append(evaluation.quality(metric, sets, cache=cache).assign(sample_size=size))
+        sets = load_quality_sets((name,), sample_size=size, seed=seed)
+        frames.append(quality(metric, sets, cache=cache).assign(sample_size=size))
     out = pd.concat(frames, ignore_index=True)
     out["signature"] = metric.signature
     return out
@@ -243,7 +218,7 @@ def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed
     return table
 
 
-def summary(names=tuple(RECIPES)) -> pd.DataFrame:
+def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFrame:
     """One row per trained backbone found here: what it is, how it was trained and the figures it reached.
 
     Figures: the paraphrasers' validation log-likelihood (and perplexity) and, once measured
@@ -268,6 +243,6 @@ def summary(names=tuple(RECIPES)) -> pd.DataFrame:
 
 
 
-__all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "RECIPES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
-           "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "recipe",
-           "record_quality", "summary", "train"]
+__all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
+           "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
+           "summary", "train"]

@@ -8,7 +8,7 @@ Two kinds of model serve the ``regression`` metric:
   fixed seed (:mod:`metricbias.metrics.regression_model`). They are trained backbones of
   :mod:`metricbias.backbones`: shipped under ``models/<name>/`` with a ``provenance.json`` and
   resolved by name like any other backbone (a folder written by :func:`train` is accepted too).
-  ``metricbias train-regression --name NAME --force`` retrains one (into ``--out``, default
+  ``metricbias train NAME --force`` retrains one (into ``--out``, default
   ``<cache>/trained/NAME/``; the shipped ``models/NAME/`` is looked up first, so pass
   ``--out models/NAME`` to replace the shipped artifact);
 * **a public BLEURT checkpoint ported to PyTorch** (``Elron/bleurt-*``: a
@@ -78,7 +78,7 @@ def train(name: str, config=None, *, out=None, device: str = "auto", progress: b
           train_data, dev_data, data_sources: tuple = ()) -> dict:
     """Train regression backbone ``name`` (``config`` defaults to its recipe) into ``out``; returns its provenance.
 
-    ``train_data`` / ``dev_data``: ``sentence1, sentence2, score`` frames (``metricbias train-regression``
+    ``train_data`` / ``dev_data``: ``sentence1, sentence2, score`` frames (``metricbias train stsb-*``
     passes STS-B train and dev).
     ``out`` defaults to ``<cache>/trained/<name>/``. Scoring uses ``models/<name>/`` when it exists (the
     shipped artifact), so ``out=models/<name>`` replaces what ships; a cache copy serves names that do not ship.

@@ -120,23 +120,16 @@ class TrainConfig:
     extra: dict = field(default_factory=dict)
 
 
-#: the recipe of each trained regression backbone the project ships, by its registered name
-#: (its base is the registry entry's ``base``; see :func:`recipe`)
-RECIPES: dict[str, dict] = {
-    "stsb-all-MiniLM-L6-v2": {},
-    # 12 layers of 768: a step costs ~7x MiniLM's on a CPU, so 2 epochs; bottleneck 48 keeps the file at ~3.6 MB
-    "stsb-all-mpnet-base-v2": {"epochs": 2, "adapter": "seq_bn[reduction_factor=16]"},
-}
-
-
 def recipe(name: str) -> TrainConfig:
-    """The training configuration of trained regression backbone ``name`` (its base from the backbone registry)."""
-    entry = backbones.BACKBONES.get(name)
-    if entry is None or not entry.trained or entry.kind != "regression":
-        known = [b.name for b in backbones.BACKBONES.values() if b.trained and b.kind == "regression"]
-        raise ValueError(f"{name!r} is not a registered trained regression backbone; known: {', '.join(known)} "
-                         "(or pass --backbone to train on another base)")
-    return TrainConfig(backbone=entry.base, **RECIPES.get(name, {}))
+    """The training configuration of trained regression backbone ``name``, from its recipe
+    (:data:`metricbias.trained.recipes.RECIPES`)."""
+    from ..trained.recipes import RECIPES, recipe_names
+
+    kind, options = RECIPES.get(name, (None, {}))
+    if kind != "regression":
+        raise ValueError(f"{name!r} is not a registered trained regression backbone; known: "
+                         f"{', '.join(recipe_names('regression'))} (or pass --backbone to train on another base)")
+    return TrainConfig(**options)
 
 
 def build(config: TrainConfig, device: str = "cpu"):
@@ -172,6 +165,8 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    from ..trained.loop import fit, shuffled_batches
+
     out = Path(out)
     name = name or out.name
     device = models.resolve_device(device)
@@ -195,27 +190,18 @@ def train(config: TrainConfig, out, *, name: str | None = None, device: str = "a
     target = torch.tensor(train_df["score"].to_numpy() / RATING_SCALE, dtype=torch.float32)
 
     model.train()
-    step, losses = 0, []
     bar = tqdm(total=total, desc=f"train {name}", disable=not progress)
     train_start = time.perf_counter()
-    while step < total:
-        order = torch.randperm(len(train_df), generator=generator).tolist()
-        for b in range(0, len(order), config.batch_size):
-            if step >= total:
-                break
-            idx = order[b:b + config.batch_size]
-            enc = encode_pairs(tokenizer, [s1[i] for i in idx], [s2[i] for i in idx], config.max_length)
-            pred = model(**{k: v.to(device) for k, v in enc.items()})
-            loss = torch.nn.functional.mse_loss(pred, target[idx].to(device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
+
+    def batch_loss(idx):
+        enc = encode_pairs(tokenizer, [s1[i] for i in idx], [s2[i] for i in idx], config.max_length)
+        pred = model(**{k: v.to(device) for k, v in enc.items()})
+        return torch.nn.functional.mse_loss(pred, target[idx].to(device))
+
+    losses = fit(batch_loss, shuffled_batches(len(train_df), config.batch_size, generator), params=params,
+                 optimizer=optimizer, scheduler=scheduler, steps=total, bar=bar,
+                 after_step=lambda step, losses: bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}"))
+    step = len(losses)
     bar.close()
     train_seconds = time.perf_counter() - train_start
     model.eval()
@@ -304,6 +290,6 @@ def load_folder(folder, adapter=None):
     return tokenizer, model.eval(), config
 
 
-__all__ = ["ADAPTER_DIR", "CONFIG_FILE", "HEAD_FILE", "RATING_SCALE", "RECIPES", "RegressionModel", "TASK_ADAPTER",
+__all__ = ["ADAPTER_DIR", "CONFIG_FILE", "HEAD_FILE", "RATING_SCALE", "RegressionModel", "TASK_ADAPTER",
            "TrainConfig", "build", "encode_pairs", "is_model_folder", "load_folder", "predict", "recipe", "save",
            "train", "trainable"]

@@ -47,6 +47,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from itertools import count
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,7 @@ from ..provenance import files as provenance_files
 from ..provenance import new_folder
 from ..provenance import read as read_provenance
 from ..provenance import write as write_provenance
+from ..trained.recipes import RECIPES
 from .cda import CDAData
 
 ADAPTER_NAME = "debias"
@@ -71,11 +73,13 @@ PAPER_HPARAMS = {"bertscore": {"lr": 1e-4, "batch_size": 32, "steps": 150_000},
 PAPER_EXAMPLES = 800_000
 
 
-#: our defaults: Table 7's batch size; the learning rate chosen on the CDA validation split (chapter 6);
-#: steps from :func:`default_steps` (Table 7's 6 epochs on our data)
-DEFAULTS = {"bertscore": {"lr": 1e-3, "batch_size": 32}, "regression": {"lr": 1e-3, "batch_size": 16}}
+#: our defaults, from the adapters' recipes (:data:`metricbias.trained.recipes.RECIPES`): Table 7's batch size; the
+#: learning rate chosen on the CDA validation split (chapter 6); steps from :func:`default_steps` (Table 7's 6
+#: epochs on our data)
+DEFAULTS = {o["metric"]: {"lr": o["lr"], "batch_size": o["batch_size"]}
+            for kind, o in RECIPES.values() if kind == "adapter"}
 #: the backbone each metric's adapter is trained on by default (the offline profile's)
-DEFAULT_BACKBONES = {"bertscore": "all-MiniLM-L6-v2", "regression": "stsb-all-MiniLM-L6-v2"}
+DEFAULT_BACKBONES = {o["metric"]: o["backbone"] for kind, o in RECIPES.values() if kind == "adapter"}
 
 
 def paper_epochs(metric: str) -> float:
@@ -240,7 +244,7 @@ def read_meta(folder) -> dict:
     meta_path = folder / META_FILE
     if not (folder / "adapter_config.json").exists() or not meta_path.exists():
         raise FileNotFoundError(f"{folder} is not a trained adapter folder (no adapter_config.json / {META_FILE}); "
-                                "make one with `metricbias adapters train --out DIR`")
+                                "make one with `metricbias train debiased-METRIC-BACKBONE --out DIR`")
     return json.loads(meta_path.read_text())
 
 
@@ -359,6 +363,7 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
     from transformers import get_linear_schedule_with_warmup
 
     from .. import backbones
+    from ..trained.loop import fit
 
     if config.device == "auto":
         from .. import models
@@ -478,21 +483,18 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
                          "lr": 0.0, "elapsed_s": 0.0})
 
     window: list[tuple[float, float]] = []
-    bar = tqdm(range(start_step, config.steps), desc=f"adapter {config.metric}", disable=not progress,
-               initial=start_step, total=config.steps)
-    tic = time.perf_counter()
-    for step in bar:
-        ti = stream_indices(len(train_data.debias), step, k_debias, config.seed, 0)
-        ki = stream_indices(len(train_data.kd), step, k_kd, config.seed, 1)
+    bar = tqdm(desc=f"adapter {config.metric}", disable=not progress, initial=start_step, total=config.steps)
+    batches = ((stream_indices(len(train_data.debias), step, k_debias, config.seed, 0),
+                stream_indices(len(train_data.kd), step, k_kd, config.seed, 1)) for step in count(start_step))
+
+    def batch_loss(batch):
+        ti, ki = batch
         ld, lk = _losses(target, train_data.debias.iloc[ti], train_data.kd.iloc[ki], train_teacher[ki])
-        loss = ld + lk
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
         window.append((ld.item(), lk.item()))
-        done = step + 1
+        return ld + lk
+
+    def after_step(done, losses):
+        nonlocal window
         now = elapsed + time.perf_counter() - tic
         if done % config.log_every == 0 or done == config.steps:
             d, k = np.mean(window, axis=0)
@@ -506,6 +508,11 @@ def train(config: TrainConfig, data: CDAData, out, *, resume: bool = True, progr
                 log_rows.append({"step": done, "split": "validation", "loss": vd + vk, "debias_loss": vd,
                                  "kd_loss": vk, "lr": scheduler.get_last_lr()[0], "elapsed_s": now})
             checkpoint(done, now)
+
+    tic = time.perf_counter()
+    fit(batch_loss, batches, params=params, optimizer=optimizer, scheduler=scheduler, steps=config.steps,
+        start=start_step, bar=bar, after_step=after_step)
+    bar.close()
     total = elapsed + time.perf_counter() - tic
     meta = meta_at(config.steps, total)
     save_adapter(target.host, out, meta)
@@ -569,7 +576,7 @@ def adapter_name(metric: str, backbone: str) -> str:
 
 
 def default_out(metric: str, backbone: str) -> Path:
-    """Where ``metricbias adapters train`` writes when no ``--out`` is given: ``<cache>/trained/<name>/``."""
+    """Where ``metricbias train debiased-*`` writes when no ``--out`` is given: ``<cache>/trained/<name>/``."""
     from .. import backbones
 
     return backbones.trained_dirs(adapter_name(metric, backbone))[-1]
@@ -637,9 +644,11 @@ def shipped(metric: str, backbone: str) -> Shipped:
     name = adapter_name(metric, backbone)
     folder = backbones.trained_path(name)
     if folder is None:
+        how = (f"metricbias train {name}" if name in RECIPES
+               else f"metricbias adapters train --metric {metric} --backbone {backbone}")
         raise FileNotFoundError(
             f"no trained debiasing adapter {name!r} in {' or '.join(map(str, backbones.trained_dirs(name)))}; "
-            f"train one with `metricbias adapters train --metric {metric} --backbone {backbone}` "
+            f"train one with `{how}` "
             f"(and `metricbias adapters ship --run DIR` to put it under models/)")
     return Shipped(name, folder, read_provenance(folder), read_meta(folder))
 

@@ -5,8 +5,10 @@
   the generation paradigm (``bartscore``, ``prism``) on ``para-<backbone>``;
 * :mod:`.mlm_head` — a masked-LM head (dense + LayerNorm + tied decoder) on the frozen
   encoder: the pseudo-log-likelihood measures on ``mlm-<backbone>``;
-* :mod:`.parts` — how the parts are saved (fp16 safetensors + ``provenance.json``) and loaded.
+* :mod:`.parts` — how the parts are saved (fp16 safetensors + ``provenance.json``) and loaded;
+* :mod:`.recipes` — the recipe of every trained part of the project, these and the regression
+  heads and debiasing adapters (``metricbias train NAME``);
+* :mod:`.loop` — the optimisation loop that every trainer runs.
 
-What the project trains, on which data, and the figures reached: :mod:`metricbias.recipes`
-(``metricbias train NAME``).
+On which data the paraphrasers and heads are trained, and the figures reached: :mod:`metricbias.recipes`.
 """

@@ -151,24 +151,22 @@ def train(config: Config, out, *, name: str, sentences: list[str], counts=None, 
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / total))
     generator = torch.Generator().manual_seed(config.seed)
-    losses, log = [], []
+    log = []
     from tqdm.auto import tqdm
 
+    from .loop import fit, shuffled_batches
+
     bar = tqdm(total=total, desc=f"train {name}", disable=not progress)
-    for epoch in range(config.epochs):
-        perm = torch.randperm(len(y), generator=generator)
-        for b in range(0, len(y), config.batch_size):
-            idx = perm[b:b + config.batch_size]
-            loss = torch.nn.functional.cross_entropy(_logits(model, x[idx].to(device)), y[idx].to(device))
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(float(loss.detach()))
-            bar.update(1)
-        log.append({"epoch": epoch + 1, "train_loss": float(np.mean(losses[-steps_per_epoch:])),
-                    **accuracy(model, vx, vy, vf)})
-        bar.set_postfix(acc=f"{log[-1]['masked_token_accuracy']:.3f}")
+
+    def after_step(step, losses):
+        if step % steps_per_epoch == 0:  # the end of an epoch
+            log.append({"epoch": step // steps_per_epoch, "train_loss": float(np.mean(losses[-steps_per_epoch:])),
+                        **accuracy(model, vx, vy, vf)})
+            bar.set_postfix(acc=f"{log[-1]['masked_token_accuracy']:.3f}")
+
+    losses = fit(lambda idx: torch.nn.functional.cross_entropy(_logits(model, x[idx].to(device)), y[idx].to(device)),
+                 shuffled_batches(len(y), config.batch_size, generator), params=trainable, optimizer=optimizer,
+                 scheduler=scheduler, steps=total, clip=None, bar=bar, after_step=after_step)
     bar.close()
     for p in trainable:
         p.requires_grad_(False)

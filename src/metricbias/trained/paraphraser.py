@@ -358,6 +358,8 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    from .loop import fit, shuffled_batches
+
     start_time = time.perf_counter()
     device = models.resolve_device(device)
     if validation is None:
@@ -390,7 +392,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * config.steps), config.steps)
     generator = torch.Generator().manual_seed(config.seed)
-    log, losses, perm, pos = [], [], [], 0
+    log = []
 
     def evaluate() -> float:
         if not val_enc:
@@ -402,30 +404,25 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
                 total, n = total + float(lp.double().sum()), n + lp.numel()
         return total / n
 
-    bar = tqdm(total=config.steps, desc=f"train {name}", disable=not progress)
-    for step in range(1, config.steps + 1):
-        if pos + config.batch_size > len(perm):
-            perm, pos = torch.randperm(len(train_enc), generator=generator).tolist(), 0
-        idx = perm[pos:pos + config.batch_size]
-        pos += config.batch_size
+    def batch_loss(idx):
         encoded = [train_enc[i] for i in idx]
         width = max(len(s) + len(t) for s, t in encoded)
         lower = torch.zeros((len(idx), width, cache[idx[0]].shape[-1]))
         for row, i in enumerate(idx):
             lower[row, :cache[i].shape[0]] = cache[i].float()
         lp, _ = para.log_probs(encoded, lower_hidden=lower.to(device))
-        loss = -lp.mean()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        losses.append(float(loss.detach()))
-        bar.update(1)
+        return -lp.mean()
+
+    def after_step(step, losses):
         bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
         if step % config.eval_every == 0 or step == config.steps:
             log.append({"step": step, "train_loss": float(np.mean(losses[-config.eval_every:])),
                         "validation_log_likelihood": evaluate() if step != config.steps else None})
+
+    bar = tqdm(total=config.steps, desc=f"train {name}", disable=not progress)
+    losses = fit(batch_loss, shuffled_batches(len(train_enc), config.batch_size, generator, drop_last=True),
+                 params=trainable, optimizer=optimizer, scheduler=scheduler, steps=config.steps, bar=bar,
+                 after_step=after_step)
     bar.close()
     parts.round_fp16_(para.trained_tensors().values())  # what is saved is what is evaluated
     val_ll = evaluate()
