@@ -448,7 +448,7 @@ def _cmd_metaeval(args) -> int:
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "audit your metric": ("audit", "audit-judge", "score", "bias", "weat", "metaeval", "sweep", "metrics"),
     "build the book": ("run", "train", "train-regression", "adapters", "install-backbone", "fetch", "build-datasets",
-                       "build-counterfactuals"),
+                       "build-counterfactuals", "pack"),
 }
 
 

@@ -216,5 +216,5 @@ def _suite(profile: str) -> list[Spec]:
 
 def prepare(specs: list, *, device: str = "auto", progress: bool = True) -> list:
     """The configurations, unchanged: nothing is trained at build time (trained parts ship under ``models/``;
-    ``metricbias train-regression --force`` and ``metricbias train NAME`` retrain them)."""
+    ``metricbias train NAME`` retrains them)."""
     return specs
