@@ -43,19 +43,29 @@ function measure(doc) {
   };
   const main = doc.querySelector('main') || doc.body;
   const overflowing = [], clipped = [], images = [];
+  // what a reader sees of a formula, a figure, a table or code: a clipping box must hold all of it
+  const content = 'mjx-container > mjx-math, img, table, pre';
   for (const el of main.querySelectorAll('*')) {
+    if (el.closest('mjx-assistive-mml')) continue;  // MathJax's copy for screen readers, clipped on purpose
     const r = el.getBoundingClientRect();
     if (r.width === 0 || !visible(el)) continue;
     const ox = win.getComputedStyle(el).overflowX;  // a box that scrolls or clips keeps its content in
     const right = boxes.has(ox) ? r.right : Math.max(r.right, r.left + el.scrollWidth);  // a box may fit, its text not
     if (right > vw + slack && !contained(el) && !(el.parentElement && overflowing.includes(el.parentElement)))
       overflowing.push(el);
-    if ((ox === 'hidden' || ox === 'clip') && el.scrollWidth > el.clientWidth + slack && el.closest('.cell_output, .math, mjx-container, table'))
-      clipped.push(el);
+    if (ox === 'hidden' || ox === 'clip') {
+      for (const inner of el.querySelectorAll(content)) {
+        const c = inner.getBoundingClientRect();
+        if (c.width > 0 && (c.right > r.right + 2 || c.left < r.left - 2)) {
+          clipped.push(describe(inner) + ' (' + Math.round(c.width) + ' px in ' + Math.round(r.width) + ' px)');
+          break;
+        }
+      }
+    }
     if (el.tagName === 'IMG' && r.width > vw + slack) images.push(el);
   }
   return {viewport: vw, page_scroll_width: doc.documentElement.scrollWidth,
-          overflowing: overflowing.map(describe), clipped: clipped.map(describe),
+          overflowing: overflowing.map(describe), clipped,
           images: images.map(el => describe(el) + ' (' + Math.round(el.getBoundingClientRect().width) + ' px)')};
 }
 async function run() {
