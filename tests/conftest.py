@@ -80,8 +80,9 @@ def copy_book(root: Path) -> Path:
 
 
 def _book_environment(setenv, root: Path, cache: Path) -> None:
+    raw = real_raw_location()  # the checkout's raw data or mirror, found before the root moves to the copy
     setenv("METRICBIAS_ROOT", str(root))
-    setenv("METRICBIAS_MIRROR", str(real_raw_location()))
+    setenv("METRICBIAS_MIRROR", str(raw))
     setenv("METRICBIAS_CACHE", str(cache))
 
 
