@@ -64,7 +64,7 @@ function measure(doc) {
     }
     if (el.tagName === 'IMG' && r.width > vw + slack) images.push(el);
   }
-  return {viewport: vw, page_scroll_width: doc.documentElement.scrollWidth,
+  return {viewport: vw, page_scroll_width: doc.documentElement.scrollWidth, height: doc.documentElement.scrollHeight,
           overflowing: overflowing.map(describe), clipped,
           images: images.map(el => describe(el) + ' (' + Math.round(el.getBoundingClientRect().width) + ' px)')};
 }
@@ -121,7 +121,8 @@ def _harness(pages: list[Path], width: int, height: int, script: str = "") -> Pa
 
 
 def measure(pages: list[Path], width: int) -> dict:
-    """``{page name: {viewport, page_scroll_width, overflowing, clipped, images}}`` for ``pages`` at ``width`` px."""
+    """``{page name: {viewport, page_scroll_width, height, overflowing, clipped, images}}`` for ``pages`` at
+    ``width`` px."""
     harness = _harness(pages, width, 900, MEASURE)
     try:
         dom = _chromium("--window-size=1280,900", "--virtual-time-budget=60000", "--dump-dom", harness.as_uri())
@@ -154,7 +155,11 @@ def book_pages(html_dir: Path) -> list[Path]:
     return [book / "intro.html", *sorted((book / "chapters").glob("*.html")), book / "bibliography.html"]
 
 
-def screenshot(page: Path, out: Path, width: int, height: int = 6000) -> None:
+#: the tallest screenshot taken (Chromium's limit for one rendered surface)
+MAX_HEIGHT = 16384
+
+
+def screenshot(page: Path, out: Path, width: int, height: int) -> None:
     """A PNG of the first ``height`` px of ``page`` at ``width`` px (a frame of that width for phone widths)."""
     if width >= 500:
         _chromium(f"--window-size={width},{height}", f"--screenshot={out}", page.resolve().as_uri())
@@ -167,13 +172,16 @@ def screenshot(page: Path, out: Path, width: int, height: int = 6000) -> None:
 
 
 def screenshots(html_dir: Path, out_dir: Path) -> None:
+    """Whole pages (up to :data:`MAX_HEIGHT` px) at every width of :data:`WIDTHS`: ``<page>.png`` at 1280 px,
+    ``<page>-420.png`` at 420 px."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    for page in book_pages(html_dir):
-        if not page.exists():
-            continue
-        screenshot(page, out_dir / f"{page.stem}.png", 1280)
-        screenshot(page, out_dir / f"{page.stem}-420.png", 420, 12000)
-        print(f"  {page.stem}.png, {page.stem}-420.png")
+    pages = [p for p in book_pages(html_dir) if p.exists()]
+    for width in WIDTHS:
+        heights = measure(pages, width)
+        for page in pages:
+            name = page.stem if width == max(WIDTHS) else f"{page.stem}-{width}"
+            screenshot(page, out_dir / f"{name}.png", width, min(heights[page.name].get("height", 6000), MAX_HEIGHT))
+            print(f"  {name}.png")
 
 
 if __name__ == "__main__":
