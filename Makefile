@@ -54,18 +54,12 @@ book: chapters
 test: data
 	$(PY) -m pytest
 
-# A full-page PNG of every built page with headless Chromium (Debian package `chromium`), to look at before a
-# release: book/_build/screenshots/<page>.png. Needs a built book (`make book`, or `make book PROFILE=smoke`).
-CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+# A PNG of every built page at 1280 px and at 420 px (a phone) with headless Chromium (Debian package `chromium`),
+# to look at before a release: book/_build/screenshots/<page>.png and <page>-420.png. Needs a built book
+# (`make book`, or `make book PROFILE=smoke`). tests/browser.py is also what the browser test measures with.
 screenshots:
-	@test -n "$(CHROMIUM)" || { echo "screenshots: no chromium found; install Debian's package: apt-get install chromium"; exit 2; }
 	@test -f book/_build/html/index.html || { echo "screenshots: no built book in book/_build/html; run make book first"; exit 2; }
-	@mkdir -p book/_build/screenshots
-	@for page in book/_build/html/book/intro.html book/_build/html/book/chapters/*.html book/_build/html/book/bibliography.html; do \
-		name=$$(basename $$page .html); \
-		$(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,6000 \
-			--screenshot=book/_build/screenshots/$$name.png file://$$(pwd)/$$page 2>/dev/null && echo "  $$name.png"; \
-	done
+	$(PYTHON) tests/browser.py screenshots book/_build/html book/_build/screenshots
 	@echo "screenshots in book/_build/screenshots/"
 
 clean:

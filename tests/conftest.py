@@ -66,11 +66,8 @@ def private_cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-@pytest.fixture
-def book_copy(tmp_path, monkeypatch):
-    """A copy of the book's sources (not its outputs) to execute and build without touching the checkout."""
-    raw = real_raw_location()
-    root = tmp_path / "book-root"
+def copy_book(root: Path) -> Path:
+    """A copy of the book's sources (not its outputs) under ``root``."""
     for name in ("_config.yml", "_toc.yml", "notebooks", "book", "data", "models"):
         src = REPO / name
         if src.is_dir():
@@ -78,10 +75,38 @@ def book_copy(tmp_path, monkeypatch):
         else:
             root.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, root / name)
-    monkeypatch.setenv("METRICBIAS_ROOT", str(root))
-    monkeypatch.setenv("METRICBIAS_MIRROR", str(raw))
-    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    shutil.copytree(REPO / "_static", root / "_static", ignore=shutil.ignore_patterns("data"))  # styles, not downloads
     return root
+
+
+def _book_environment(setenv, root: Path, cache: Path) -> None:
+    raw = real_raw_location()  # the checkout's raw data or mirror, found before the root moves to the copy
+    setenv("METRICBIAS_ROOT", str(root))
+    setenv("METRICBIAS_MIRROR", str(raw))
+    setenv("METRICBIAS_CACHE", str(cache))
+
+
+@pytest.fixture
+def book_copy(tmp_path, monkeypatch):
+    """A copy of the book's sources (not its outputs) to execute and build without touching the checkout."""
+    root = copy_book(tmp_path / "book-root")
+    _book_environment(monkeypatch.setenv, root, tmp_path / "cache")
+    return root
+
+
+@pytest.fixture(scope="module")
+def smoke_book(tmp_path_factory):
+    """Every chapter executed with the smoke profile and the book built (strict), once for the tests that read the
+    built pages: ``(book root, executed notebooks)``. The build is slow (minutes), so it is shared."""
+    from metricbias import runner
+
+    tmp = tmp_path_factory.mktemp("smoke-book")
+    root = copy_book(tmp / "book-root")
+    with pytest.MonkeyPatch.context() as patch:
+        _book_environment(patch.setenv, root, tmp / "cache")
+        outputs = runner.run(profile="smoke", log=lambda *_: None)
+        runner.build_book(root, strict=True)
+    return root, outputs
 
 
 # --- tiny neural models (issue 4): built once per session, random weights, real tokenizers ---

@@ -1,4 +1,5 @@
-"""Every chapter in _toc.yml executes under the smoke profile and the book builds (Sphinx warnings fail)."""
+"""Every chapter in _toc.yml executes under the smoke profile and the book builds (Sphinx warnings fail); the built
+pages show no leaks and fit a phone and a laptop screen in headless Chromium."""
 
 import re
 
@@ -20,29 +21,49 @@ def test_chapters_are_listed_in_toc_order():
     assert stems == sorted(stems)
 
 
-def test_every_chapter_executes_and_the_book_builds(book_copy):
-    outputs = runner.run(profile="smoke", log=lambda *_: None)
-    assert len(outputs) == len(runner.chapters(book_copy))
+def test_every_chapter_executes_and_the_book_builds(smoke_book):
+    book_root, outputs = smoke_book
+    assert len(outputs) == len(runner.chapters(book_root))
     for out in outputs:
         nb = nbformat.read(out, as_version=4)
         errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
         assert not errors, f"{out.name}: {errors[0]['ename']}: {errors[0]['evalue']}"
-    index = runner.build_book(book_copy, strict=True)
-    assert index.exists()
-    html = (book_copy / "book/_build/html/book/chapters/01_published_reproduction.html").read_text()
+    html_dir = book_root / "book" / "_build" / "html"
+    assert (html_dir / "index.html").exists()
+    html = (html_dir / "book/chapters/01_published_reproduction.html").read_text()
     assert "Reproducing the published bias table" in html
-    assert not leaks(book_copy / "book" / "_build" / "html", [book_copy, REPO, book_copy.parent / "cache"])
-    assert "mathjax/tex-chtml.js" in html and (book_copy / "book/_build/html/_static/mathjax/tex-chtml.js").exists()
+    assert not leaks(html_dir, [book_root, REPO, book_root.parent / "cache"])
+    assert "mathjax/tex-chtml.js" in html and (html_dir / "_static/mathjax/tex-chtml.js").exists()
     assert "cdn.jsdelivr" not in html  # math renders offline
-    bibliography = (book_copy / "book/_build/html/book/bibliography.html").read_text()
+    assert "metricbias.css" in html and (html_dir / "_static/metricbias.css").exists()  # the book's table styles
+    bibliography = (html_dir / "book/bibliography.html").read_text()
     assert "Sun et al., 2022" in bibliography and "[LLuken" not in bibliography
+
+
+def test_pages_fit_a_phone_and_a_laptop_screen_in_chromium(smoke_book):
+    """The built pages in headless Chromium at 420 px and 1280 px (tests/browser.py): the page never scrolls
+    sideways; whatever is wider than the column (a table, code, an equation) scrolls inside its own box and is not
+    clipped; no image is wider than the viewport."""
+    import browser
+
+    if browser.chromium() is None:
+        pytest.skip(f"no Chromium to render the pages; install Debian's package: {browser.INSTALL}")
+    pages = browser.book_pages(smoke_book[0] / "book" / "_build" / "html")
+    for width in browser.WIDTHS:
+        results = browser.measure(pages, width)
+        assert sorted(results) == sorted(p.name for p in pages)
+        assert all(r.get("viewport") == width for r in results.values()), results
+        assert not browser.problems(results), f"at {width} px:\n" + "\n".join(browser.problems(results))
 
 
 #: what a rendered page must not show: the building machine's paths, development wording, raw warnings, raw TeX
 LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/", r"/tmp/", r"\.py:\d+",
                  r"No GPU was lent", r"issue we work from", r"\bthe issue's\b", r"\bissue #?\d+\b", r"Traceback",
                  r"\w+Warning: ", r"output stderr",
-                 r"\$[A-Za-z\\][^$<]{0,40}\$"]  # math left as raw TeX (Markdown printed by a code cell)
+                 r"\$[A-Za-z\\][^$<]{0,40}\$",  # math left as raw TeX (Markdown printed by a code cell)
+                 r"(<|&lt;)IPython\.core\.display",  # a Markdown object pasted with {glue:text} instead of {glue:md}
+                 r"(?s)<(fig)?caption\b[^>]*>(?:(?!</(fig)?caption>).)*`",  # Markdown code left raw in a caption
+                 r"(?i)\bthis (machine|CPU)\b", r"\(0 warnings\)"]  # the build machine, in the prose
 
 
 def leaks(html_dir, roots) -> list[str]:

@@ -33,3 +33,19 @@ def test_readme_and_ci_use_the_two_commands():
     readme = (REPO / "README.md").read_text()
     assert "make book" in readme and "make test" in readme
     assert re.search(r"^make test$", (REPO / ".ci/run").read_text(), re.M)
+
+
+def test_citation_file_names_this_version_and_the_five_papers():
+    """CITATION.cff (CFF 1.2.0): the version of pyproject.toml, and the five reproduced papers with the titles and
+    years of book/references.bib."""
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["authors"] and cff["title"]
+    assert cff["version"] == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    bib = (REPO / "book" / "references.bib").read_text()
+    papers = ["sun2022bertscore", "zarkadoula2023replication", "gao2022social", "czarnowska2021quantifying",
+              "liu2024robust"]
+    entries = {key: bib.split("{" + key + ",", 1)[1].split("\n}", 1)[0] for key in papers}
+    cited = [(ref["title"], ref["year"]) for ref in cff["references"]]
+    expected = [(re.sub(r"[{}]", "", re.search(r"title\s*=\s*\{(.*)\},?\n", entries[key]).group(1)),
+                 int(re.search(r"year\s*=\s*\{(\d{4})\}", entries[key]).group(1))) for key in papers]
+    assert cited == expected

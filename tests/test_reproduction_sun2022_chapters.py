@@ -373,7 +373,7 @@ def test_grid_backbones_and_note_say_what_ran():
     assert one["ran"] == one["complete"] == ["all-MiniLM-L6-v2"] and one["absent"] == ["all-mpnet-base-v2"]
     assert (one["configurations_run"], one["configurations"]) == (7, 14)
     note = sun2022.grid_note(one)
-    assert note.startswith("On this machine the grid ran 7 of its 14 configurations, on the backbone(s) "
+    assert note.startswith("Offline, the grid ran 7 of its 14 configurations, on the backbone(s) "
                            "all-MiniLM-L6-v2; not on all-mpnet-base-v2.")
     assert "`metricbias install-backbone all-mpnet-base-v2`" in note and "cannot be estimated" in note
     both = sun2022.grid_backbones(_availability(True))

@@ -2,9 +2,11 @@
 
 The book's conventions, which every chapter follows through these functions:
 
-* **tables** (:func:`table`): no index, text columns first, two decimals (or three
-  significant digits), no ``-0.00``, and "—" for an undefined cell, with a note
-  under the table saying why;
+* **tables** (:func:`table`): no index, text columns first, human column names
+  (:data:`LABELS`; otherwise underscores become spaces), two decimals (or three
+  significant digits, or the column's own format in :data:`FORMATS`), no ``-0.00``,
+  and "—" for an undefined cell, with a note under the table saying why; Markdown
+  code (```x```) in a caption or note is set as code;
 * **paper vs this book**: a number copied from a paper sits in a column whose name
   ends in :data:`PAPER` ("(paper)") and is shown in grey italics; everything else
   on a page is computed here;
@@ -26,6 +28,39 @@ PAPER = "(paper)"
 UNDEFINED = "—"
 #: how a paper column looks (grey italics); the legend says so under each table that has one
 PAPER_STYLE = {"color": "#6a6a6a", "font-style": "italic"}
+
+#: how a column is headed on a page, for the column names the library's tables use (a name missing here is shown
+#: with its underscores as spaces); a paper column keeps its " (paper)" suffix after the label
+LABELS = {
+    "eq2": "Eq. 2", "kls": "KLS", "jss": "JSS", "pcm": "PCM", "bcm": "BCM", "mcm": "MCM", "aul": "AUL",
+    "weat": "WEAT", "seat": "SEAT", "mwu": "MWU", "pll": "PLL", "cda": "CDA",
+    "litepyramid_recall": "LitePyramid recall", "stsb": "STS-B", "sts_b": "STS-B", "darr": "DARR",
+    "ci_low": "95% CI low", "ci_high": "95% CI high", "bias_ci_low": "bias, 95% CI low",
+    "bias_ci_high": "bias, 95% CI high", "n_pairs": "pairs", "n_examples": "examples", "p_value": "p",
+    "q_value": "q", "effect_size": "d", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ",
+    "tau": "τ", "tau_mean": "τ (mean)", "tau_sd": "τ (sd)", "rho": "ρ", "params_m": "parameters (M)",
+    "avg_bias": "average bias", "non_binary": "non-binary", "candidate_1": "candidate 1",
+    "candidate_2": "candidate 2",
+}
+#: a column's number format wherever it appears (a chapter's ``formats`` overrides it): an int is decimals, a
+#: string a format (``"{:.2g}"``)
+FORMATS = {"p_value": "{:.2g}", "q_value": "{:.2g}", "n_pairs": 0, "n_examples": 0}
+
+
+def label(column) -> str:
+    """How ``column`` is headed on a page: :data:`LABELS`, else its name with underscores as spaces."""
+    name = str(column)
+    if name.endswith(f" {PAPER}"):
+        return f"{label(name[:-len(PAPER) - 1])} {PAPER}"
+    return LABELS.get(name, name.replace("_", " ") if "_" in name and " " not in name else name)
+
+
+def _caption_html(text: str) -> str:
+    """``text`` for a table caption (raw HTML there): ``&<>`` escaped, Markdown ```code``` as ``<code>``."""
+    import html
+    import re
+
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
 
 
 def _number(value, decimals: int, significant: int | None) -> str:
@@ -49,15 +84,16 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
     """``frame`` as the book shows a table: a pandas ``Styler`` (renders as HTML in the book).
 
     ``decimals`` (or ``significant`` digits) applies to every float column unless
-    ``formats`` maps a column to its own: an int (decimals), a format string
-    (``"{:.1%}"``) or a callable. ``note`` goes under the table (say there why a
-    cell is "—"); columns ending in :data:`PAPER` are styled as copied numbers.
+    ``formats`` (or, for the columns it does not name, :data:`FORMATS`) maps a column to
+    its own: an int (decimals), a format string (``"{:.1%}"``) or a callable. ``note``
+    goes under the table (say there why a cell is "—"); columns ending in :data:`PAPER`
+    are styled as copied numbers. Columns are headed with :func:`label`.
     """
     frame = frame.reset_index(drop=True) if isinstance(frame.index, pd.RangeIndex) else frame.reset_index()
     if text_first:
         text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
         frame = frame[text + [c for c in frame.columns if c not in text]]
-    formats = dict(formats or {})
+    formats = {**{c: FORMATS[c] for c in frame.columns if c in FORMATS}, **(formats or {})}
     formatter = {}
     for col in frame.columns:
         fmt = formats.get(col)
@@ -71,7 +107,8 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
         else:
             formatter[col] = lambda v: UNDEFINED if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) \
                 else str(v)
-    styler = frame.style.hide(axis="index").format(formatter)
+    styler = frame.style.hide(axis="index").format(formatter).relabel_index(
+        [label(c) for c in frame.columns], axis="columns")
     paper = [c for c in frame.columns if str(c).endswith(PAPER)]
     if paper:
         styler = styler.set_properties(subset=paper, **PAPER_STYLE)
@@ -81,7 +118,7 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
     if note:
         lines.append(note)
     if lines:
-        styler = styler.set_caption(" ".join(lines)).set_table_styles(
+        styler = styler.set_caption(_caption_html(" ".join(lines))).set_table_styles(
             [{"selector": "caption", "props": [("caption-side", "bottom"), ("font-size", "0.85em"),
                                                ("text-align", "left")]}], overwrite=False)
     return styler
@@ -96,6 +133,26 @@ def glue_findings(values: dict, prefix: str) -> None:
 
     for key, value in values.items():
         glue(f"{prefix}{key}", Markdown(value) if isinstance(value, str) else value, display=False)
+
+
+def figure(name: str, fig=None) -> None:
+    """Hand ``fig`` (default: the current matplotlib figure) to the page as its figure ``name`` and close it.
+
+    The page shows it, numbered and captioned, with a ``glue:figure`` block whose label the prose cites as
+    ``{numref}`name```::
+
+        ```{glue:figure} fig-ch3-heatmap
+        :name: fig-ch3-heatmap
+
+        The caption.
+        ```
+    """
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+
+    fig = plt.gcf() if fig is None else fig
+    glue(name, fig, display=False)
+    plt.close(fig)
 
 
 def downloads_dir() -> Path:
@@ -169,5 +226,5 @@ class capture_warnings(warnings.catch_warnings):
         return caught
 
 
-__all__ = ["PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "glue_all", "parameters", "table",
-           "warning_summary"]
+__all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "figure",
+           "glue_all", "label", "parameters", "table", "warning_summary"]

@@ -191,8 +191,8 @@ def left_out_note(profile: str, skip, parameter: str = "skip_metrics", metric_na
     specs = [s for s in _suite(profile) if _skipped(s, left_out)]
     if not specs:
         return ""
-    return (f"Left out of this chapter on the `{profile}` profile, to keep its run short on two CPU "
-            f"cores: {', '.join(s.label for s in specs)} (`{parameter}`; `-p {parameter}=''` runs them too). "
+    return (f"Left out of this chapter on the `{profile}` profile, to keep its run short: "
+            f"{', '.join(s.label for s in specs)} (`{parameter}`; `-p {parameter}=''` runs them too). "
             "Chapter 3 measures every configuration.")
 
 

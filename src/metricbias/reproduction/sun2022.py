@@ -1133,7 +1133,7 @@ def grid_note(backbones_run: dict) -> str:
     def names(xs):
         return ", ".join(xs) if xs else "none"
 
-    text = (f"On this machine the grid ran {backbones_run['configurations_run']} of its "
+    text = (f"Offline, the grid ran {backbones_run['configurations_run']} of its "
             f"{backbones_run['configurations']} configurations, on the backbone(s) {names(backbones_run['ran'])}")
     partial = [b for b in backbones_run["ran"] if b not in backbones_run["complete"]]
     if partial:
