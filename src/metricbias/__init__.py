@@ -13,6 +13,9 @@ The public API, in one import::
     @mb.register                                  # your own metric, then usable by name everywhere
     def overlap(candidates, references): ...
 
+    @mb.register_measure("gap", takes="pairs")   # your own bias measure, then usable by name (mb.audit(measures=...))
+    def gap(s1, s2): ...
+
 Names are imported on first use, so ``import metricbias`` stays light.
 """
 
@@ -36,6 +39,7 @@ _API = {
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),
+    "register_measure": ("metricbias.bias.registry", "register_measure"),
     "Metric": ("metricbias.metrics.base", "Metric"),
     "MetricError": ("metricbias.metrics.base", "MetricError"),
     "Spec": ("metricbias.metrics.registry", "Spec"),

@@ -16,8 +16,8 @@ from . import datasets
 from .bias import measures as bias_measures
 from .scoring import score_pairs
 
-#: the audit table, exactly
-COLUMNS = ["attribute", "metric", "measure", "value", "ci_low", "ci_high", "n_pairs", "signature"]
+#: the audit table, exactly (the measures' long table; ``p_value`` follows when a measure has a test)
+COLUMNS = bias_measures.COLUMNS
 
 
 def audit(metric, dataset: str = "published", attributes=None, measures=None, *, cache=True,
@@ -26,16 +26,18 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
 
     ``measures`` defaults to ``("bias", "stereotypical_difference")`` (Sun et al. 2022,
     Eq. 2 and App. E, with 95% BCa bootstrap intervals over pairs; ``seed`` and
-    ``n_resamples`` fix them); see :data:`metricbias.bias.measures.MEASURES` for the
-    others. A dataset made of several parts (``adapter-evaluation``) names each
-    attribute ``part/attribute``. ``sample_size`` draws that many pairs per attribute.
+    ``n_resamples`` fix them); any registered measure may be named (the list:
+    ``metricbias.bias.registry.table()``; add one with :func:`metricbias.register_measure`).
+    A measure with a test adds ``p_value`` after the eight columns. A dataset made of
+    several parts (``adapter-evaluation``) names each attribute ``part/attribute``.
+    ``sample_size`` draws that many pairs per attribute.
     """
     pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
     scores = score_pairs(pairs, metric, cache=cache)
     table = bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples, seed=seed)
     if "dataset" in table.columns:  # several parts: keep them apart in the attribute name
         table["attribute"] = table["dataset"] + "/" + table["attribute"]
-    return table[COLUMNS].reset_index(drop=True)
+    return table[[*COLUMNS, *(["p_value"] if "p_value" in table.columns else [])]].reset_index(drop=True)
 
 
 __all__ = ["COLUMNS", "audit"]

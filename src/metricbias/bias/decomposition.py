@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..cache import cached_result
-from .significance import pair_terms
+from .pairwise import pair_terms
 
 FACTORS = ("paradigm", "backbone")
 AVERAGE = "average"

@@ -56,6 +56,8 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
+from .registry import register_measure
+
 DEFAULT_DDOF = 1
 
 
@@ -211,11 +213,12 @@ def shapiro_wilk(scores) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def unit_rescale(scores_1, scores_2) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. 1 of Sun et al. divided by 100: both candidates' scores in [0, 1] with their pooled min and max."""
+def unit_rescale(scores_1, scores_2, **labels) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 1 of Sun et al. divided by 100: both candidates' scores in [0, 1] with their pooled min and max
+    (``labels``: the metric and attribute a warning names)."""
     from .pairwise import rescale
 
-    r1, r2 = rescale(scores_1, scores_2)
+    r1, r2 = rescale(scores_1, scores_2, **labels)
     return r1 / 100.0, r2 / 100.0
 
 
@@ -241,6 +244,39 @@ def pair_measures(scores_1, scores_2, *, rescale: bool = True, ties: str = "half
         "shapiro_p_1": shapiro_wilk(s1)[1],
         "shapiro_p_2": shapiro_wilk(s2)[1],
     }
+
+
+def unit_fits(scores_1, scores_2, **labels) -> tuple[GaussianFit, GaussianFit] | None:
+    """Gaussian fits of both candidates' scores after :func:`unit_rescale`; None when Eq. 1 or a fit is
+    undefined (constant scores, fewer than two pairs)."""
+    try:
+        u1, u2 = unit_rescale(scores_1, scores_2, **labels)
+        return fit_gaussian(u1), fit_gaussian(u2)
+    except ValueError:
+        return None
+
+
+@register_measure("indicator", takes="pairs", citation="Liu 2024, Eq. 2",
+                  description="100 x P(candidate 1 scores higher), a tie counting half; 50: no preference")
+def indicator_measure(scores_1, scores_2) -> float:
+    """Liu's Eq. 2 on one cell's raw scores, ties counted half (Eq. 1's rescaling does not change the order)."""
+    return indicator_score(scores_1, scores_2, ties="half")
+
+
+@register_measure("kls", takes="distributions", citation="Liu 2024, Eq. 6",
+                  description="KL score of Gaussian fits to the two [0, 1]-rescaled score sets; 50: none")
+def kls_measure(scores_1, scores_2, *, metric=None, attribute=None) -> float:
+    """KLS (Eq. 6) of the two candidates' rescaled scores; NaN when a fit is undefined."""
+    fits = unit_fits(scores_1, scores_2, metric=metric, attribute=attribute)
+    return kls(*fits) if fits else float("nan")
+
+
+@register_measure("jss", takes="distributions", citation="Liu 2024, Eq. 9",
+                  description="JS score of Gaussian fits to the two [0, 1]-rescaled score sets; 100: identical")
+def jss_measure(scores_1, scores_2, *, metric=None, attribute=None) -> float:
+    """JSS (Eq. 9, as printed) of the two candidates' rescaled scores; NaN when a fit is undefined."""
+    fits = unit_fits(scores_1, scores_2, metric=metric, attribute=attribute)
+    return jss(*fits) if fits else float("nan")
 
 
 def _per_group(scores: pd.DataFrame, by, measure) -> pd.DataFrame:
@@ -296,6 +332,7 @@ def weighted_over(table: pd.DataFrame, *, types: str = "attribute", by=("metric"
     return pd.DataFrame(rows)
 
 
-__all__ = ["GaussianFit", "JSS_VARIANTS", "fit_gaussian", "fold", "indicator_score", "js_gaussian",
-           "js_gaussian_author_code", "jss", "jss_variants", "kl_gaussian", "kls", "measure_table", "pair_measures",
-           "shapiro_wilk", "unit_rescale", "weighted", "weighted_over"]
+__all__ = ["GaussianFit", "JSS_VARIANTS", "fit_gaussian", "fold", "indicator_measure", "indicator_score",
+           "js_gaussian", "js_gaussian_author_code", "jss", "jss_measure", "jss_variants", "kl_gaussian", "kls",
+           "kls_measure", "measure_table", "pair_measures", "shapiro_wilk", "unit_fits", "unit_rescale", "weighted",
+           "weighted_over"]

@@ -57,8 +57,9 @@ import pandas as pd
 from scipy import stats
 
 from .pairwise import ConstantScoresWarning
+from .registry import register_measure
+from .scores import GROUP, SCORE, SOURCE, from_pairs
 
-SOURCE, GROUP, SCORE = "source", "group", "score"
 
 
 # --------------------------------------------------------------------------- comparison functions d
@@ -148,17 +149,6 @@ def rescale_all(scores, *, label: str = "scores") -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- data
-
-
-def from_pairs(scores_1, scores_2, groups=("candidate_1", "candidate_2"), sources=None) -> pd.DataFrame:
-    """Long table (source, group, score) of a paired dataset: one source per pair, one row per candidate."""
-    s1, s2 = np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)
-    if s1.shape != s2.shape or s1.ndim != 1:
-        raise ValueError(f"paired scores must be two 1-d arrays of equal length, got {s1.shape} and {s2.shape}")
-    ids = np.arange(s1.size) if sources is None else np.asarray(sources)
-    return pd.DataFrame({SOURCE: np.concatenate([ids, ids]),
-                         GROUP: [groups[0]] * s1.size + [groups[1]] * s2.size,
-                         SCORE: np.concatenate([s1, s2])})
 
 
 def _check(data: pd.DataFrame, counterfactual: bool, label: str) -> pd.DataFrame:
@@ -410,23 +400,50 @@ PAIRED_INSTANCES = {
 }
 
 
+def paired_value(data: pd.DataFrame, name: str) -> float:
+    """The paired instance ``name`` of :data:`PAIRED_INSTANCES` on a long table (:func:`from_pairs`)."""
+    measure, version, phi, d = PAIRED_INSTANCES[name]
+    return MEASURES[measure](data, phi, d, version=version)
+
+
 def paired_table(scores: pd.DataFrame, instances=None) -> pd.DataFrame:
     """Several (measure, version, φ, d) instances for every (attribute, metric) of a long paired score table.
 
     ``scores`` has columns ``attribute, metric, score_1, score_2`` (``published.scores()``);
-    ``instances`` maps a column name to (measure, version, φ, d), default :data:`PAIRED_INSTANCES`.
+    ``instances`` names instances of :data:`PAIRED_INSTANCES` (default: all of them).
     """
     from .scores import cells
 
-    instances = PAIRED_INSTANCES if instances is None else instances
+    instances = list(PAIRED_INSTANCES if instances is None else instances)
     rows = []
     for key, g in cells(scores):
         data = from_pairs(g["score_1"], g["score_2"])
-        row = {**key, "n_pairs": len(g)}
-        for name, (measure, version, phi, d) in instances.items():
-            row[name] = MEASURES[measure](data, phi, d, version=version)
-        rows.append(row)
+        rows.append({**key, "n_pairs": len(g), **{name: paired_value(data, name) for name in instances}})
     return pd.DataFrame(rows)
 
+
+#: the paired instances registered as bias measures (Eq. 2 and App. E are registered as ``bias`` and
+#: ``stereotypical_difference`` by :mod:`metricbias.bias.pairwise`): name -> description
+REGISTERED = {
+    "group_abs": "|difference of the two candidates' mean rescaled scores| (group PCM)",
+    "group_w1": "Wasserstein-1 distance between the two candidates' rescaled score sets (group PCM)",
+    "group_mwu": "1/2 - AUC of candidate 1's scores against candidate 2's (group PCM, Mann-Whitney)",
+    "counterfactual_mwu": "1/2 - P(S_1 > S_2) - P(tie)/2 over pairs (counterfactual PCM, Mann-Whitney)",
+}
+
+
+def _registered(name: str) -> Callable:
+    def value(data: pd.DataFrame) -> float:
+        return paired_value(data, name)
+
+    value.__name__ = value.__qualname__ = name
+    value.__doc__ = REGISTERED[name]
+    return value
+
+
+for _name, _description in REGISTERED.items():
+    register_measure(_name, _registered(_name), takes="groups", citation="Czarnowska et al. 2021",
+                     description=_description)
+
 __all__ = ["COMPARISONS", "Comparison", "MEASURES", "PAIRED_INSTANCES", "SCORINGS", "bcm", "comparison", "from_pairs",
-           "mcm", "paired_table", "pcm", "rescale_all", "vbcm"]
+           "mcm", "paired_table", "paired_value", "pcm", "rescale_all", "vbcm"]

@@ -1,9 +1,12 @@
 """One entry to every bias measure of a paired score table: :func:`measure`.
 
-Each measure is computed per (attribute, metric) cell of the tidy score table
-(:mod:`metricbias.bias.scores`) and reported in one long table, :data:`COLUMNS`:
+Each measure registered in :mod:`metricbias.bias.registry` is computed per
+(attribute, metric) cell of the tidy score table (:mod:`metricbias.bias.scores`)
+and reported in one long table, :data:`COLUMNS`:
 ``attribute, metric, measure, value, ci_low, ci_high, n_pairs, signature`` (with
-``dataset`` first when the table holds several datasets). Measures:
+``dataset`` first when the table holds several datasets, and ``p_value`` last
+when a requested measure has a test). :func:`wide` pivots it to one row per cell
+(``mb.bias_table`` is such a view). The built-in measures (``registry.table()``):
 
 ``bias``
     Eq. 2 of Sun et al. (2022): mean absolute difference of the min-max rescaled
@@ -25,60 +28,70 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from . import distributional, generalized, pairwise
-from .scores import cells, keys
+from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED, Measure, get_measure
+from .scores import cells, from_pairs, keys
 
 COLUMNS = ["attribute", "metric", "measure", "value", "ci_low", "ci_high", "n_pairs", "signature"]
-WITH_INTERVAL = ("bias", "stereotypical_difference")
-LIU = ("indicator", "kls", "jss")
-CZARNOWSKA = ("group_abs", "group_w1", "group_mwu", "counterfactual_mwu")
-MEASURES = (*WITH_INTERVAL, *LIU, *CZARNOWSKA)
-DEFAULT = WITH_INTERVAL
+DEFAULT = ("bias", "stereotypical_difference")
+_RESULT = ("value", "ci_low", "ci_high", "p_value")
 
 
-def _cell(s1: np.ndarray, s2: np.ndarray, measures, key: dict, n_resamples: int, seed: int) -> list[dict]:
-    out = []
-    if any(m in WITH_INTERVAL for m in measures):
-        r1, r2 = pairwise.rescale(s1, s2, metric=key["metric"], attribute=key["attribute"])
-        diff = r1 - r2
-        for m, values in (("bias", np.abs(diff)), ("stereotypical_difference", diff)):
-            if m in measures:
-                low, high = pairwise.bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-                out.append({"measure": m, "value": float(np.mean(values)), "ci_low": low, "ci_high": high})
-    if any(m in LIU for m in measures):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pairwise.ConstantScoresWarning)  # already said once above
-            try:
-                liu = distributional.pair_measures(s1, s2)
-            except ValueError:  # constant scores: no rescaling, no Gaussian fit
-                liu = {m: np.nan for m in LIU}
-        out += [{"measure": m, "value": liu[m]} for m in LIU if m in measures]
-    wanted = [m for m in CZARNOWSKA if m in measures]
-    if wanted:
-        data = generalized.from_pairs(s1, s2)
-        for m in wanted:
-            measure, version, phi, d = generalized.PAIRED_INSTANCES[m]
-            out.append({"measure": m, "value": generalized.MEASURES[measure](data, phi, d, version=version)})
-    order = {m: i for i, m in enumerate(measures)}
-    return sorted(out, key=lambda r: order[r["measure"]])
+def _inputs(measure: Measure, s1: np.ndarray, s2: np.ndarray, made: dict) -> tuple:
+    """What ``measure`` takes of one cell's paired scores (the groups table is built once per cell)."""
+    if measure.takes == "groups":
+        if "groups" not in made:
+            made["groups"] = from_pairs(s1, s2)
+        return (made["groups"],)
+    return s1, s2
 
 
-def measure(scores: pd.DataFrame, measures=DEFAULT, *, n_resamples: int = pairwise.DEFAULT_RESAMPLES,
-            seed: int = pairwise.DEFAULT_SEED) -> pd.DataFrame:
-    """Every requested measure of every (attribute, metric) cell, in long form (:data:`COLUMNS`)."""
-    measures = [measures] if isinstance(measures, str) else list(measures or DEFAULT)
-    unknown = [m for m in measures if m not in MEASURES]
-    if unknown:
-        raise ValueError(f"unknown bias measure(s) {unknown}; measures: {', '.join(MEASURES)}")
+def _cell(s1: np.ndarray, s2: np.ndarray, chosen: list[Measure], context: dict) -> list[dict]:
+    made: dict = {}
+    # each measure rescales on its own: say a warning (constant scores, ...) once per cell, not once per measure
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = [{"measure": m.name, **m(*_inputs(m, s1, s2, made), **context)} for m in chosen]
+    for w in {(w.category, str(w.message)): w for w in caught}.values():
+        warnings.warn(w.message, stacklevel=3)
+    return out
+
+
+def measure(scores: pd.DataFrame, measures=DEFAULT, *, n_resamples: int = DEFAULT_RESAMPLES,
+            seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """Every requested measure (registered names) of every (attribute, metric) cell, in long form (:data:`COLUMNS`).
+
+    ``n_resamples`` and ``seed`` go to every measure that takes them (the bootstrap; 0 resamples: no interval).
+    """
+    requested = [measures] if isinstance(measures, str) else list(measures or DEFAULT)
+    chosen = [get_measure(m) for m in requested]
     rows = []
     for key, group in cells(scores):
         s1, s2 = group["score_1"].to_numpy(float), group["score_2"].to_numpy(float)
         signature = group["signature"].iloc[0] if "signature" in group else ""
-        for r in _cell(s1, s2, measures, key, n_resamples, seed):
-            rows.append({**key, "ci_low": np.nan, "ci_high": np.nan, **r, "n_pairs": len(group),
-                         "signature": signature})
+        context = {"n_resamples": n_resamples, "seed": seed, "metric": key["metric"], "attribute": key["attribute"]}
+        for r in _cell(s1, s2, chosen, context):
+            rows.append({**key, **r, "n_pairs": len(group), "signature": signature})
     lead = [c for c in keys(scores) if c not in COLUMNS]
-    return pd.DataFrame(rows, columns=lead + COLUMNS)
+    tested = ["p_value"] if any(m.test for m in chosen) else []
+    return pd.DataFrame(rows, columns=lead + COLUMNS + tested)
 
 
-__all__ = ["COLUMNS", "DEFAULT", "MEASURES", "measure"]
+def wide(long: pd.DataFrame) -> pd.DataFrame:
+    """A long measure table (:func:`measure`) as one row per cell, in the table's order: per measure a column
+    of its values named after it, then ``NAME_ci_low``, ``NAME_ci_high`` if it has an interval and
+    ``NAME_p_value`` if it has a test."""
+    index = [c for c in long.columns if c not in ("measure", *_RESULT)]
+    values = [c for c in _RESULT if c in long.columns]
+    table = long.pivot(index=index, columns="measure", values=values)
+    table = table.reindex(pd.MultiIndex.from_frame(long[index].drop_duplicates()))
+    columns = {}
+    for name in dict.fromkeys(long["measure"]):
+        m = get_measure(name)
+        columns[name] = table[("value", name)]
+        if m.interval:
+            columns[f"{name}_ci_low"], columns[f"{name}_ci_high"] = table[("ci_low", name)], table[("ci_high", name)]
+        if m.test and "p_value" in values:
+            columns[f"{name}_p_value"] = table[("p_value", name)]
+    return pd.DataFrame(columns, index=table.index).reset_index()
+
+__all__ = ["COLUMNS", "DEFAULT", "measure", "wide"]

@@ -25,8 +25,7 @@ from scipy import stats
 #: the columns of a bias table, in order (the CLI writes exactly these)
 BIAS_COLUMNS = ["attribute", "metric", "n_pairs", "bias", "bias_ci_low", "bias_ci_high", "stereotypical_difference"]
 
-DEFAULT_RESAMPLES = 9999
-DEFAULT_SEED = 0
+from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED, register_measure
 
 
 class ConstantScoresWarning(UserWarning):
@@ -72,16 +71,20 @@ def rescale(scores_1, scores_2, *, metric=None, attribute=None) -> tuple[np.ndar
     return (s1 - lo) / (hi - lo) * 100.0, (s2 - lo) / (hi - lo) * 100.0
 
 
+def pair_terms(scores_1, scores_2, *, signed: bool = False, **labels) -> np.ndarray:
+    """Per-pair terms of Eq. 2 (|Ŝ_1 − Ŝ_2|) or of the stereotypical difference (Ŝ_1 − Ŝ_2)."""
+    r1, r2 = rescale(scores_1, scores_2, **labels)
+    return (r1 - r2) if signed else np.abs(r1 - r2)
+
+
 def absolute_bias(scores_1, scores_2, **labels) -> float:
     """Eq. 2: mean absolute difference of the rescaled scores."""
-    r1, r2 = rescale(scores_1, scores_2, **labels)
-    return float(np.mean(np.abs(r1 - r2)))
+    return float(np.mean(pair_terms(scores_1, scores_2, **labels)))
 
 
 def stereotypical_difference(scores_1, scores_2, **labels) -> float:
     """App. E: mean signed difference of the rescaled scores, candidate 1 minus candidate 2."""
-    r1, r2 = rescale(scores_1, scores_2, **labels)
-    return float(np.mean(r1 - r2))
+    return float(np.mean(pair_terms(scores_1, scores_2, signed=True, **labels)))
 
 
 def bootstrap_ci(values, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
@@ -104,44 +107,61 @@ def bootstrap_ci(values, *, confidence: float = 0.95, n_resamples: int = DEFAULT
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+def _mean_with_ci(terms: np.ndarray, n_resamples: int, seed: int) -> dict:
+    low, high = bootstrap_ci(terms, n_resamples=n_resamples, seed=seed)
+    return {"value": float(np.mean(terms)), "ci_low": low, "ci_high": high}
+
+
+@register_measure("bias", takes="pairs", interval=True, citation="Sun et al. 2022, Eq. 2",
+                  description="mean |difference| of the min-max rescaled scores (0-100), BCa interval over pairs")
+def bias_with_ci(scores_1, scores_2, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                 metric=None, attribute=None) -> dict:
+    """Eq. 2 with its 95% BCa bootstrap interval over pairs (the rescaling held fixed)."""
+    return _mean_with_ci(pair_terms(scores_1, scores_2, metric=metric, attribute=attribute), n_resamples, seed)
+
+
+@register_measure("stereotypical_difference", takes="pairs", interval=True, citation="Sun et al. 2022, App. E",
+                  description="mean signed difference of the rescaled scores, candidate 1 minus candidate 2")
+def stereotypical_difference_with_ci(scores_1, scores_2, *, n_resamples: int = DEFAULT_RESAMPLES,
+                                     seed: int = DEFAULT_SEED, metric=None, attribute=None) -> dict:
+    """App. E with its 95% BCa bootstrap interval over pairs."""
+    terms = pair_terms(scores_1, scores_2, signed=True, metric=metric, attribute=attribute)
+    return _mean_with_ci(terms, n_resamples, seed)
+
+
 def summarize(scores_1, scores_2, *, metric=None, attribute=None, n_resamples: int = DEFAULT_RESAMPLES,
               seed: int = DEFAULT_SEED) -> dict:
-    """One row of a bias table: Eq. 2 with its bootstrap CI and the stereotypical difference."""
-    r1, r2 = rescale(scores_1, scores_2, metric=metric, attribute=attribute)
-    diff = r1 - r2
-    low, high = bootstrap_ci(np.abs(diff), n_resamples=n_resamples, seed=seed)
-    return {
-        "attribute": attribute,
-        "metric": metric,
-        "n_pairs": int(diff.size),
-        "bias": float(np.mean(np.abs(diff))),
-        "bias_ci_low": low,
-        "bias_ci_high": high,
-        "stereotypical_difference": float(np.mean(diff)),
-    }
+    """One row of a bias table (:data:`BIAS_COLUMNS`) for one cell's scores."""
+    labels = {"metric": metric, "attribute": attribute}
+    bias = bias_with_ci(scores_1, scores_2, n_resamples=n_resamples, seed=seed, **labels)
+    signed = stereotypical_difference_with_ci(scores_1, scores_2, n_resamples=0, **labels)
+    return {"attribute": attribute, "metric": metric, "n_pairs": int(np.size(scores_1)), "bias": bias["value"],
+            "bias_ci_low": bias["ci_low"], "bias_ci_high": bias["ci_high"],
+            "stereotypical_difference": signed["value"]}
 
 
 def bias_table(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                keep=("signature",)) -> pd.DataFrame:
     """Bias of every (attribute, metric) in a tidy score table (``score_pairs``, ``published.scores()``).
 
-    One row per cell (:data:`BIAS_COLUMNS`; a ``dataset`` column first when the table
-    holds several datasets). Columns named in ``keep`` that are present and constant
-    within a cell (the score signature, say) are carried into the result.
+    A wide view of the long table of :func:`metricbias.bias.measures.measure`: one row
+    per cell (:data:`BIAS_COLUMNS`; a ``dataset`` column first when the table holds
+    several datasets). Columns named in ``keep`` that are present and constant within
+    a cell (the score signature, say) are carried into the result.
     """
+    from .measures import measure, wide
     from .scores import cells, keys
 
-    kept = [c for c in keep if c in scores.columns]
-    rows = []
+    kept = {c: [] for c in keep if c in scores.columns}
     for key, group in cells(scores):
-        row = summarize(group["score_1"], group["score_2"], metric=key["metric"], attribute=key["attribute"],
-                        n_resamples=n_resamples, seed=seed)
-        for col in kept:
+        for col, column in kept.items():
             values = group[col].unique()
             if len(values) != 1:
                 raise ValueError(f"{_label(key['metric'], key['attribute'])}: several values of {col!r} in one "
                                  f"group: {values[:3]}")
-            row[col] = values[0]
-        rows.append({**key, **row})
+            column.append(values[0])
+    long = pd.concat([measure(scores, "bias", n_resamples=n_resamples, seed=seed),
+                      measure(scores, "stereotypical_difference", n_resamples=0)], ignore_index=True)
+    table = wide(long).assign(**kept)
     lead = [c for c in keys(scores) if c not in BIAS_COLUMNS]
-    return pd.DataFrame(rows, columns=lead + BIAS_COLUMNS + kept)
+    return table[lead + BIAS_COLUMNS + list(kept)]

@@ -30,11 +30,14 @@ from scipy import stats
 
 from ..cache import cached_result
 from . import distributional as dist
-from .pairwise import ConstantScoresWarning, absolute_bias
+from .pairwise import ConstantScoresWarning
+from .registry import get_measure
 from .scores import cells
 
 RATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-MEASURES = ("eq2", "indicator", "kls", "jss")
+#: the study's measures: its label -> the registered measure (:mod:`metricbias.bias.registry`), point values only
+REGISTERED = {"eq2": "bias", "indicator": "indicator", "kls": "kls", "jss": "jss"}
+MEASURES = tuple(REGISTERED)
 ALL = "all"
 
 
@@ -53,24 +56,9 @@ def magnitude(measure: str, values):
 
 
 def _cell(s1: np.ndarray, s2: np.ndarray, measures) -> dict:
-    out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConstantScoresWarning)
-        if "eq2" in measures:
-            out["eq2"] = absolute_bias(s1, s2)
-        if "indicator" in measures:
-            out["indicator"] = dist.indicator_score(s1, s2, ties="half")
-        if "kls" in measures or "jss" in measures:
-            try:
-                u1, u2 = dist.unit_rescale(s1, s2)
-                p, q = dist.fit_gaussian(u1), dist.fit_gaussian(u2)
-            except ValueError:  # constant scores: no Gaussian fit
-                p = q = None
-            if "kls" in measures:
-                out["kls"] = dist.kls(p, q) if p else np.nan
-            if "jss" in measures:
-                out["jss"] = dist.jss(p, q) if p else np.nan
-    return out
+        return {m: get_measure(REGISTERED[m])(s1, s2, n_resamples=0)["value"] for m in measures}
 
 
 def measure_table(scores: pd.DataFrame, measures=MEASURES) -> pd.DataFrame:

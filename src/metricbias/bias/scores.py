@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 REQUIRED = ("attribute", "metric", "score_1", "score_2")
+#: the columns of the long layout of the generalized fairness metrics (:mod:`metricbias.bias.generalized`)
+SOURCE, GROUP, SCORE = "source", "group", "score"
 
 
 def check(scores: pd.DataFrame, required=REQUIRED) -> None:
@@ -38,3 +41,15 @@ def cells(scores: pd.DataFrame, by=("attribute", "metric"), required=REQUIRED) -
     cols = keys(scores, by)
     for key, group in scores.groupby(cols, sort=False):
         yield dict(zip(cols, key if isinstance(key, tuple) else (key,))), group
+
+
+def from_pairs(scores_1, scores_2, groups=("candidate_1", "candidate_2"), sources=None) -> pd.DataFrame:
+    """Long table (source, group, score) of a paired dataset: one source per pair, one row per candidate
+    (what a ``"groups"`` measure of :mod:`metricbias.bias.registry` takes)."""
+    s1, s2 = np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)
+    if s1.shape != s2.shape or s1.ndim != 1:
+        raise ValueError(f"paired scores must be two 1-d arrays of equal length, got {s1.shape} and {s2.shape}")
+    ids = np.arange(s1.size) if sources is None else np.asarray(sources)
+    return pd.DataFrame({SOURCE: np.concatenate([ids, ids]),
+                         GROUP: [groups[0]] * s1.size + [groups[1]] * s2.size,
+                         SCORE: np.concatenate([s1, s2])})

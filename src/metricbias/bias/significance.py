@@ -22,7 +22,7 @@ from scipy import stats
 
 from ..cache import cached_result
 from . import generalized
-from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, rescale
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, pair_terms
 
 
 def measure_with_ci(measure: str, data: pd.DataFrame, phi="mean", d="abs", *, n_resamples: int = DEFAULT_RESAMPLES,
@@ -56,12 +56,6 @@ def paired_permutation_test(x, y, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
             vectorized=True, n_resamples=n_resamples, alternative=alternative, rng=np.random.default_rng(seed))
         p = float(res.pvalue)
     return {"difference": float(diff.mean()), "ci_low": low, "ci_high": high, "p_value": p}
-
-
-def pair_terms(scores_1, scores_2, *, signed: bool = False, **labels) -> np.ndarray:
-    """Per-pair terms of Eq. 2 (|Ŝ_1 − Ŝ_2|) or of the stereotypical difference (Ŝ_1 − Ŝ_2)."""
-    r1, r2 = rescale(scores_1, scores_2, **labels)
-    return (r1 - r2) if signed else np.abs(r1 - r2)
 
 
 @cached_result("significance.versus_reference")
@@ -232,5 +226,5 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
 
 
 __all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "counterfactual_vbcm", "interval_columns",
-           "measure_with_ci", "pair_terms", "paired_intervals", "paired_permutation_test", "reference_grid",
+           "measure_with_ci", "paired_intervals", "paired_permutation_test", "reference_grid",
            "reference_summary", "versus_reference"]

@@ -82,7 +82,8 @@ def _bias_rows(scored: dict) -> pd.DataFrame:
 
 
 def _change_tests(before: dict, after: dict, n_resamples: int, seed: int) -> pd.DataFrame:
-    from ..bias.significance import pair_terms, paired_permutation_test
+    from ..bias.pairwise import pair_terms
+    from ..bias.significance import paired_permutation_test
 
     rows = []
     for key, (s1, s2, labels) in before.items():
