@@ -143,3 +143,20 @@ def test_gap_warning_names_the_cell_and_the_pairs_needed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert power.warn_if_too_small(table, 5.0) == []
+
+
+def test_audit_adds_tests_and_warns_on_a_gap_it_cannot_separate():
+    import metricbias as mb
+
+    plain = mb.audit("bleu", attributes=["age"], measures=["bias", "size_robust_bias"], n_resamples=99)
+    assert len(plain.columns) == 8
+    with pytest.warns(power.GapWarning, match="bleu on age.*size_robust_bias"):
+        tested = mb.audit("bleu", attributes=["age"], measures=["bias", "size_robust_bias"], n_resamples=99,
+                          tests=True, gap=1.0)
+    assert list(tested.columns) == list(plain.columns) + ["p_value", "q_value"]
+    assert tested[list(plain.columns)].equals(plain)
+    # one attribute, one distinct test: q = p, and the same p for both rows of the cell
+    assert tested["p_value"].nunique() == 1 and (tested["q_value"] == tested["p_value"]).all()
+    from metricbias.bias import registry
+
+    assert {"size_robust_bias", "size_robust_difference"} <= set(registry.table()["name"])

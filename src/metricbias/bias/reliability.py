@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, rescale
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+from .registry import register_measure
 from .scores import cells
 
 SIZES = (10, 20, 40, 80, 160)
@@ -67,6 +68,10 @@ def _paired_interval(s1, s2, signed: bool, n_resamples: int, seed: int, confiden
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+@register_measure("size_robust_bias", takes="pairs", interval=True,
+                  citation="this book, chapter 8 (Eq. 2 with the pooled standard deviation for the range)",
+                  description="100 × mean |s1 − s2| / SD of the 2n pooled scores, with a 95% BCa interval over pairs; "
+                              "estimates one population value whatever the number of pairs")
 def size_robust_bias(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
     """Size-robust Eq. 2: 100 × mean |s₁ − s₂| / SD of the 2n pooled scores, with its 95% BCa interval over pairs.
 
@@ -78,6 +83,10 @@ def size_robust_bias(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = D
     return {"value": value, "ci_low": low, "ci_high": high}
 
 
+@register_measure("size_robust_difference", takes="pairs", interval=True, test=True,
+                  citation="this book, chapter 8 (App. E of Sun et al. 2022 on the size-robust scale)",
+                  description="100 × mean (s1 − s2) / SD of the pooled scores, with a 95% BCa interval and the "
+                              "sign-flip permutation p-value")
 def size_robust_difference(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
     """Size-robust stereotypical difference: 100 × mean (s₁ − s₂) / SD of the pooled scores, with its BCa
     interval and the sign-flip permutation p-value (:func:`metricbias.bias.testing.sign_flip_test`)."""
