@@ -160,3 +160,17 @@ def test_audit_adds_tests_and_warns_on_a_gap_it_cannot_separate():
     from metricbias.bias import registry
 
     assert {"size_robust_bias", "size_robust_difference"} <= set(registry.table()["name"])
+
+
+def test_chapter_8_reuses_the_samples_of_chapters_3_and_4_in_every_profile():
+    """Chapter 8 takes its live scores from chapter 3's sample and its counterfactual scores from chapter 4's, with
+    the same configurations, so the score cache answers (the notebook's defaults: 0 pairs = all, no skip)."""
+    from metricbias import profiles
+
+    for name in profiles.names():
+        ch8 = profiles.parameters(name, "08_trust")
+        ch3, ch4 = profiles.parameters(name, "03_metrics_and_backbones"), profiles.parameters(name, "04_bias_measures")
+        assert ch8.get("sample_size", 0) == ch3.get("sample_size", 0), name
+        assert ch8.get("counterfactual_sample_size", 0) == ch4.get("sample_size", 0), name
+        assert ch8.get("skip_metrics", "") == ch4.get("skip_metrics", ""), name
+        assert ch8.get("seed", 0) == ch3.get("seed", 0) == ch4.get("seed", 0), name

@@ -9,16 +9,38 @@ from metricbias.bias import simulation
 REPS = 400
 
 
-def test_jackknife_and_bca_match_scipy():
+def test_jackknife_weights_and_bca_match_the_direct_computation_and_scipy():
     rng = np.random.default_rng(1)
     s1, s2 = (a.reshape(4, -1) for a in simulation.simulate(simulation.Design(), 30, 4, rng))
     for measure, fn in simulation.STATISTICS.items():
         loo = np.array([[fn(np.delete(s1[r], i), np.delete(s2[r], i)) for i in range(30)] for r in range(4)])
         assert simulation.jackknife(measure, s1, s2) == pytest.approx(loo, rel=1e-10)
-        ref = stats.bootstrap((s1, s2), fn, paired=True, vectorized=True, axis=-1, n_resamples=499, method="BCa",
-                              rng=np.random.default_rng(3)).confidence_interval
-        low, high = simulation._bca(s1, s2, measure, 499, np.random.default_rng(3))
+        idx = np.random.default_rng(2).integers(30, size=(50, 30))
+        counts = np.stack([np.bincount(row, minlength=30) for row in idx]).astype(float)
+        direct = np.stack([fn(s1[r][idx], s2[r][idx]) for r in range(4)])
+        assert simulation.weighted_statistic(measure, s1, s2, counts) == pytest.approx(direct, rel=1e-10)
+        # BCa end points from scipy's bootstrap distribution and the closed-form jackknife = scipy's BCa
+        kw = dict(paired=True, vectorized=True, axis=-1, n_resamples=499)
+        ref = stats.bootstrap((s1, s2), fn, method="BCa", rng=np.random.default_rng(3), **kw).confidence_interval
+        dist = stats.bootstrap((s1, s2), fn, method="percentile", rng=np.random.default_rng(3), **kw)
+        low, high = simulation.bca_bounds(fn(s1, s2), dist.bootstrap_distribution, simulation.jackknife(measure, s1, s2))
         assert low == pytest.approx(ref.low) and high == pytest.approx(ref.high)
+
+
+def test_row_percentiles_match_numpy():
+    values = np.random.default_rng(4).normal(size=(5, 37))
+    q = np.array([0.01, 0.2, 0.5, 0.77, 0.999])
+    expected = [np.percentile(row, 100 * p) for row, p in zip(values, q)]
+    assert simulation._row_percentiles(values, q) == pytest.approx(expected)
+
+
+def test_two_level_weights_keep_templates_whole():
+    w = simulation.resample_weights(np.random.default_rng(0), 20, 5, 4, how="two-level")
+    assert w.shape == (20, 20) and (w.sum(-1) == 20).all()
+    per_template = w.reshape(20, 5, 4).sum(-1)
+    assert (per_template % 4 == 0).all()  # a drawn template brings exactly its number of pairs
+    whole = simulation.resample_weights(np.random.default_rng(0), 20, 5, 4, how="templates").reshape(20, 5, 4)
+    assert (whole == whole[..., :1]).all()  # every pair of a drawn template, as often as the template
 
 
 def test_bca_coverage_is_nominal_within_three_monte_carlo_errors():

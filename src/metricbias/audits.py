@@ -63,7 +63,7 @@ def _with_tests(table: pd.DataFrame, scores: pd.DataFrame, *, n_resamples: int, 
     from .bias.scores import keys
 
     by = keys(scores)
-    cell_p = testing.cell_tests(scores, n_resamples=n_resamples or 9999, seed=seed)[[*by, "p_value"]]
+    cell_p = testing.cell_tests(scores, n_resamples=n_resamples or 9999, seed=seed, cache=False)[[*by, "p_value"]]
     merged = table.merge(cell_p.rename(columns={"p_value": "_cell_p"}), on=by, how="left")
     own = merged["p_value"] if "p_value" in merged.columns else pd.Series(float("nan"), index=merged.index)
     merged["p_value"] = own.where(own.notna(), merged["_cell_p"])

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..cache import cached_result
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 from .registry import register_measure
 from .scores import cells
@@ -106,6 +107,7 @@ def eq2_statistic(s1, s2, axis=-1):
         return 100.0 * np.mean(np.abs(s1 - s2), axis=axis) / np.ptp(pooled, axis=axis)
 
 
+@cached_result("reliability.sample_size_ratios")
 def sample_size_ratios(scores: pd.DataFrame, sizes=SIZES, *, n_draws: int = 200, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Eq. 2 and the size-robust bias on ``n_draws`` seeded draws of n pairs (without replacement) of every cell,
     as ratios to their whole-set values.
@@ -137,6 +139,17 @@ def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
     """Per measure and n: the median over cells of the mean ratio, and the median 5th / 95th percentiles."""
     out = ratios.groupby(["measure", "n"], sort=False)[["mean_ratio", "low", "high"]].median().reset_index()
     return out.sort_values(["measure", "n"], kind="stable").reset_index(drop=True)
+
+
+def ratio_findings(summary: pd.DataFrame, prefix_of=None) -> dict:
+    """The numbers of :func:`ratio_summary` for prose: ``<measure>_<n>`` (median mean ratio), ``..._low``,
+    ``..._high``; measures abbreviated by ``prefix_of`` (default: eq2, srb)."""
+    prefix_of = prefix_of or {"eq2": "eq2", "size_robust_bias": "srb"}
+    out = {}
+    for r in summary.itertuples(index=False):
+        key = f"{prefix_of.get(r.measure, r.measure)}_{int(r.n)}"
+        out.update({key: float(r.mean_ratio), f"{key}_low": float(r.low), f"{key}_high": float(r.high)})
+    return out
 
 
 def whole_set_values(scores: pd.DataFrame) -> pd.DataFrame:
@@ -223,6 +236,7 @@ def counterfactual_terms(scored: pd.DataFrame, groups: dict):
         yield attribute, metric, np.abs(x[:, i] - x[:, k])
 
 
+@cached_result("reliability.template_table")
 def template_table(scored: pd.DataFrame, groups: dict, *, n_resamples: int = 1999,
                    seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """The counterfactual PCM |x − y| of every (attribute, metric) with two intervals and the template share.
@@ -252,6 +266,6 @@ def share_by_paradigm(table: pd.DataFrame, paradigm_of: dict) -> pd.DataFrame:
     return out
 
 
-__all__ = ["SIZES", "counterfactual_terms", "rank_agreement", "ratio_summary", "sample_size_ratios",
+__all__ = ["SIZES", "counterfactual_terms", "rank_agreement", "ratio_findings", "ratio_summary", "sample_size_ratios",
            "share_by_paradigm", "size_robust_bias", "size_robust_difference", "size_robust_value", "template_share",
            "template_table", "two_level_interval", "two_level_resamples", "whole_set_values"]

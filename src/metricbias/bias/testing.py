@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..cache import cached_result
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, rescale
 from .scores import cells
 
@@ -70,11 +71,12 @@ def with_q_values(table: pd.DataFrame, p: str = "p_value", q: str = "q_value") -
     return out
 
 
+@cached_result("testing.cell_tests")
 def cell_tests(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Sign-flip test of the stereotypical difference in every (attribute, metric) cell, BH over the grid.
 
     Columns: the cell keys, ``n_pairs, stereotypical_difference`` (Eq. 1 rescaled, App. E), ``p_value, q_value``.
-    Cells with constant scores get NaN.
+    Cells with constant scores get NaN. Kept in the result cache (``cache=False``: none).
     """
     rows, diffs = [], []
     for key, g in cells(scores):
@@ -99,13 +101,14 @@ def grid_summary(tests: pd.DataFrame, *, q: float = 0.05) -> dict:
             "bh_share": float((tests["q_value"] < q).sum() / max(int(ok.sum()), 1))}
 
 
+@cached_result("testing.configuration_differences")
 def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES,
                               seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """For every attribute and every two metrics scored on the same pairs: does their Eq. 2 differ?
 
     Per pair the difference of their Eq. 2 terms (each metric rescaled with its own Eq. 1), sign-flipped;
     BH over every comparison of the table. Columns: ``attribute, metric_a, metric_b, n_pairs, difference,
-    p_value, q_value``. Needs ``pair_id``.
+    p_value, q_value``. Needs ``pair_id``. Kept in the result cache (``cache=False``: none).
     """
     if "pair_id" not in scores.columns:
         raise ValueError("comparing configurations needs the pair_id column (the same pairs for every metric)")
