@@ -118,7 +118,9 @@ def test_configuration_differences_of_a_metric_with_itself_and_a_blind_one():
 
 
 def test_pairs_to_detect_is_the_smallest_n_with_the_power():
-    n = power.pairs_to_detect(2, 40)
+    import metricbias as mb
+
+    n = mb.pairs_to_detect(2, 40)
     assert power.power(n, 2, 40) >= 0.8 > power.power(n - 1, 2, 40)
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     assert n == pytest.approx((z * 40 / 2) ** 2, rel=0.01)  # the normal approximation, for large n
@@ -174,3 +176,16 @@ def test_chapter_8_reuses_the_samples_of_chapters_3_and_4_in_every_profile():
         assert ch8.get("counterfactual_sample_size", 0) == ch4.get("sample_size", 0), name
         assert ch8.get("skip_metrics", "") == ch4.get("skip_metrics", ""), name
         assert ch8.get("seed", 0) == ch3.get("seed", 0) == ch4.get("seed", 0), name
+
+
+def test_the_audit_command_writes_q_values_and_refuses_a_bad_gap(tmp_path, capsys):
+    from metricbias import cli
+
+    out = tmp_path / "audit.csv"
+    assert cli.main(["audit", "--metric", "bleu", "--attributes", "age", "--measures", "size_robust_bias",
+                     "--n-resamples", "99", "--tests", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns[-2:]) == ["p_value", "q_value"] and table["q_value"].between(0, 1).all()
+    assert cli.main(["audit", "--metric", "bleu", "--gap", "0", "--out", str(tmp_path / "x.csv")]) == 2
+    assert "--gap takes a positive number of points" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()

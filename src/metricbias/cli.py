@@ -109,8 +109,11 @@ def _cmd_audit(args) -> int:
     spec = _specs(args.metric, "--metric")
     if len(spec) != 1:
         raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
+    if args.gap is not None and args.gap <= 0:
+        raise SystemExit(f"metricbias audit: --gap takes a positive number of points, not {args.gap:g}")
     table = audit(spec[0], dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
-                  n_resamples=args.n_resamples, seed=args.seed, built_dir=args.built_dir)
+                  n_resamples=args.n_resamples, seed=args.seed, built_dir=args.built_dir, tests=args.tests,
+                  gap=args.gap)
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
           f"measures of {spec[0].label}) to {out}")
@@ -455,8 +458,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--built-dir", type=Path, default=None, help="--dataset built: read the built pairs from this folder")
     p.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--tests", action="store_true",
+                   help="add p_value and q_value: sign-flip permutation tests with Benjamini-Hochberg q-values")
+    p.add_argument("--gap", type=float, default=None,
+                   help="warn where an interval is wider than this many points (too few pairs to separate such a gap)")
     p.add_argument("--out", required=True, type=Path,
-                   help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature")
+                   help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature "
+                        "(then p_value,q_value with --tests)")
     p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .testing import term_table
+
 
 def power(n: int, gap: float, sd: float, *, alpha: float = 0.05) -> float:
     """Power of the paired two-sided t test on ``n`` pairs for a mean difference ``gap`` with per-pair SD ``sd``."""
@@ -70,12 +72,7 @@ def difference_sd(scores: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for attribute, block in scores.groupby("attribute", sort=False):
-        wide = {}
-        for metric, g in block.groupby("metric", sort=False):
-            s1, s2 = g["score_1"].to_numpy(float), g["score_2"].to_numpy(float)
-            if np.ptp(np.concatenate([s1, s2])) > 0:
-                wide[metric] = pd.Series(_terms(s1, s2), index=g["pair_id"].to_numpy())
-        terms = pd.DataFrame(wide).dropna()
+        terms = term_table(block, _terms)
         names = list(terms.columns)
         for a in range(len(names)):
             for b in range(a + 1, len(names)):

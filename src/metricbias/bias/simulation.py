@@ -275,6 +275,5 @@ def findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.93, 0.97)) -
 
 
 __all__ = ["Design", "INTERVALS", "MEASURES", "PANELS", "bca_bounds", "coverage", "coverage_study", "findings",
-           "jackknife",
-           "resample_weights", "weighted_statistic", "population_values", "simulate",
-           "type_one_error"]
+           "jackknife", "population_values", "resample_weights", "simulate", "type_one_error", "type_one_study",
+           "weighted_statistic"]

@@ -101,6 +101,17 @@ def grid_summary(tests: pd.DataFrame, *, q: float = 0.05) -> dict:
             "bh_share": float((tests["q_value"] < q).sum() / max(int(ok.sum()), 1))}
 
 
+def term_table(block: pd.DataFrame, terms) -> pd.DataFrame:
+    """Per-pair terms ``terms(s1, s2)`` of every metric of one attribute's score rows: pairs (``pair_id``) ×
+    metrics, only the pairs every metric scored; metrics with constant scores are left out."""
+    wide = {}
+    for metric, g in block.groupby("metric", sort=False):
+        s1, s2 = g["score_1"].to_numpy(float), g["score_2"].to_numpy(float)
+        if np.ptp(np.concatenate([s1, s2])) > 0:
+            wide[metric] = pd.Series(terms(s1, s2), index=g["pair_id"].to_numpy())
+    return pd.DataFrame(wide).dropna()
+
+
 @cached_result("testing.configuration_differences")
 def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES,
                               seed: int = DEFAULT_SEED) -> pd.DataFrame:
@@ -114,14 +125,7 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
         raise ValueError("comparing configurations needs the pair_id column (the same pairs for every metric)")
     rows = []
     for attribute, block in scores.groupby("attribute", sort=False):
-        wide = {}
-        for metric, g in block.groupby("metric", sort=False):
-            s1, s2 = g["score_1"].to_numpy(float), g["score_2"].to_numpy(float)
-            if np.ptp(np.concatenate([s1, s2])) == 0:
-                continue
-            r1, r2 = rescale(s1, s2)
-            wide[metric] = pd.Series(np.abs(r1 - r2), index=g["pair_id"].to_numpy())
-        terms = pd.DataFrame(wide).dropna()
+        terms = term_table(block, lambda s1, s2: np.abs(np.subtract(*rescale(s1, s2))))
         names = list(terms.columns)
         if len(names) < 2 or len(terms) < 2:
             continue
@@ -144,5 +148,5 @@ def comparison_summary(diffs: pd.DataFrame, *, q: float = 0.05) -> dict:
             "by_attribute": ", ".join(f"{a} {int(r['sum'])}/{int(r['size'])}" for a, r in by.iterrows())}
 
 
-__all__ = ["cell_tests", "comparison_summary", "configuration_differences", "grid_summary", "sign_flip_test", "sign_flip_tests",
-           "with_q_values"]
+__all__ = ["cell_tests", "comparison_summary", "configuration_differences", "grid_summary", "sign_flip_test",
+           "sign_flip_tests", "term_table", "with_q_values"]
