@@ -145,7 +145,8 @@ def comparison_summary(diffs: pd.DataFrame, *, q: float = 0.05) -> dict:
     by = diffs.assign(sig=sig).groupby("attribute", sort=False)["sig"].agg(["sum", "size"])
     return {"comparisons": len(diffs), "significant": int(sig.sum()),
             "share": float(sig.mean()) if len(diffs) else float("nan"),
-            "by_attribute": ", ".join(f"{a} {int(r['sum'])}/{int(r['size'])}" for a, r in by.iterrows())}
+            "by_attribute": ", ".join(f"{str(a).replace('_', ' ')} {int(r['sum'])}/{int(r['size'])}"
+                                      for a, r in by.iterrows())}
 
 
 __all__ = ["cell_tests", "comparison_summary", "configuration_differences", "grid_summary", "sign_flip_test",
