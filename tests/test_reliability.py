@@ -154,7 +154,7 @@ def test_audit_adds_tests_and_warns_on_a_gap_it_cannot_separate():
     assert len(plain.columns) == 8
     with pytest.warns(power.GapWarning, match="bleu on age.*size_robust_bias"):
         tested = mb.audit("bleu", attributes=["age"], measures=["bias", "size_robust_bias"], n_resamples=99,
-                          tests=True, gap=1.0)
+                          tests=True, gap=5.0)
     assert list(tested.columns) == list(plain.columns) + ["p_value", "q_value"]
     assert tested[list(plain.columns)].equals(plain)
     # one attribute, one distinct test: q = p, and the same p for both rows of the cell
