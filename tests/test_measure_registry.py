@@ -133,6 +133,8 @@ def test_the_bias_table_is_a_pivot_of_the_long_table_and_its_csv_is_unchanged(tm
         "attribute,metric,n_pairs,bias,bias_ci_low,bias_ci_high,stereotypical_difference,signature\n"
         "b,M,3,44.444444444444436,0.0,100.0,22.222222222222225,M|v1\n"
         "a,M,3,20.833333333333332,4.166666666666667,50.0,20.833333333333332,M|v1\n")
+    empty = pairwise.bias_table(frame.iloc[:0])
+    assert empty.empty and list(empty.columns) == [*pairwise.BIAS_COLUMNS, "signature"]
 
 
 def test_mb_register_measure_is_public():

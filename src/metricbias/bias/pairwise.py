@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED, register_measure
+
 #: the columns of a bias table, in order (the CLI writes exactly these)
 BIAS_COLUMNS = ["attribute", "metric", "n_pairs", "bias", "bias_ci_low", "bias_ci_high", "stereotypical_difference"]
-
-from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED, register_measure
 
 
 class ConstantScoresWarning(UserWarning):
@@ -164,4 +164,4 @@ def bias_table(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, se
                       measure(scores, "stereotypical_difference", n_resamples=0)], ignore_index=True)
     table = wide(long).assign(**kept)
     lead = [c for c in keys(scores) if c not in BIAS_COLUMNS]
-    return table[lead + BIAS_COLUMNS + list(kept)]
+    return table.reindex(columns=lead + BIAS_COLUMNS + list(kept))  # (an empty table has no measure columns)
