@@ -12,7 +12,7 @@ from metricbias.bias.registry import MeasureError, get_measure, register_measure
 from metricbias.paths import write_csv_atomic
 
 BUILT_IN = ["bias", "stereotypical_difference", "indicator", "kls", "jss", "group_abs", "group_w1", "group_mwu",
-            "counterfactual_mwu"]
+            "counterfactual_mwu", "size_robust_bias", "size_robust_difference"]
 
 
 @pytest.fixture(autouse=True)
@@ -111,7 +111,8 @@ def test_the_built_in_measures_and_their_records():
     assert table["name"].tolist() == BUILT_IN
     rows = table.set_index("name")
     assert rows.loc["bias", "interval"] and rows.loc["stereotypical_difference", "interval"]
-    assert not rows.loc[BUILT_IN[2:], "interval"].any() and not rows["test"].any()
+    assert not rows.loc[BUILT_IN[2:9], "interval"].any() and rows.loc[BUILT_IN[9:], "interval"].all()
+    assert rows["test"].tolist() == [name == "size_robust_difference" for name in BUILT_IN]
     assert rows.loc["kls", "takes"] == "distributions" and rows.loc["group_w1", "takes"] == "groups"
     assert rows.loc["bias", "citation"] == "Sun et al. 2022, Eq. 2"
     assert get_measure("bias").options == ("n_resamples", "seed", "metric", "attribute")

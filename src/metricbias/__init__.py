@@ -43,6 +43,7 @@ _API = {
     "score_metrics": ("metricbias.scoring", "score_metrics"),
     "bias_table": ("metricbias.bias.pairwise", "bias_table"),
     "measure": ("metricbias.bias.measures", "measure"),
+    "pairs_to_detect": ("metricbias.bias.power", "pairs_to_detect"),
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),

@@ -21,7 +21,8 @@ COLUMNS = bias_measures.COLUMNS
 
 
 def audit(metric, dataset: str = "published", attributes=None, measures=None, *, cache=True,
-          n_resamples: int = 9999, seed: int = 0, sample_size: int = 0, built_dir=None) -> pd.DataFrame:
+          n_resamples: int = 9999, seed: int = 0, sample_size: int = 0, built_dir=None, tests: bool = False,
+          gap: float | None = None) -> pd.DataFrame:
     """Bias of ``metric`` on every attribute of ``dataset``: one row per attribute and measure.
 
     ``measures`` defaults to ``("bias", "stereotypical_difference")`` (Sun et al. 2022,
@@ -31,13 +32,45 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     A measure with a test adds ``p_value`` after the eight columns. A dataset made of
     several parts (``adapter-evaluation``) names each attribute ``part/attribute``.
     ``sample_size`` draws that many pairs per attribute.
+
+    ``tests=True`` adds ``p_value`` and ``q_value`` after the eight columns: a measure's own
+    test where it has one, else the sign-flip permutation test of the cell's signed
+    stereotypical difference (H0: the metric treats the two candidates of a pair alike;
+    :mod:`metricbias.bias.testing`), and Benjamini–Hochberg q-values over the distinct tests
+    of the table. ``gap=G`` warns (:class:`metricbias.bias.power.GapWarning`) for every row
+    whose interval is wider than G, that is, where the dataset is too small to separate two
+    values G apart, with about how many pairs would.
     """
     pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
     scores = score_pairs(pairs, metric, cache=cache)
     table = bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples, seed=seed)
+    if tests:
+        table = _with_tests(table, scores, n_resamples=n_resamples, seed=seed)
     if "dataset" in table.columns:  # several parts: keep them apart in the attribute name
         table["attribute"] = table["dataset"] + "/" + table["attribute"]
-    return table[[*COLUMNS, *(["p_value"] if "p_value" in table.columns else [])]].reset_index(drop=True)
+    extra = [c for c in ("p_value", "q_value") if c in table.columns]
+    table = table[[*COLUMNS, *extra]].reset_index(drop=True)
+    if gap is not None:
+        from .bias.power import warn_if_too_small
+
+        warn_if_too_small(table, gap)
+    return table
+
+
+def _with_tests(table: pd.DataFrame, scores: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """``p_value`` (a measure's own, else the cell's sign-flip test) and BH ``q_value`` over the distinct tests."""
+    from .bias import testing
+    from .bias.scores import keys
+
+    by = keys(scores)
+    cell_p = testing.cell_tests(scores, n_resamples=n_resamples or 9999, seed=seed, cache=False)[[*by, "p_value"]]
+    merged = table.merge(cell_p.rename(columns={"p_value": "_cell_p"}), on=by, how="left")
+    own = merged["p_value"] if "p_value" in merged.columns else pd.Series(float("nan"), index=merged.index)
+    merged["p_value"] = own.where(own.notna(), merged["_cell_p"])
+    merged["_test"] = merged["measure"].where(own.notna(), "sign-flip")
+    distinct = testing.with_q_values(merged.drop_duplicates([*by, "_test"])[[*by, "_test", "p_value"]])
+    merged = merged.merge(distinct[[*by, "_test", "q_value"]], on=[*by, "_test"], how="left")
+    return merged.drop(columns=["_cell_p", "_test"])
 
 
 __all__ = ["COLUMNS", "audit"]

@@ -111,8 +111,11 @@ def _cmd_audit(args) -> int:
     spec = _specs(args.metric, "--metric")
     if len(spec) != 1:
         raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
+    if args.gap is not None and args.gap <= 0:
+        raise SystemExit(f"metricbias audit: --gap takes a positive number of points, not {args.gap:g}")
     options = dict(dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
-                   n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size, built_dir=args.built_dir)
+                   n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size, built_dir=args.built_dir,
+                   tests=args.tests, gap=args.gap)
     if args.report is not None:  # the report audits too: one scoring
         from .report import audit_report, command_line
 
@@ -575,8 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated bias measures (default: bias,stereotypical_difference; see "
                         "metricbias.bias.measures)")
     p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
+    p.add_argument("--tests", action="store_true",
+                   help="add p_value and q_value: sign-flip permutation tests with Benjamini-Hochberg q-values")
+    p.add_argument("--gap", type=float, default=None,
+                   help="warn where an interval is wider than this many points (too few pairs to separate such a gap)")
     p.add_argument("--out", required=True, type=Path,
-                   help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature")
+                   help="output CSV: attribute,metric,measure,value,ci_low,ci_high,n_pairs,signature "
+                        "(then p_value,q_value with --tests)")
     p.add_argument("--report", type=Path, default=None,
                    help="also write a one-page, self-contained HTML report here: bias per attribute with intervals, "
                         "the metric among the book's n-gram and MiniLM configurations (and, on --dataset published, "

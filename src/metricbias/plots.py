@@ -380,3 +380,51 @@ def adapter_matching_maps(maps: dict, *, width: float = 7.5):
         axes[0, col].set_ylabel("")
     fig.tight_layout()
     return fig
+
+
+def ratio_curves(summary: pd.DataFrame, *, facet: str = "scores", labels: dict | None = None,
+                 width: float = PAGE_WIDTH, height: float = 3.0):
+    """Median ratio of a measure on n pairs to its whole-set value against n (log scale), with the band between
+    the median 5th and 95th percentiles; one line per ``measure``, one panel per ``facet``. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    labels = labels or {}
+    panels = list(dict.fromkeys(summary[facet]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=True, squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        part = summary[summary[facet] == panel]
+        for measure, g in part.groupby("measure", sort=False):
+            line, = ax.plot(g["n"], g["mean_ratio"], marker="o", ms=3.5, label=labels.get(measure, measure))
+            ax.fill_between(g["n"], g["low"], g["high"], alpha=0.2, color=line.get_color())
+        ax.axhline(1, color="0.4", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("pairs drawn (n)")
+        ax.set_title(str(panel), fontsize=MIN_FONT + 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("value on n pairs / whole-set value")
+    axes[0][0].legend(fontsize=MIN_FONT)
+    fig.tight_layout()
+    return fig
+
+
+def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel", width: float = PAGE_WIDTH,
+                  height: float = 3.0):
+    """Empirical coverage (± 2 Monte-Carlo SE) against n, one line per ``interval``, one panel per ``facet``,
+    the target band shaded. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(cov[facet]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=True, squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for interval, g in cov[cov[facet] == panel].groupby("interval", sort=False):
+            ax.errorbar(g["n"], g["coverage"], yerr=2 * g["mc_se"], marker="o", ms=3.5, capsize=2, label=interval)
+        ax.axhspan(*target, color="0.85", zorder=0)
+        ax.axhline(0.95, color="0.4", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("pairs (n)")
+        ax.set_title(str(panel), fontsize=MIN_FONT)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("coverage of the 95% interval")
+    axes[0][0].legend(fontsize=MIN_FONT, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -43,6 +43,10 @@ _FULL = {
     # the invariant wrapper of both adapted metrics, on 100 pairs per attribute and 100 items per quality set
     "06_debiasing_adapters": {"invariant_sample_size": 100, "invariant_quality_sample_size": 100,
                               "invariant_metrics": "BERTScore,regression"},
+    # chapter 8 reuses chapter 3's live scores and chapter 4's counterfactual scores (same samples, same
+    # configurations: the score cache answers); the simulation runs 2,000 datasets per size
+    "08_trust": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "sim_reps": 2000, "sim_resamples": 999,
+                 "sim_test_resamples": 199},
 }
 
 PROFILES: dict[str, dict[str, dict]] = {
@@ -59,6 +63,9 @@ PROFILES: dict[str, dict[str, dict]] = {
         "06_debiasing_adapters": {"invariant_sample_size": 40, "invariant_quality_sample_size": 25},
         "07_gender_swap": {**_FULL["07_gender_swap"], "sample_size": 150, "summary_sample_size": 25,
                            "darr_pairs": 400},
+        # chapter 3's and chapter 4's samples (their cached scores)
+        "08_trust": {**_FULL["08_trust"], "sample_size": 40, "counterfactual_sample_size": 200,
+                     "comparison_resamples": 999},
     },
     "full": {"common": {"profile": "full", **_FULL["common"]},
              **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
@@ -76,6 +83,10 @@ PROFILES: dict[str, dict[str, dict]] = {
         "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
                            "skip_on_summaries": "meteor,ter,bertscore",
                            "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
+        # chapter 8: chapter 3's and 4's smoke samples, a small simulation
+        "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "n_draws": 20, "sizes": [20, 40, 80],
+                     "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
+                     "sim_test_resamples": 99},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},

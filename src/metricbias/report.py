@@ -29,7 +29,7 @@ import pandas as pd
 from . import __version__, datasets, profiles
 from .bias import measures as bias_measures
 from .paths import atomic_path, check_writable
-from .scoring import score_metrics, score_pairs
+from .scoring import score_metrics
 
 #: backbones of the reference configurations (the cheap ones: MiniLM and the STS-B head trained on it)
 REFERENCE_BACKBONES = ("all-MiniLM-L6-v2", "stsb-all-MiniLM-L6-v2")
@@ -189,25 +189,25 @@ Rank 1 is the least biased.</p>
 
 def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, references=None,
                  profile: str = "offline", cache=True, n_resamples: int = 9999, seed: int = 0, sample_size: int = 0,
-                 built_dir=None, command: str | None = None) -> pd.DataFrame:
+                 built_dir=None, tests: bool = False, gap: float | None = None,
+                 command: str | None = None) -> pd.DataFrame:
     """Audit ``metric`` as :func:`metricbias.audits.audit` does and write the one-page report to ``path``.
 
     ``references``: the configurations to compare with (names, specifications, profile entries; default
     :func:`reference_configurations` of ``profile``; ``()`` for none). ``command`` is printed on the page
     (default: this call, written out). Returns the audit table (:data:`metricbias.audits.COLUMNS`).
     """
-    from .audits import COLUMNS
+    from .audits import audit
 
     check_writable(path, "--report")
     references = reference_configurations(profile) if references is None else list(references)
-    pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
-    scores = score_pairs(pairs, metric, cache=cache)
-    label, signature = scores["metric"].iloc[0], scores["signature"].iloc[0]
-    table = _named(bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples,
-                                         seed=seed))[COLUMNS].reset_index(drop=True)
+    options = dict(cache=cache, n_resamples=n_resamples, seed=seed, sample_size=sample_size, built_dir=built_dir)
+    table = audit(metric, dataset, attributes, measures, tests=tests, gap=gap, **options)
+    label, signature = table["metric"].iloc[0], table["signature"].iloc[0]
     audited = table[table["measure"] == "bias"]
     if audited.empty:  # the page places the metric by Eq. 2 whatever measures the table holds
-        audited = _named(bias_measures.measure(scores, ["bias"], n_resamples=n_resamples, seed=seed))
+        audited = audit(metric, dataset, attributes, ["bias"], **options)
+    pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
     others = []
     if references:
         ref_scores = score_metrics(pairs, references, cache=cache, progress=False)

@@ -55,6 +55,8 @@ BUILTIN: dict[str, str] = {
     "group_w1": "metricbias.bias.generalized",
     "group_mwu": "metricbias.bias.generalized",
     "counterfactual_mwu": "metricbias.bias.generalized",
+    "size_robust_bias": "metricbias.bias.reliability",
+    "size_robust_difference": "metricbias.bias.reliability",
 }
 
 _REGISTERED: dict[str, "Measure"] = {}
