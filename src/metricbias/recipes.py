@@ -18,7 +18,7 @@ dev. A training pair is dropped when either side is held out; the counts say how
 * **masked-LM sentences**: every sentence of MRPC train and STS-B train.
 
 **Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
-BARTScore-F on it, through :func:`metricbias.mitigation.evaluation.quality` (Flickr8k Kendall,
+BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality` (Flickr8k Kendall,
 WMT19 kk-en DARR tau, REALSumm system-level Spearman, STS-B dev Pearson), each set drawn down
 on a CPU (:data:`CPU_SAMPLE_SIZES`, seeded), recorded in the parts' ``provenance.json``
 (``metricbias train NAME --quality``). Recording figures there does not change the metric's
@@ -210,14 +210,14 @@ def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, 
                     device: str = "auto", cache=None) -> pd.DataFrame:
     """``dataset, statistic, value, n, sample_size`` of BARTScore-``variant`` on ``backbone``."""
     from . import metrics
-    from .mitigation import evaluation
+    from .metaeval.quality import load_quality_sets, quality
 
     sizes = CPU_SAMPLE_SIZES if sizes is None else sizes
     metric = metrics.get("bartscore", backbone=backbone, variant=variant, device=device)
     frames = []
     for name, size in sizes.items():
-        sets = evaluation.load_quality_sets((name,), sample_size=size, seed=seed)
-        frames.append(evaluation.quality(metric, sets, cache=cache).assign(sample_size=size))
+        sets = load_quality_sets((name,), sample_size=size, seed=seed)
+        frames.append(quality(metric, sets, cache=cache).assign(sample_size=size))
     out = pd.concat(frames, ignore_index=True)
     out["signature"] = metric.signature
     return out

@@ -28,19 +28,13 @@ import pandas as pd
 
 from .. import datasets
 from ..datasets.registry import ADAPTER_EXCLUDED
+from ..metaeval.quality import QUALITY, load_quality_sets, quality
 from ..scoring import score_pairs
 from ..signature import configuration
 from . import training
 
 #: built attributes not used to evaluate adapters, and why
 EXCLUDED_BUILT = ADAPTER_EXCLUDED
-#: quality measure -> (dataset, what is reported)
-QUALITY = {
-    "wmt19-kk-en": "DARR Kendall-like tau",
-    "realsumm": "system-level Spearman with LitePyramid recall",
-    "flickr8k": "Kendall tau with the experts' mean (max over references)",
-    "stsb-dev": "Pearson with the ratings",
-}
 COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
                    "p_value", "signature_before", "signature_after"]
 
@@ -113,54 +107,7 @@ def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resam
     return _change_tests(_pair_scores(before, pairs, cache), _pair_scores(after, pairs, cache), n_resamples, seed)
 
 
-# --- quality ----------------------------------------------------------------------------------
-
-def load_quality_sets(measures=tuple(QUALITY), sample_size: int = 0, seed: int = 0) -> dict:
-    """Measure name -> data set (a meta-evaluation set, or the STS-B dev frame), sampled if asked."""
-    from ..datasets import meta_eval
-
-    out = {}
-    for m in measures:
-        if m not in QUALITY:
-            raise ValueError(f"unknown quality measure {m!r}; known: {', '.join(QUALITY)}")
-        if m == "stsb-dev":
-            from ..datasets import stsb
-
-            dev = stsb.load("dev")
-            out[m] = dev.sample(n=min(sample_size, len(dev)), random_state=seed) if sample_size else dev
-        else:
-            data = meta_eval.load(m)
-            out[m] = data.sample(sample_size, seed) if sample_size else data
-    return out
-
-
-def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
-    """One row per measure: ``dataset, statistic, value, n`` of ``metric``."""
-    from scipy import stats
-
-    from ..metaeval.analysis import correlations
-
-    rows = []
-    for name, data in sets.items():
-        if name == "stsb-dev":
-            s = metric.score(list(data["sentence2"]), list(data["sentence1"]), cache=cache)
-            rows.append({"dataset": name, "statistic": "pearson",
-                         "value": float(stats.pearsonr(s, data["score"].to_numpy()).statistic), "n": len(data)})
-            continue
-        corr = correlations(data, (metric.name, metric), cache=cache)
-        if name == "wmt19-kk-en":
-            row = corr[corr["statistic"] == "darr_tau"]
-        elif name == "realsumm":
-            row = corr[(corr["level"] == "system") & (corr["statistic"] == "spearman")]
-        else:  # flickr8k
-            row = corr[(corr["level"] == "example") & (corr["statistic"] == "kendall")
-                       & (corr["aggregation"] == "max") & (corr["subset"] == "all")]
-        if len(row) != 1:
-            raise RuntimeError(f"expected one {QUALITY[name]} row for {name}, found {len(row)}")
-        r = row.iloc[0]
-        rows.append({"dataset": name, "statistic": r["statistic"], "value": float(r["value"]), "n": int(r["n"])})
-    return pd.DataFrame(rows)
-
+# --- quality: metricbias.metaeval.quality (QUALITY, load_quality_sets, quality) -------------------
 
 # --- before / after ---------------------------------------------------------------------------
 
