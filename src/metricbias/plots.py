@@ -287,10 +287,12 @@ def bias_quality(points: pd.DataFrame, measures: dict, *, reference: str = "BLEU
             ax.annotate(r["metric"], (r[column], r[y]), xytext=(4, 4), textcoords="offset points", fontsize=8)
         ax.set_xlabel(label)
         ax.set_ylabel("bias averaged over attributes")
-    if axes[0].get_legend() is not None:
-        sns.move_legend(axes[0], "upper center", bbox_to_anchor=(len(axes) / 2 + 0.1, -0.18), ncol=5, title=None,
-                        frameon=False)
-    fig.tight_layout()
+    legend = axes[0].get_legend()
+    if legend is not None:  # one legend for both panels, below them: the page is narrow
+        handles, labels = axes[0].get_legend_handles_labels()
+        legend.remove()
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return axes
 
 
