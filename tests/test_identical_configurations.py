@@ -22,14 +22,20 @@ def _table(columns: dict) -> pd.DataFrame:
 
 def test_identical_configurations_collapse_and_near_identical_stay():
     base = np.linspace(0.1, 0.9, 16)
+    rounded = base.copy()
+    rounded[3] += 4e-9  # float32 rounding of a batch: the same function
     near = base.copy()
-    near[5] += 1e-12  # one digit apart on one side of one pair: a different function
-    scores = _table({"PRISM-F": base, "BARTScore-F": base.copy(), "Near": near, "Other": base[::-1]})
+    near[5] += 1e-4  # one score apart beyond rounding, on one side of one pair: a different function
+    scores = _table({"PRISM-F": base, "BARTScore-F": rounded, "Near": near, "Other": base[::-1]})
     merged = identical_configurations(scores)
-    assert merged.to_dict("records") == [{"metric": "BARTScore-F", "same_as": "PRISM-F", "pairs": 8}]
+    assert merged[["metric", "same_as", "pairs"]].to_dict("records") == [
+        {"metric": "BARTScore-F", "same_as": "PRISM-F", "pairs": 8}]
+    assert merged["largest_difference"].iloc[0] == pytest.approx(4e-9)
     kept, dropped = drop_identical(scores)
     assert list(dict.fromkeys(kept["metric"])) == ["PRISM-F", "Near", "Other"]
     assert dropped.equals(merged) and len(kept) == 3 * 8
+    # exactly: the rounded copy stays apart
+    assert identical_configurations(scores, rtol=0, atol=0).empty
 
 
 def test_identity_needs_the_same_pairs_and_both_sides():
@@ -46,9 +52,11 @@ def test_identity_needs_the_same_pairs_and_both_sides():
 
 
 def test_identical_note_names_the_merge():
-    merged = pd.DataFrame({"metric": ["PRISM-MiniLM-F"], "same_as": ["BARTScore-MiniLM-F"], "pairs": [40]})
+    merged = pd.DataFrame({"metric": ["PRISM-MiniLM-F"], "same_as": ["BARTScore-MiniLM-F"], "pairs": [40],
+                           "largest_difference": [3.9e-8]})
     note = sun2022.identical_note(merged)
     assert "PRISM-MiniLM-F into BARTScore-MiniLM-F" in note and "all 40 pairs" in note and "target-language" in note
+    assert "largest difference 3.9e-08" in note
     assert sun2022.identical_note(merged.iloc[:0]) == ""
 
 

@@ -1196,11 +1196,14 @@ def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.Da
 def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
     """One sentence (Markdown) naming the configurations merged into another because their scores are identical
     on every side of every pair (:func:`metricbias.bias.scores.identical_configurations`); empty when none."""
+    from ..bias.scores import SAME_RTOL
+
     if merged.empty:
         return ""
     parts = [f"{r['metric']} into {r['same_as']}" for r in merged.to_dict("records")]
     text = (f"One row per distinct function: {len(merged)} of these {what} gave scores identical to another's on "
-            f"every side of all {int(merged['pairs'].max())} pairs, to every digit, so each is merged into the "
+            f"every side of all {int(merged['pairs'].max())} pairs up to float rounding (largest difference "
+            f"{merged['largest_difference'].max():.1e}, relative tolerance {SAME_RTOL:g}), so each is merged into the "
             f"one it equals ({'; '.join(parts)}): on these pairs the two measure one bias, and counting both would "
             "weigh that function twice.")
     if merged["metric"].str.startswith("PRISM").any():
