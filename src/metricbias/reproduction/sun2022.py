@@ -1426,8 +1426,9 @@ def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.
     matched = points[points["at_least_reference"]]
     words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",
              UNDECIDED: UNDECIDED}
-    text = (f"{len(matched)} of the {len(points)} live configurations are at least as good as {reference} on both "
-            f"measures ({', '.join(m for m in matched['metric'] if m != reference) or 'none besides it'}). ")
+    others = [m for m in matched["metric"] if m != reference]
+    text = (f"{len(others)} of the other {len(points) - 1} live configurations are at least as good as {reference} on "
+            f"both measures ({', '.join(others) or 'none'}). ")
     for comparison, g in gaps.groupby("comparison", sort=False):
         rows = g.set_index("configurations")
         every, kept = rows.loc["all"], rows.loc[f"at least {reference}"]
