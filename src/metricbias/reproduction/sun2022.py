@@ -1201,9 +1201,11 @@ def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
     if merged.empty:
         return ""
     parts = [f"{r['metric']} into {r['same_as']}" for r in merged.to_dict("records")]
+    largest = float(merged["largest_difference"].max())
+    how = (", to every digit" if largest == 0 else f" up to float rounding (largest difference {largest:.1e}, "
+           f"relative tolerance {SAME_RTOL:g})")
     text = (f"One row per distinct function: {len(merged)} of these {what} gave scores identical to another's on "
-            f"every side of all {int(merged['pairs'].max())} pairs up to float rounding (largest difference "
-            f"{merged['largest_difference'].max():.1e}, relative tolerance {SAME_RTOL:g}), so each is merged into the "
+            f"every side of all {int(merged['pairs'].max())} pairs{how}, so each is merged into the "
             f"one it equals ({'; '.join(parts)}): on these pairs the two measure one bias, and counting both would "
             "weigh that function twice.")
     if merged["metric"].str.startswith("PRISM").any():
