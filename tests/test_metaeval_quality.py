@@ -1,13 +1,112 @@
-"""metaeval.quality: a metric's headline correlation per quality set (the one function chapter 6 and the trained
-paraphrasers' figures use)."""
+"""metaeval.quality: a metric's headline correlation per quality set (chapter 6, the trained paraphrasers' figures),
+each configuration's quality (DARR tau, STS-B r) and chapter 3's reading of bias against quality."""
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
+from conftest import real_raw_location
+from metricbias import metrics
+from metricbias.bias.claims import UNDECIDED
+from metricbias.metaeval import correlation
 from metricbias.metaeval import quality as q
+from metricbias.metaeval.quality import configuration_quality, full_sizes, load_quality_sets, quality
+from metricbias.metrics.registry import Spec
 from metricbias.mitigation import evaluation
+from metricbias.reproduction import sun2022
+
+
+@pytest.mark.usefixtures("private_cache")
+def test_configuration_quality_matches_direct_computation():
+    real_raw_location()
+    specs = [Spec.of("bleu"), Spec.of("ter")]
+    table = configuration_quality(specs, darr_pairs=30, stsb_pairs=40, seed=3, cache=False)
+    assert table["metric"].tolist() == ["BLEU", "TER"]
+    assert table["darr_pairs"].tolist() == [30, 30] and table["stsb_pairs"].tolist() == [40, 40]
+    wmt = load_quality_sets(("wmt19-kk-en",), sample_size=30, seed=3)["wmt19-kk-en"].frame
+    dev = load_quality_sets(("stsb-dev",), sample_size=40, seed=3)["stsb-dev"]
+    for label, name in (("BLEU", "bleu"), ("TER", "ter")):
+        m = metrics.get(name)
+        sign = -1.0 if m.direction == "lower" else 1.0  # TER: the better translation scores lower
+        better = sign * m.score(list(wmt["better"]), list(wmt["reference"]))
+        worse = sign * m.score(list(wmt["worse"]), list(wmt["reference"]))
+        row = table.set_index("metric").loc[label]
+        assert row["darr_tau"] == pytest.approx(correlation.darr_tau(better, worse)["value"])
+        r = stats.pearsonr(sign * m.score(list(dev["sentence2"]), list(dev["sentence1"])), dev["score"]).statistic
+        assert row["stsb_r"] == pytest.approx(r)
+        assert row["signature"] == m.signature
+    # a distance is oriented like a similarity: TER correlates positively with the ratings
+    assert table.set_index("metric").loc["TER", "stsb_r"] > 0
+    assert full_sizes() == {"darr_pairs": 9728, "stsb_pairs": 1500}  # WMT19 kk-en DARR; GLUE STS-B dev
+
+
+def test_quality_of_a_distance_is_negated():
+    def length_gap(candidates, references):
+        return [abs(len(c) - len(r)) for c, r in zip(candidates, references)]
+
+    Length = metrics.function_metric(length_gap, direction="lower")
+
+    dev = pd.DataFrame({"sentence1": ["aaaa", "aaaa", "aaaa"], "sentence2": ["aaaa", "aa", "a"],
+                        "score": [5.0, 3.0, 1.0]})
+    q = quality(Length(), {"stsb-dev": dev})
+    assert q.iloc[0]["value"] == pytest.approx(stats.pearsonr([0, -2, -3], [5, 3, 1]).statistic)
+
+
+def _points():
+    configs = pd.DataFrame({"metric": ["BLEU", "chrF", "BERTScore", "Regression", "BARTScore-F"],
+                            "family": ["BLEU", "chrF", "BERTScore", "Regression", "BARTScore"],
+                            "paradigm": ["n-gram", "n-gram", "Matching", "Regression", "Generation"]})
+    bias = pd.DataFrame({"metric": np.repeat(configs["metric"], 2), "attribute": ["gender", "race"] * 5,
+                         "bias": [2, 4, 1, 1, 6, 8, 5, 5, 1, 3]})
+    quality_ = pd.DataFrame({"metric": configs["metric"], "darr_tau": [0.2, 0.25, 0.35, 0.3, 0.03],
+                             "darr_pairs": 400, "stsb_r": [0.5, 0.45, 0.8, 0.85, 0.2], "stsb_pairs": 500,
+                             "signature": "-"})
+    return sun2022.quality_points(bias, configs, quality_), configs
+
+
+def test_quality_points_and_generation_gap():
+    points, _ = _points()
+    p = points.set_index("metric")
+    assert p["avg_bias"].tolist() == [3, 1, 7, 5, 2]
+    # chrF is below BLEU on STS-B: at least as good means on both measures
+    assert p["at_least_reference"].tolist() == [True, False, True, True, False]
+    table = sun2022.quality_table(points).set_index("metric")
+    assert table.loc["BARTScore-F", "DARR τ − BLEU"] == pytest.approx(-0.17)
+    text = sun2022.generation_quality_sentence(points)
+    assert "BARTScore-F has a DARR τ of 0.030 and an STS-B r of 0.200" in text
+    assert "against BLEU's 0.200 and 0.500 on the same 400 DARR pairs and 500 STS-B dev pairs" in text
+    assert "-0.170 in τ, -0.300 in r" in text and "no conclusion about the generation paradigm" in text
+    good = points.assign(at_least_reference=True)
+    assert "Every generation configuration is at least as good as BLEU" in sun2022.generation_quality_sentence(good)
+
+
+def test_matched_quality_gaps_and_sentence():
+    points, configs = _points()
+    rows = []
+    effects = {"BLEU": 0.1, "chrF": 0.1, "BERTScore": 0.6, "Regression": 0.4, "BARTScore-F": 0.05}
+    for metric, e in effects.items():
+        for i in range(12):
+            s1, s2 = (1.0, 0.0) if i == 0 else (0.5 + e / 2 + 0.01 * (i % 3), 0.5 - e / 2)
+            rows.append({"attribute": "gender", "pair_id": i, "metric": metric, "score_1": s1, "score_2": s2})
+    gaps = sun2022.matched_quality_gaps(pd.DataFrame(rows), configs, points, n_resamples=199)
+    assert gaps["configurations"].tolist() == ["all", "all", "at least BLEU", "at least BLEU"]
+    matched = gaps[(gaps["configurations"] == "at least BLEU") & (gaps["comparison"] == "PLM-based − n-gram")].iloc[0]
+    # at matched quality: BERTScore and Regression (not the generation row) against BLEU (not chrF)
+    assert (matched["PLM-based configurations"], matched["other configurations"]) == (2, 1)
+    assert matched["verdict"] == "higher"
+    static = gaps[gaps["comparison"] == "PLM-based − static embedding"]
+    assert static["verdict"].eq("not run here").all()
+    corr = sun2022.bias_quality_correlations(points)
+    assert corr["Spearman ρ"].iloc[0] == pytest.approx(stats.spearmanr([3, 1, 7, 5, 2],
+                                                                       [0.2, 0.25, 0.35, 0.3, 0.03]).statistic)
+    text = sun2022.quality_sentence(points, gaps, corr)
+    assert text.startswith("2 of the other 4 live configurations are at least as good as BLEU on both measures "
+                           "(BERTScore, Regression).")
+    assert "at matched quality (2 PLM-based against 1)" in text and "the PLM-based configurations more biased" in text
+    assert UNDECIDED in text  # five configurations: the correlation's interval is wide
 
 
 class Lengths:

@@ -267,6 +267,35 @@ def paradigm_scatter(frame: pd.DataFrame, *, x: str = "params_m", y: str = "avg_
     return ax
 
 
+def bias_quality(points: pd.DataFrame, measures: dict, *, reference: str = "BLEU", y: str = "avg_bias",
+                 hue: str = "paradigm", width: float = 7.5, height: float = 4):
+    """Average bias against quality, one panel per quality measure (``measures``: column -> axis label), one
+    point per configuration coloured by ``hue``; the ``reference`` configuration's quality is a dashed line and
+    the reference and every generation configuration are named. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(measures), figsize=(width, height), sharey=True, squeeze=False)
+    axes = axes[0]
+    ref = points[points["metric"] == reference]
+    named = points[(points["metric"] == reference) | (points["paradigm"] == "Generation")]
+    for i, (ax, (column, label)) in enumerate(zip(axes, measures.items())):
+        sns.scatterplot(data=points, x=column, y=y, hue=hue, style=hue, s=60, ax=ax, legend=i == 0)
+        if len(ref):
+            ax.axvline(float(ref[column].iloc[0]), color="0.4", ls="--", lw=0.9, zorder=0)
+        for r in named.to_dict("records"):
+            ax.annotate(r["metric"], (r[column], r[y]), xytext=(4, 4), textcoords="offset points", fontsize=8)
+        ax.set_xlabel(label)
+        ax.set_ylabel("bias averaged over attributes")
+    legend = axes[0].get_legend()
+    if legend is not None:  # one legend for both panels, below them: the page is narrow
+        handles, labels = axes[0].get_legend_handles_labels()
+        legend.remove()
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return axes
+
+
 def paper_vs_ours(comparison: pd.DataFrame, *, highlight=(), ax=None, title: str | None = None,
                   xlabel: str = "printed in the paper", ylabel: str = "recomputed here"):
     """Every cell of a paper's table against our value (``paper``, ``ours``, ``metric`` columns), on the diagonal

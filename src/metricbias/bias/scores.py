@@ -5,6 +5,11 @@ A score table (what :func:`metricbias.scoring.score_pairs` returns, and what
 pair and metric, with at least ``attribute, metric, score_1, score_2``; usually
 also ``dataset``, ``pair_id`` and ``signature``. A measure is computed per
 (attribute, metric) cell, and per dataset too when the table holds several.
+
+Two configurations that give the same score to every side of every pair (up to float rounding) compute the
+same function on these pairs (PRISM-F and BARTScore-F on a paraphraser without a target-language tag, say) and would count twice in any
+comparison of configurations: :func:`identical_configurations` finds them from the scores themselves, and
+:func:`drop_identical` keeps the first of each group.
 """
 
 from __future__ import annotations
@@ -53,3 +58,48 @@ def from_pairs(scores_1, scores_2, groups=("candidate_1", "candidate_2"), source
     return pd.DataFrame({SOURCE: np.concatenate([ids, ids]),
                          GROUP: [groups[0]] * s1.size + [groups[1]] * s2.size,
                          SCORE: np.concatenate([s1, s2])})
+
+
+#: the columns of :func:`identical_configurations`
+IDENTICAL_COLUMNS = ["metric", "same_as", "pairs", "largest_difference"]
+#: two scores are the same up to float rounding when they differ by less than this, relative: a model scored in
+#: float32 gives a text a score that moves in the 8th digit with the batch it was padded in (about 1e-8 relative)
+SAME_RTOL = 1e-6
+#: ... or by less than this, absolute (scores at or near 0)
+SAME_ATOL = 1e-9
+
+
+def identical_configurations(scores: pd.DataFrame, *, rtol: float = SAME_RTOL, atol: float = SAME_ATOL) -> pd.DataFrame:
+    """Configurations whose scores equal another's on every side of every pair, up to float rounding
+    (``np.allclose`` with ``rtol``, ``atol``; ``rtol=atol=0``: exactly).
+
+    One row per configuration to drop: ``metric``, ``same_as`` (the first configuration of its group in the
+    table's order, the one kept), ``pairs`` compared and ``largest_difference`` (absolute) between the two. Two
+    configurations count as identical only when they scored the same pairs (``dataset``, ``attribute``,
+    ``pair_id`` where present); one score further apart than rounding keeps both."""
+    check(scores)
+    ids = [c for c in ("dataset", "attribute", "pair_id") if c in scores.columns]
+    vectors = {}
+    for metric, g in scores.groupby("metric", sort=False):
+        g = g.sort_values(ids, kind="stable") if ids else g
+        keys_ = tuple(map(tuple, g[ids].astype(str).to_numpy())) if ids else len(g)
+        vectors[metric] = (keys_, g[["score_1", "score_2"]].to_numpy(dtype=float))
+    kept: list[str] = []
+    rows = []
+    for metric, (keys_, values) in vectors.items():
+        twin = next((k for k in kept if vectors[k][0] == keys_ and np.allclose(vectors[k][1], values, rtol=rtol,
+                                                                               atol=atol, equal_nan=True)), None)
+        if twin is None:
+            kept.append(metric)
+        else:
+            gap = np.abs(vectors[twin][1] - values)
+            rows.append({"metric": metric, "same_as": twin, "pairs": len(values),
+                         "largest_difference": float(np.nanmax(gap)) if np.isfinite(gap).any() else 0.0})
+    return pd.DataFrame(rows, columns=IDENTICAL_COLUMNS)
+
+
+def drop_identical(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``scores`` with one configuration per group of identical ones (:func:`identical_configurations`: the first
+    in the table's order is kept), and the table of those dropped."""
+    merged = identical_configurations(scores)
+    return scores[~scores["metric"].isin(merged["metric"])].reset_index(drop=True), merged

@@ -1,23 +1,34 @@
-"""A metric's quality: one headline correlation with human judgements per set, as the book reports every metric's.
+"""How good a metric is, in the measures the book reports for every metric: correlation with human judgements.
 
-:data:`QUALITY` names the sets and statistics: WMT19 kk-en relative rankings (DARR Kendall-like tau),
-REALSumm (system-level Spearman with LitePyramid recall), Flickr8k expert judgements (Kendall tau, best
-score over the five references) and STS-B dev (Pearson with the ratings). Chapter 6 measures the
-debiasing adapters with it (:mod:`metricbias.mitigation.evaluation`), and :mod:`metricbias.recipes`
-the trained paraphrasers.
+* :data:`QUALITY` and :func:`quality`: WMT19 kk-en relative rankings (DARR Kendall-like tau), REALSumm
+  (system-level Spearman with LitePyramid recall), Flickr8k expert judgements (Kendall tau, best score over the
+  five references) and STS-B dev (Pearson with the ratings) of one metric;
+* :func:`configuration_quality`: the DARR tau and the STS-B dev Pearson of every configuration of a suite, one
+  row each, on seeded samples whose sizes the caller (a profile) gives; kept in the result cache.
+
+Every measure is oriented so that higher is better: a metric whose better text scores lower (TER, WMD) has
+its scores negated first, so that a good distance has a positive correlation.
 """
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pandas as pd
 
-#: quality measure -> (dataset, what is reported)
+from ..cache import cached_result
+
+#: quality measure -> what is reported
 QUALITY = {
     "wmt19-kk-en": "DARR Kendall-like tau",
     "realsumm": "system-level Spearman with LitePyramid recall",
     "flickr8k": "Kendall tau with the experts' mean (max over references)",
     "stsb-dev": "Pearson with the ratings",
 }
+#: the two measures :func:`configuration_quality` reports, as (set, column of its table)
+CONFIGURATION_MEASURES = {"wmt19-kk-en": "darr_tau", "stsb-dev": "stsb_r"}
+QUALITY_COLUMNS = ["metric", "darr_tau", "darr_pairs", "stsb_r", "stsb_pairs", "signature"]
 
 
 def load_quality_sets(measures=tuple(QUALITY), sample_size: int = 0, seed: int = 0) -> dict:
@@ -40,7 +51,7 @@ def load_quality_sets(measures=tuple(QUALITY), sample_size: int = 0, seed: int =
 
 
 def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
-    """One row per measure: ``dataset, statistic, value, n`` of ``metric``."""
+    """One row per measure: ``dataset, statistic, value, n`` of ``metric`` (higher is better for every measure)."""
     from scipy import stats
 
     from .analysis import correlations
@@ -48,7 +59,9 @@ def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
     rows = []
     for name, data in sets.items():
         if name == "stsb-dev":
-            s = metric.score(list(data["sentence2"]), list(data["sentence1"]), cache=cache)
+            s = np.asarray(metric.score(list(data["sentence2"]), list(data["sentence1"]), cache=cache), dtype=float)
+            if getattr(metric, "direction", "higher") == "lower":  # a distance: the more similar pair scores lower
+                s = -s
             rows.append({"dataset": name, "statistic": "pearson",
                          "value": float(stats.pearsonr(s, data["score"].to_numpy()).statistic), "n": len(data)})
             continue
@@ -67,4 +80,53 @@ def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["QUALITY", "load_quality_sets", "quality"]
+def full_sizes() -> dict:
+    """Items in the whole of each set :func:`configuration_quality` samples: ``darr_pairs``, ``stsb_pairs``."""
+    sets = load_quality_sets(tuple(CONFIGURATION_MEASURES))
+    return {"darr_pairs": len(sets["wmt19-kk-en"].frame), "stsb_pairs": len(sets["stsb-dev"])}
+
+
+@cached_result("metaeval.configuration_quality", ignore=("device",))
+def _configuration_quality(configurations: pd.DataFrame, darr_pairs: int, stsb_pairs: int, seed: int,
+                           device: str) -> pd.DataFrame:
+    from .. import metrics
+    from ..cache import ScoreCache
+
+    sizes = {"wmt19-kk-en": darr_pairs, "stsb-dev": stsb_pairs}
+    # the same seeded draws as chapter 7 (DARR pairs) and the BERTScore layer check (STS-B dev pairs)
+    sets = {name: load_quality_sets((name,), sample_size=size, seed=seed)[name] for name, size in sizes.items()}
+    store = ScoreCache.default()  # scores shared with every other chapter that scores the same pairs
+    rows = []
+    for r in configurations.to_dict("records"):
+        options = json.loads(r["options"])
+        if "device" in metrics.metric_class(r["name"]).defaults:
+            options.setdefault("device", device)
+        metric = metrics.get(r["name"], **options)
+        q = quality(metric, sets, cache=store).set_index("dataset")
+        rows.append({"metric": r["metric"], "darr_tau": q.loc["wmt19-kk-en", "value"],
+                     "darr_pairs": int(q.loc["wmt19-kk-en", "n"]), "stsb_r": q.loc["stsb-dev", "value"],
+                     "stsb_pairs": int(q.loc["stsb-dev", "n"]), "signature": metric.signature})
+    return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
+
+
+def configuration_quality(specs, *, darr_pairs: int = 0, stsb_pairs: int = 0, seed: int = 0, device: str = "auto",
+                          cache=True) -> pd.DataFrame:
+    """The quality of every configuration of ``specs`` (a profile's :class:`~metricbias.metrics.Spec` list): one
+    row per configuration with ``metric`` (its label), the DARR Kendall-like tau on WMT19 kk-en (``darr_tau``, over
+    ``darr_pairs`` pairs), the Pearson r with the STS-B dev ratings (``stsb_r``, over ``stsb_pairs`` pairs) and its
+    ``signature``. ``darr_pairs``/``stsb_pairs``: seeded samples of that many items (0: all 9,728 DARR pairs, all
+    1,500 STS-B dev pairs). Kept in the result cache, keyed by the configurations' signatures (a retrained model
+    is measured again); ``cache=False``: none."""
+    from .. import metrics
+
+    rows = []
+    for label, name, options in specs:
+        rows.append({"metric": label, "name": name, "options": json.dumps(options, sort_keys=True, default=str),
+                     "signature": metrics.get(name, **options).signature})
+    if not rows:
+        raise ValueError("configuration_quality: no configuration given")
+    return _configuration_quality(pd.DataFrame(rows), darr_pairs, stsb_pairs, seed, device, cache=cache)
+
+
+__all__ = ["CONFIGURATION_MEASURES", "QUALITY", "QUALITY_COLUMNS", "configuration_quality", "full_sizes",
+           "load_quality_sets", "quality"]

@@ -1016,7 +1016,10 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
 
         specs = profiles.prepare(profiles.suite(profile), progress=False)
         configs = configurations(specs)
-        scores = score_metrics(datasets.load("published"), specs, progress=False)
+        from ..bias.scores import drop_identical
+
+        scores, merged = drop_identical(score_metrics(datasets.load("published"), specs, progress=False))
+        configs = configs[~configs["metric"].isin(merged["metric"])]
         live = pairwise.bias_table(scores, n_resamples=n_resamples, seed=seed)
     if released is None:  # live on every released pair
         released = released_bias(published.pairs()["pair_id"], n_resamples=n_resamples, seed=seed)
@@ -1164,6 +1167,7 @@ def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_re
     """:func:`metricbias.bias.decomposition.decompose` on the decomposed configurations of the backbones complete
     here (:func:`grid_backbones`); an empty table (same columns) with fewer than two such backbones."""
     from ..bias import decomposition
+    from ..bias.scores import drop_identical
 
     complete = grid_backbones(availability)["complete"]
     configs = availability[availability["decomposed"] & availability["backbone"].isin(complete)]
@@ -1172,8 +1176,43 @@ def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_re
         return pd.DataFrame(columns=["attribute", "n_pairs", *[f"{k}{e}" for k in keys for e in ("", "_ci_low",
                                                                                                   "_ci_high")],
                                      "p_first_larger"])
-    return decomposition.decompose(scores[scores["metric"].isin(configs["metric"])], configs,
-                                   n_resamples=n_resamples, seed=seed)
+    # one configuration per distinct function: identical ones (PRISM-F = BARTScore-F without a target tag) would
+    # otherwise count twice in their cell
+    scores, _ = drop_identical(scores[scores["metric"].isin(configs["metric"])])
+    configs = configs[configs["metric"].isin(scores["metric"])]
+    return decomposition.decompose(scores, configs, n_resamples=n_resamples, seed=seed)
+
+
+def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
+    """The grid's :func:`grid_availability` with the configurations that :func:`metricbias.bias.scores.
+    identical_configurations` found identical to another (``merged``) marked: ``same_as`` names the one kept, and
+    a merged configuration is neither decomposed nor counted."""
+    same_as = availability["metric"].map(merged.set_index("metric")["same_as"]) if len(merged) else None
+    out = availability.assign(same_as=same_as if same_as is not None else np.nan)
+    out["decomposed"] = out["decomposed"] & out["same_as"].isna()
+    return out
+
+
+def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
+    """One sentence (Markdown) naming the configurations merged into another because their scores are identical
+    on every side of every pair (:func:`metricbias.bias.scores.identical_configurations`); empty when none."""
+    from ..bias.scores import SAME_RTOL
+
+    if merged.empty:
+        return ""
+    parts = [f"{r['metric']} into {r['same_as']}" for r in merged.to_dict("records")]
+    largest = float(merged["largest_difference"].max())
+    how = (", to every digit" if largest == 0 else f" up to float rounding (largest difference {largest:.1e}, "
+           f"relative tolerance {SAME_RTOL:g})")
+    text = (f"One row per distinct function: {len(merged)} of these {what} gave scores identical to another's on "
+            f"every side of all {int(merged['pairs'].max())} pairs{how}, so each is merged into the "
+            f"one it equals ({'; '.join(parts)}): on these pairs the two measure one bias, and counting both would "
+            "weigh that function twice.")
+    if merged["metric"].str.startswith("PRISM").any():
+        text += (" PRISM-style scoring differs from BARTScore-style only by the target-language tag it forces before "
+                 "each target; a paraphraser trained here has no such tag, so the two compute the same function on "
+                 "it. A PRISM configuration keeps its own row only on a model where its scores differ.")
+    return text
 
 
 def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
@@ -1294,3 +1333,121 @@ def table5_paper_cuts(published: pd.DataFrame) -> dict:
     cut = -published.loc[published["source"].str.startswith("Sun") & (published["variant"] != "original"),
                          "gender_bias_change"]
     return {"paper_cut_min": float(cut.min()), "paper_cut_max": float(cut.max())}
+
+
+# --- chapter 3: bias against quality ---------------------------------------------------------------
+#: the configuration whose quality is the bar: a finding from a configuration below it rests on a weak metric
+QUALITY_REFERENCE = "BLEU"
+#: the quality measures of :func:`metricbias.metaeval.quality.configuration_quality`, as the page names them
+QUALITY_MEASURES = {"darr_tau": "WMT19 kk-en DARR Kendall-like τ", "stsb_r": "STS-B dev Pearson r"}
+
+
+def quality_points(bias: pd.DataFrame, configs: pd.DataFrame, quality: pd.DataFrame,
+                   reference: str = QUALITY_REFERENCE) -> pd.DataFrame:
+    """One row per live configuration: its paradigm, its bias averaged over the attributes (``avg_bias``), its
+    quality (``darr_tau``, ``stsb_r`` and their item counts) and ``at_least_reference``: whether it is at least as
+    good as ``reference`` on every quality measure (point values)."""
+    avg = bias.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    out = configs[["metric", "family", "paradigm"]].merge(avg, left_on="metric", right_index=True).merge(
+        quality.drop(columns="signature", errors="ignore"), on="metric")
+    if reference not in set(out["metric"]):
+        raise ValueError(f"quality_points: the reference configuration {reference!r} has no bias or quality row")
+    ref = out.set_index("metric").loc[reference]
+    out["at_least_reference"] = np.logical_and.reduce([out[m] >= ref[m] for m in QUALITY_MEASURES])
+    return out.reset_index(drop=True)
+
+
+def quality_table(points: pd.DataFrame, reference: str = QUALITY_REFERENCE) -> pd.DataFrame:
+    """:func:`quality_points` for the page: each configuration's quality beside the reference's (differences)."""
+    ref = points.set_index("metric").loc[reference]
+    return pd.DataFrame({
+        "metric": points["metric"], "paradigm": points["paradigm"], "average bias": points["avg_bias"],
+        "DARR τ": points["darr_tau"], f"DARR τ − {reference}": points["darr_tau"] - ref["darr_tau"],
+        "STS-B r": points["stsb_r"], f"STS-B r − {reference}": points["stsb_r"] - ref["stsb_r"],
+        f"at least {reference}": points["at_least_reference"]})
+
+
+def bias_quality_correlations(points: pd.DataFrame) -> pd.DataFrame:
+    """Spearman correlation of the average bias with each quality measure over the configurations, with its 95%
+    interval (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
+    rows = []
+    for column, label in QUALITY_MEASURES.items():
+        rho = float(points["avg_bias"].corr(points[column], method="spearman"))
+        low, high = spearman_interval(rho, len(points))
+        rows.append({"measure": label, "configurations": len(points), "Spearman ρ": rho, "CI low": low,
+                     "CI high": high})
+    return pd.DataFrame(rows)
+
+
+def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd.DataFrame,
+                         attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """:func:`paradigm_gaps` twice: over every live configuration (``configurations = "all"``) and over those at
+    least as good as the reference on every quality measure (``"at least " + reference``, quality matched)."""
+    matched = set(points.loc[points["at_least_reference"], "metric"])
+    every = paradigm_gaps(scores, configs, attribute, n_resamples=n_resamples, seed=seed).assign(configurations="all")
+    subset = scores[scores["metric"].isin(matched)]
+    kept = paradigm_gaps(subset, configs, attribute, n_resamples=n_resamples, seed=seed).assign(
+        configurations=f"at least {QUALITY_REFERENCE}")
+    return pd.concat([every, kept], ignore_index=True)
+
+
+def generation_quality_sentence(points: pd.DataFrame, reference: str = QUALITY_REFERENCE) -> str:
+    """How good the generation configurations are beside ``reference`` (Markdown): when any is below it on a
+    quality measure, the gap, and that no paradigm conclusion is drawn from the generation rows."""
+    gen = points[points["paradigm"] == "Generation"]
+    if gen.empty:
+        return "No generation configuration runs here."
+    ref = points.set_index("metric").loc[reference]
+    parts = [f"{r['metric']} has a DARR τ of {r['darr_tau']:.3f} and an STS-B r of {r['stsb_r']:.3f}"
+             for r in gen.to_dict("records")]
+    text = (f"{'; '.join(parts)}, against {reference}'s {ref['darr_tau']:.3f} and {ref['stsb_r']:.3f} on the same "
+            f"{int(ref['darr_pairs'])} DARR pairs and {int(ref['stsb_pairs'])} STS-B dev pairs. ")
+    weak = gen[~gen["at_least_reference"]]
+    if len(weak):
+        gaps = [f"{r['metric']}: {r['darr_tau'] - ref['darr_tau']:+.3f} in τ, {r['stsb_r'] - ref['stsb_r']:+.3f} in r"
+                for r in weak.to_dict("records")]
+        who = ("It is" if len(gen) == 1 else f"All {len(gen)} are" if len(weak) == len(gen)
+               else f"{len(weak)} of the {len(gen)} generation configurations {'are' if len(weak) > 1 else 'is'}")
+        text += (f"{who} below {reference} ({'; '.join(gaps)}): the paraphrasers trained here are not yet usable metrics, so no conclusion "
+                 "about the generation paradigm is drawn from these rows, in this comparison or in the fixed-backbone "
+                 "decomposition.")
+    else:
+        text += f"Every generation configuration is at least as good as {reference} on both measures."
+    return text
+
+
+def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.DataFrame,
+                     reference: str = QUALITY_REFERENCE) -> str:
+    """Chapter 3's paradigm finding restated with quality in view (Markdown): how many configurations are at least
+    as good as ``reference``, the PLM-based gap over all configurations and over those, and whether the average
+    bias follows quality."""
+    from ..bias.claims import UNDECIDED, interval_text
+
+    matched = points[points["at_least_reference"]]
+    words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",
+             UNDECIDED: UNDECIDED}
+    others = [m for m in matched["metric"] if m != reference]
+    text = (f"{len(others)} of the other {len(points) - 1} live configurations are at least as good as {reference} on "
+            f"both measures ({', '.join(others) or 'none'}). ")
+    for comparison, g in gaps.groupby("comparison", sort=False):
+        rows = g.set_index("configurations")
+        every, kept = rows.loc["all"], rows.loc[f"at least {reference}"]
+        text += f"{comparison}: over all configurations {interval_text({**every, 'confidence': 0.95})}"
+        if np.isnan(kept["difference"]):
+            text += (f", and among those at least as good as {reference} the comparison cannot be made "
+                     f"({int(kept['PLM-based configurations'])} PLM-based and {int(kept['other configurations'])} "
+                     "other configurations qualify). ")
+        else:
+            text += (f" ({words.get(every['verdict'], every['verdict'])}); at matched quality "
+                     f"({int(kept['PLM-based configurations'])} PLM-based against {int(kept['other configurations'])})"
+                     f" {interval_text({**kept, 'confidence': 0.95})} "
+                     f"({words.get(kept['verdict'], kept['verdict'])}). ")
+    for r in correlations.to_dict("records"):
+        verdict = ("bias rises with quality" if r["CI low"] > 0 else "bias falls as quality rises"
+                   if r["CI high"] < 0 else f"a relation between bias and quality is {UNDECIDED}")
+        text += (f"Across the {r['configurations']} configurations the Spearman correlation of the average bias with "
+                 f"the {r['measure']} is {r['Spearman ρ']:.2f} (95% CI {r['CI low']:.2f} to {r['CI high']:.2f}): "
+                 f"{verdict}. ")
+    return text.strip()
