@@ -11,7 +11,7 @@ from test_metaeval_analysis import CAPTIONS, Overlap, judged
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
 from metricbias.metaeval import analysis
-from metricbias.reproduction import gao2022 as gao
+from metricbias.reproduction import ch7_gender_swap, gao2022 as gao
 
 
 def test_lexicon_summary_counts_every_word():
@@ -100,34 +100,34 @@ def test_gao_comparisons_for_the_page():
     ours = pd.DataFrame({"metric": ["BLEU", "BLEU"], "name": ["bleu", "bleu"], "aggregation": ["max", "max"],
                          "subset": ["all", "single_gender"], "statistic": "spearman", "judges": "stacked",
                          "origin": [0.45, 0.30], "swap": [0.45, 0.31]})
-    side = gao.flickr_comparison(ours)
+    side = ch7_gender_swap.flickr_comparison(ours)
     assert len(side) == len(gao.table9()) + len(gao.table6())
-    page = gao.for_page(side)
+    page = ch7_gender_swap.for_page(side)
     assert page["paper row"].tolist() == ["BLEU", "BLEU"]
     assert page.columns.tolist() == ["judges", "subset", "paper row", "their aggregation", "metric", "aggregation",
                                      "origin (paper)", "origin", "swap (paper)", "swap", "origin difference",
                                      "swap difference"]
     assert page.set_index("subset").loc["all", "origin difference"] == pytest.approx(0.45 - 0.441)
-    assert "origin difference" not in gao.for_page(side, differences=False).columns
-    assert len(gao.for_page(side, ran_only=False)) == len(side)
+    assert "origin difference" not in ch7_gender_swap.for_page(side, differences=False).columns
+    assert len(ch7_gender_swap.for_page(side, ran_only=False)) == len(side)
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["BLEU", "WMD"], "name": ["bleu", "wmd"],
                                         "aggregation": ["single", "single"], "origin": [0.06, 0.9],
                                         "swap": [0.06, 0.9]}), gao.table7())
-    assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
+    assert ch7_gender_swap.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
                           "within": [False, True, False, False]})
-    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
+    assert ch7_gender_swap.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
                                                      "off_stacked": "TER"}
     both = pd.DataFrame({"metric": "m", "aggregation": "max", "subset": ["all", "all", "single_gender",
                                                                           "single_gender"],
                          "statistic": "spearman", "judges": ["mean", "stacked"] * 2,
                          "origin": [0.5, 0.4, 0.3, 0.35], "swap": [0.5, 0.41, 0.3, 0.2]})
     # stacked below mean: all/origin, all/swap, single/swap; single/origin is above
-    assert gao.stacking_effect(both) == {"lower": 3, "compared": 4}
+    assert ch7_gender_swap.stacking_effect(both) == {"lower": 3, "compared": 4}
 
 
 def test_without_and_signatures():
-    kept, left = gao.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
+    kept, left = ch7_gender_swap.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
     assert kept == [] and left == ["a", "b"]
     sig = analysis.signatures([("a", Overlap())])
     assert sig["metric"].tolist() == ["a"] and sig["signature"].iloc[0].startswith("metric:toy_overlap")
@@ -170,7 +170,7 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
     pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
                          "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
                          "share_equal": [8 / 40, 24 / 40, 1.0]})
-    text = gao.preference_claim_sentence(pref)
+    text = ch7_gender_swap.preference_claim_sentence(pref)
     assert "holds for 1 of the 2 model-based configurations (BERTScore (max))" in text
     assert text.endswith("not distinguishable from no preference at this size.")
 
@@ -189,11 +189,11 @@ def test_table7_rouge_sentence():
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["ROUGE-1", "ROUGE-2"], "name": ["rouge1", "rouge2"],
                                         "aggregation": ["single", "single"], "origin": [0.364, 0.42],
                                         "swap": [0.364, 0.42]}), gao.table7())
-    text = gao.table7_rouge_sentence(t7, 24)
+    text = ch7_gender_swap.table7_rouge_sentence(t7, 24)
     # ROUGE-1 0.364 vs 0.474 (0.11 away), ROUGE-2 0.42 vs 0.411 (within 0.03); both inside intervals of ±0.35
     assert "ROUGE-1 0.364 against 0.474 (difference -0.110" in text
     assert "1 of 2 are within 0.03" in text and "for 2 of 2" in text
-    assert "No ROUGE row" in gao.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
+    assert "No ROUGE row" in ch7_gender_swap.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
 
 
 def test_shift_claim_compares_model_based_with_ngram_configurations():
@@ -201,14 +201,14 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
                          "metric": ["b", "r", "t", "bs", "w", "reg"], "aggregation": "single",
                          "statistic": "spearman", "subset": "all",
                          "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06]})
-    claim = gao.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
+    claim = ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
     assert (claim["model-based configurations"], claim["n-gram configurations"]) == (3, 3)
     assert claim["difference"] == pytest.approx(0.05 - 0.001)
     assert 0 < claim["ci_low"] < claim["difference"] < claim["ci_high"]
-    assert claim["verdict"] == gao.SHIFT_VERDICTS["higher"]
-    few = gao.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
+    assert claim["verdict"] == ch7_gender_swap.SHIFT_VERDICTS["higher"]
+    few = ch7_gender_swap.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
     assert few["verdict"].startswith("too few")
-    text = gao.shift_claim_sentence(gao.shift_claim({"Toy": perf}, n_resamples=999))
+    text = ch7_gender_swap.shift_claim_sentence(ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999))
     assert text.startswith("- **Toy**: mean |shift| 0.050 over 3 model-based configurations")
 
 
@@ -218,7 +218,7 @@ def test_single_gender_claim_is_paired_by_configuration():
         rows += [{"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "all", "delta": all_},
                  {"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "single_gender",
                   "delta": single}]
-    out = gao.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
+    out = ch7_gender_swap.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
     # |single| - |all| = 0.02, 0.03, 0.021, 0.035: mean 0.0265
     assert out["configurations"] == 4 and out["difference"] == pytest.approx(0.0265)
     assert "paired by configuration" in out["sentence"]
