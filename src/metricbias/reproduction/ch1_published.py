@@ -10,7 +10,7 @@ import pandas as pd
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from ..datasets.summary import long_texts
+from .ch2_summary import long_texts
 from ..display import PAPER
 from .tables import compare, table, with_average
 from .sun2022 import sun_table6, sun_table9
@@ -46,7 +46,7 @@ def released_sizes() -> pd.DataFrame:
 
 def reference_repeats_candidate() -> pd.DataFrame:
     """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference.
-    Long form (:func:`metricbias.datasets.summary.long_texts`): both candidates and the reference of each pair."""
+    Long form (:func:`metricbias.reproduction.ch2_summary.long_texts`): both candidates and the reference of each pair."""
     data = published.load()
     hit = pd.Series(False, index=data.index)
     for ref in ("reference", "reference_2"):

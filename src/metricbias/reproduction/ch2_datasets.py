@@ -11,7 +11,7 @@ from .. import datasets
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from ..datasets.summary import long_texts
+from .ch2_summary import long_texts
 from .tables import table
 from .ch1_published import P
 
