@@ -11,12 +11,12 @@ from test_metaeval_analysis import CAPTIONS, Overlap, judged
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
 from metricbias.metaeval import analysis
-from metricbias.reproduction import ch7_gender_swap, gao2022 as gao
+from metricbias.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
 
 
 def test_lexicon_summary_counts_every_word():
     lex = lexicon()
-    summary = analysis.lexicon_summary(lex)
+    summary = ch7_summaries.lexicon_summary(lex)
     assert summary.columns.tolist() == ["source", "kind", "words"]
     assert summary["words"].sum() == len(lex)
     assert set(summary["source"]) == {e.source.split(":")[0] for e in lex.values()}
@@ -27,23 +27,23 @@ def test_pronoun_readings():
                   "human:overall": 1},
                  {"item_id": 2, "system_id": "a", "hypothesis": "The book is his.", "references": ["a dog"],
                   "human:overall": 2}])
-    readings = analysis.pronoun_readings(ds)
+    readings = ch7_summaries.pronoun_readings(ds)
     assert readings[["word", "swapped_to"]].values.tolist() == [["her", "him"], ["his", "hers"], ["her", "his"]]
-    counts = analysis.reading_counts(readings).set_index(["word", "swapped_to"])["occurrences"]
+    counts = ch7_summaries.reading_counts(readings).set_index(["word", "swapped_to"])["occurrences"]
     assert counts.to_dict() == {("her", "him"): 1, ("her", "his"): 1, ("his", "hers"): 1}
-    assert analysis.object_readings(readings)["text"].tolist() == ["I gave her the book", "The book is his."]
+    assert ch7_summaries.object_readings(readings)["text"].tolist() == ["I gave her the book", "The book is his."]
 
 
 def test_swap_coverage_and_selection_counts():
     pairs = PairSet("toy-pairs", pd.DataFrame({"item_id": ["1", "2"], "reference": ["he ran", "a dog"],
                                                "better": ["he ran", "a dog ran"], "worse": ["she ran", "a cat"],
                                                "better_system": ["x", "y"], "worse_system": ["u", "v"]}))
-    cov = analysis.swap_coverage({"captions": CAPTIONS, "pairs": pairs}).set_index("set")
+    cov = ch7_summaries.swap_coverage({"captions": CAPTIONS, "pairs": pairs}).set_index("set")
     # captions: 5 hypotheses + 6 distinct references, "a dog" in both = 10 texts; 6 have man/woman/his
     assert cov.loc["captions", ["rows", "distinct texts", "texts changed by the swap"]].tolist() == [5, 10, 6]
     assert cov.loc["pairs", "distinct texts"] == 5 and cov.loc["pairs", "texts changed by the swap"] == 2
     assert cov.loc["pairs", "share changed"] == pytest.approx(2 / 5)
-    counts = analysis.selection_counts(CAPTIONS).set_index("examples")["count"]
+    counts = ch7_summaries.selection_counts(CAPTIONS).set_index("examples")["count"]
     assert counts["hypothesis male only"] == 3 and counts["hypothesis female only"] == 1
     assert counts["hypothesis without gendered words"] == 1 and counts["references all gender-neutral"] == 3
     assert counts["preference set (neutral references, male-only hypothesis)"] == 2
@@ -55,7 +55,7 @@ def test_preference_summary_and_shares():
     by = pref.set_index(["metric", "aggregation"])
     assert by.loc[("biased", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [2, 0, 0]
     assert by.loc[("fair", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [0, 0, 2]
-    s = analysis.preference_summary(pref)
+    s = ch7_summaries.preference_summary(pref)
     # 2 of 2 pairs male higher: exact two-sided p = 2 * (1/2)^2 = 0.5, not significant; the tied ones have no test
     assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 0, 0)
     assert (s["not_significant"], s["lean_male"], s["lean_female"]) == (2, 2, 0)
@@ -65,7 +65,7 @@ def test_preference_summary_and_shares():
     assert tested.loc[("biased", "max"), "p_sign"] == pytest.approx(0.5)
     assert tested.loc[("biased", "max"), "p_sign_adjusted"] == pytest.approx(0.5)  # BH over the 2 tested rows
     assert tested["p_sign"].isna().sum() == 2 and set(tested["prefers"]) == {"neither"}
-    shares = analysis.preference_shares(pref)
+    shares = ch7_summaries.preference_shares(pref)
     assert len(shares) == 4 * 3 and set(shares["outcome"]) == {"male higher", "equal", "female higher"}
 
 
@@ -73,27 +73,27 @@ def test_performance_grid_gaps_and_findings():
     perf = analysis.performance_both_judges(CAPTIONS, [Overlap(bonus=0.5)])
     assert set(perf["judges"]) == {"mean"}  # the toy set has no individual judges: both runs use the mean
     one = analysis.performance(CAPTIONS, [Overlap(bonus=0.5)])
-    grid = analysis.delta_grid(one)
+    grid = ch7_summaries.delta_grid(one)
     assert grid.columns.tolist() == ["all", "single_gender"]
     spearman = one[one["statistic"] == "spearman"].set_index(["aggregation", "subset"])["delta"]
     assert grid.loc[("toy_overlap", "max"), "all"] == spearman[("max", "all")]
-    assert analysis.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
+    assert ch7_summaries.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
     pref = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)])
-    f = analysis.findings(pref, {"Toy set": one})
-    assert f["prefer_male"] == 0 and f["lean_male"] == 2 and f["toy_set_largest_shift"] == analysis.largest_shift(one)
-    assert f["toy_set_largest_shift_single_gender"] == analysis.largest_shift(one, "single_gender")
+    f = ch7_summaries.findings(pref, {"Toy set": one})
+    assert f["prefer_male"] == 0 and f["lean_male"] == 2 and f["toy_set_largest_shift"] == ch7_summaries.largest_shift(one)
+    assert f["toy_set_largest_shift_single_gender"] == ch7_summaries.largest_shift(one, "single_gender")
     assert not any(k.endswith("_names") for k in f)
     curve = pd.DataFrame({"metric": ["m"] * 4, "k": [3, 4, 3, 4], "condition": ["origin", "origin", "swap", "swap"],
                           "spearman": [0.5, 0.2, 0.4, 0.5]})
-    gaps = analysis.top_k_gaps(curve).set_index("metric")
+    gaps = ch7_summaries.top_k_gaps(curve).set_index("metric")
     assert gaps.loc["m"].tolist() == pytest.approx([0.2, 0.3])  # |0.4-0.5| and |0.5-0.2|
 
 
 def test_swap_attributes():
-    assert analysis.check_swap_attributes(None) == ["gender"]
-    assert analysis.check_swap_attributes("race,gender") == ["gender"]
+    assert ch7_summaries.check_swap_attributes(None) == ["gender"]
+    assert ch7_summaries.check_swap_attributes("race,gender") == ["gender"]
     with pytest.raises(ValueError, match="gender only"):
-        analysis.check_swap_attributes("race")
+        ch7_summaries.check_swap_attributes("race")
 
 
 def test_gao_comparisons_for_the_page():
@@ -129,7 +129,7 @@ def test_gao_comparisons_for_the_page():
 def test_without_and_signatures():
     kept, left = ch7_gender_swap.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
     assert kept == [] and left == ["a", "b"]
-    sig = analysis.signatures([("a", Overlap())])
+    sig = ch7_summaries.signatures([("a", Overlap())])
     assert sig["metric"].tolist() == ["a"] and sig["signature"].iloc[0].startswith("metric:toy_overlap")
 
 
@@ -161,7 +161,7 @@ def test_significant_preferences_are_counted_from_the_sign_test():
     pref = pd.DataFrame({"metric": ["a", "b", "c"], "aggregation": "max", "n": 32,
                          "n_male_higher": [30, 9, 1], "n_female_higher": [2, 7, 14],
                          "share_equal": [0.0, 16 / 32, 17 / 32]})
-    s = analysis.preference_summary(pref)
+    s = ch7_summaries.preference_summary(pref)
     assert (s["prefer_male"], s["prefer_female"], s["not_significant"]) == (1, 1, 1)
     assert s["prefer_male_names"] == "a (max)" and s["not_significant_names"] == "b (max)"
 
@@ -178,7 +178,7 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
 def test_downloads_have_no_zero_p_values():
     perf = pd.DataFrame({"metric": ["m", "n"], "origin": [0.5, 0.1], "p_value_origin": [0.0, 0.3],
                          "p_value_swap": [1e-310, 0.2]})
-    out = analysis.for_download(perf)
+    out = ch7_summaries.for_download(perf)
     assert (out[["p_value_origin", "p_value_swap"]] > 0).all().all()
     assert out["p_value_origin_is_upper_bound"].tolist() == [True, False]
     assert out["p_value_swap_is_upper_bound"].tolist() == [True, False]
