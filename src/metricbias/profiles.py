@@ -225,9 +225,3 @@ def _suite(profile: str) -> list[Spec]:
     out += [Spec.of("prism", backbone=p, variant=v) for p in b("prism") for v in variants]
     out += [Spec.of("frugalscore", backbone=f) for f in b("frugalscore")]
     return out
-
-
-def prepare(specs: list, *, device: str = "auto", progress: bool = True) -> list:
-    """The configurations, unchanged: nothing is trained at build time (trained parts ship under ``models/``;
-    ``metricbias train NAME`` retrains them)."""
-    return specs

@@ -230,7 +230,7 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
         from .. import profiles
         from ..scoring import score_metrics
 
-        specs = profiles.prepare(profiles.suite(profile), progress=False)
+        specs = profiles.suite(profile)
         configs = configurations(specs)
         from ..bias.scores import drop_identical
 

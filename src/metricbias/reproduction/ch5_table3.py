@@ -100,7 +100,7 @@ def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "
         listed = metric_names.split(",") if isinstance(metric_names, str) else metric_names
         entries = [m.strip() for m in listed if m.strip() and m.strip() not in skip]
     else:
-        entries = profiles.prepare(profiles.suite(profile, skip), device=device, progress=False)
+        entries = profiles.suite(profile, skip)
     return association.build_metrics(entries, device=device)
 
 

@@ -13,14 +13,12 @@ from .gao2022 import side_by_side, table5, table6, table9
 def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
                       device: str = "auto") -> list[tuple[str, object]]:
     """``(label, metric)`` of every configuration chapter 7 runs: ``metric_names`` (comma-separated registry
-    names) or, when empty, the profile's suite (its regression model trained first if needed), less
-    ``skip_metrics``."""
+    names) or, when empty, the profile's suite, less ``skip_metrics`` (``device``: unused, kept for callers)."""
     from .. import metrics, profiles
 
     names = [n.strip() for n in metric_names.split(",") if n.strip()]
     skip = profiles.names_of(skip_metrics)
     entries = [(n, n, {}) for n in names if n not in skip] if names else profiles.suite(profile, skip)
-    entries = profiles.prepare(entries, device=device, progress=False)
     return [(label, metrics.get(name, **options)) for label, name, options in entries]
 
 
