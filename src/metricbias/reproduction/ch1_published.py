@@ -12,8 +12,8 @@ from ..datasets import published
 from ..datasets.published import ATTRIBUTES
 from .ch2_summary import long_texts
 from ..display import PAPER
-from .tables import compare, table, with_average
 from .sun2022 import sun_table6, sun_table9
+from .tables import compare, table, with_average
 
 
 #: how close a recomputed cell must be to the printed one (the paper prints two decimals)

@@ -11,13 +11,14 @@ from .. import datasets
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from .ch2_summary import long_texts
-from .tables import table
 from .ch1_published import P
+from .ch2_summary import long_texts
+from .sun2022 import RELEASED_SETTINGS
+from .tables import table
 
 
 #: released column -> registry name of the n-gram metrics chapter 2 scores both references with
-REFERENCE_METRICS = {"BLEU": "bleu", "ROUGE": "rouge1", "chrF": "chrf"}
+REFERENCE_METRICS = {column: RELEASED_SETTINGS[column][0] for column in ("BLEU", "ROUGE", "chrF")}
 
 
 def released_attributes(attributes=None) -> list[str]:

@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .tables import table
+from ..metrics import PLM_PARADIGMS
 from .sun2022 import released_configs
+from .tables import table
 
 
 CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
@@ -47,7 +48,7 @@ def released_shares() -> dict:
 
     t6 = table("sun2022_table6_bias").set_index("published_column")
     configs = released_configs()
-    plm = configs[configs["paradigm"].isin(["Matching", "Regression", "Generation"])].copy()
+    plm = configs[configs["paradigm"].isin(PLM_PARADIGMS)].copy()
     plm["avg"] = plm["metric"].map(t6["avg"])
     return {"share_paradigm": variance_explained(plm["avg"], plm["paradigm"]),
             "share_backbone": variance_explained(plm["avg"], plm["backbone"]), "n_configurations": len(plm)}

@@ -11,17 +11,12 @@ from .. import datasets
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from ..metrics import CONFIG_COLUMNS, configurations
-from .tables import table
+from ..metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
-from .sun2022 import released_configs
+from .sun2022 import RELEASED_LABELS, released_configs
+from .tables import table
 
 
-#: the paradigms of PLM-based metrics (Sun et al., Table 2) and of the others
-PLM_PARADIGMS = ("Matching", "Regression", "Generation")
-SURFACE_PARADIGMS = ("n-gram", "static embedding")
-#: released column -> our metric's label, for the five released n-gram columns
-RELEASED_LABELS = {"BLEU": "BLEU", "ROUGE": "ROUGE-1", "METEOR": "METEOR", "NIST": "NIST", "chrF": "chrF"}
 
 
 def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:

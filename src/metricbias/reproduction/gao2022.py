@@ -128,11 +128,9 @@ def side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, values=("origin", "swa
 #: the n-gram settings closest to Gao & Wan's Flickr8k pipeline (Elliott & Keller's code: MultEval's
 #: BLEU, METEOR and TER on tokenized text, ROUGE 1.5.5's SU4 *recall* with stemming, best reference)
 NGRAM_SETTINGS: dict[str, dict] = {
-    "BLEU": {"name": "bleu", "options": {"tokenize": "13a"}, "aggregation": "max"},
-    "METEOR": {"name": "meteor", "options": {"tokenize": "13a"}, "aggregation": "max"},
-    "TER": {"name": "ter", "options": {}, "aggregation": "mean"},
-    "ROUGE-SU4": {"name": "rougeSU4", "options": {"variant": "R"}, "aggregation": "max"},
-}
+    label: {"name": LABELS[label][0], "options": options, "aggregation": LABELS[label][1]}
+    for label, options in {"BLEU": {"tokenize": "13a"}, "METEOR": {"tokenize": "13a"}, "TER": {},
+                           "ROUGE-SU4": {"variant": "R"}}.items()}
 
 
 def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.DataFrame":

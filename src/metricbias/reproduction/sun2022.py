@@ -46,7 +46,7 @@ from .. import backbones, datasets
 from ..bias import pairwise
 from ..datasets import published
 from ..datasets.published import ATTRIBUTES
-from ..metrics import CONFIG_COLUMNS, get
+from ..metrics import CONFIG_COLUMNS, get, metric_class
 from ..scoring import score_pairs
 from .tables import table
 
@@ -90,6 +90,9 @@ RELEASED_SETTINGS: dict[str, tuple[str, dict]] = {
     "NIST": ("nist", {}),
     "chrF": ("chrf", {}),
 }
+
+#: released column -> our metric's label (from its card), for the five released n-gram columns
+RELEASED_LABELS = {column: metric_class(name).label_for(options) for column, (name, options) in RELEASED_SETTINGS.items()}
 
 AGREEMENT_COLUMNS = ["column", "attribute", "n_rows", "pearson_r", "max_abs_diff", "bias_ours", "bias_released",
                      "bias_diff", "signature"]
