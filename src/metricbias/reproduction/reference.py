@@ -30,7 +30,7 @@ def citation(text: str, keys=frozenset()) -> str:
 
 def _option(o: dict) -> str:
     choices = f", one of {', '.join(_code(c) for c in o['choices'])}" if o["choices"] else ""
-    runtime = "" if o["affects_scores"] else "; does not change the scores"
+    runtime = "" if o["affects_scores"] else "; run-time option"
     doc = f": {o['doc']}" if o["doc"] else ""
     return f"  - {_code(o['name'])} ({o['type']}{choices}; default {_code(repr(o['default']))}{runtime}){doc}"
 
