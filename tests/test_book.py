@@ -89,10 +89,18 @@ def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()
 
 
-def test_the_fork_recipe_of_chapter_2_works_as_written(book_copy, tmp_path, capsys):
-    """Chapter 2's recipe on a temporary attribute: a lexicon file, a config entry, `build-datasets`, then
-    `metricbias run --only 03 -p attributes=<name>` (written elsewhere with --out)."""
+def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tmp_path, capsys):
+    """The recipe of the appendix "Using metricbias" (section "A new attribute") on a temporary attribute: a
+    lexicon file, a config entry, `build-datasets`, then `metricbias run --only 03 -p attributes=<name>` (written
+    elsewhere with --out)."""
     from metricbias import cli
+
+    recipe = (book_copy / "notebooks" / "A1_using_metricbias.md").read_text()
+    recipe = recipe[recipe.index("## A new attribute"):recipe.index("## Audit your own metric")]
+    for step in ("data/lexicons/<name>.yml", "data/lexicons/attributes.yml", "`source`", "`bias_types`",
+                 "`lexicon`", "metricbias build-datasets --attributes <name>",
+                 "metricbias run --only 03 -p attributes=<name>"):
+        assert step in recipe, f"the appendix's recipe no longer says {step!r}: update this test with it"
 
     lexicons = book_copy / "data" / "lexicons"
     text = (lexicons / "disability.yml").read_text().replace("attribute: disability", "attribute: ability")
