@@ -441,7 +441,7 @@ def _cmd_metaeval(args) -> int:
     with _runner(args):
         table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
                              cache=None if args.no_cache else ScoreCache.default())
-    out = write_csv_atomic(table, args.out)
+    out = write_csv_atomic(analysis.for_download(table), args.out)  # p below 1e-300 (or 0): the bound, flagged
     print(f"wrote {len(table)} correlations ({len(built)} metric(s) on {dataset.name}, {len(dataset)} rows, "
           f"swap={args.swap}) to {out}")
     return 0
@@ -638,7 +638,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     _scheduler_options(p)
-    p.add_argument("--out", required=True, type=Path, help="output CSV")
+    p.add_argument("--out", required=True, type=Path,
+                   help="output CSV; a p-value below 1e-300 (an underflow to 0 included) is written as 1e-300, "
+                        "with p_value_is_upper_bound true")
     p.set_defaults(func=_cmd_metaeval)
 
     p = sub.add_parser("install-backbone",
