@@ -157,7 +157,7 @@ def _cmd_weat(args) -> int:
     with _runner(args):
         table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
                                 seed=args.seed, progress=True, oov=args.oov)
-    out = write_csv_atomic(table[association.COLUMNS], args.out)
+    out = write_csv_atomic(association.for_download(table, args.n_permutations), args.out)
     print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
     return 0
 
@@ -539,7 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample-size", type=_count, default=0,
                    help="seat: draw sentence-level tests to at most this many texts per set (default 0: all)")
     p.add_argument("--n-permutations", type=_permutations, default=100_000,
-                   help="seat: permutation-test partitions (default 100000)")
+                   help="seat: permutation-test partitions (default 100000); a p-value at 1/N is written with "
+                        "p_value_is_upper_bound true")
     p.add_argument("--out", required=True, type=Path,
                    help="output folder: bias_<dataset>.csv per dataset, weat.csv, manifest.csv")
     p.set_defaults(func=_cmd_sweep)
