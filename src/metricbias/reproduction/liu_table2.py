@@ -170,10 +170,11 @@ def direction_sentence(intervals: pd.DataFrame, accuracy: dict[str, float], pape
                                                           for m, a in known.items())
                      + " (`masked_token_accuracy`, recorded in each head's `provenance.json`).")
     if f["stereotypical"] < f["results"]:
-        parts.append("A head that predicts few masked tokens gives pseudo-log-likelihoods that say little about "
-                     "what its encoder has learnt, so the preference between the two sentences of a pair need not "
-                     "follow Liu's direction. These results describe the heads; they do not measure the bias of the "
-                     "pretrained encoders behind them.")
+        parts.append("Where ours do not lie above 50, the heads are the likely reason: a pseudo-log-likelihood is "
+                     "only as informative as the head that computes it, and these heads are trained on a frozen "
+                     "encoder with far less text than the pretraining of the masked LMs Liu measures, so the "
+                     "preference between the two sentences of a pair need not follow Liu's direction. These results "
+                     "describe the heads; they do not measure the bias of the pretrained encoders behind them.")
     return " ".join(parts)
 
 
