@@ -47,6 +47,7 @@ def test_p_values_below_the_floor_are_written_as_a_bound():
     assert claims.format_p(1e-5, floor=1e-3) == "p < 1e-3"
     assert claims.format_p(0.0, bare=True) == "< 1e-300" and claims.format_p(0.5, bare=True) == "0.5"
     assert claims.format_p(float("nan"), bare=True) == "—"
+    assert claims.format_p(1e-300) == "p < 1e-300"  # the bound a download holds reads as a bound again
 
 
 def test_downloads_keep_p_numeric_with_a_bound_column():

@@ -78,12 +78,13 @@ def _at_resolution(p, resolution: float | None) -> np.ndarray:
 
 def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2, bare: bool = False,
              resolution: float | None = None) -> str:
-    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included);
+    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included) or is
+    the floor itself (as :func:`p_bounds` writes such a p);
     with ``resolution`` (a permutation test's :func:`permutation_floor`), a p-value at it is "p ≤ 2.0e-04", the
     bound the test can show; ``bare``: without "p " (a table cell: "0.031", "< 1e-300", "≤ 2.0e-04")."""
     if p is None or np.isnan(p):
         text = "= —"
-    elif p < floor:
+    elif p <= floor:  # the floor itself is what p_bounds writes for a smaller p
         text = f"< {floor:.0e}".replace("e-0", "e-")
     elif _at_resolution(p, resolution):
         text = f"≤ {resolution:.{max(digits - 1, 1)}e}"
