@@ -94,7 +94,8 @@ def test_direction_sentence_counts_the_sides_and_names_the_heads():
     assert ("Of our 3 indicator results, the interval lies above 50 for 1, below 50 for 1, and holds 50 for 1 (not "
             "distinguishable from 50 at this size).") in text
     assert "Against Liu's direction: AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)." in text
-    assert "`mlm-a` predicts the masked token 8.3% of the time (" in text and "mlm-b" not in text  # no accuracy recorded: not named
+    # a head with no recorded accuracy is not named
+    assert "`mlm-a` predicts the masked token 8.3% of the time (" in text and "mlm-b" not in text
     assert "they do not measure the bias of the pretrained encoders" in text
     agreeing = liu_table2.direction_sentence(intervals.iloc[2:], {})
     assert "Against" not in agreeing and "describe the heads" not in agreeing

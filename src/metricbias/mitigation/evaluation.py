@@ -677,8 +677,8 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     if lost:
         return text + f"On these sets the wrapper's point values fall short of the adapter's on {' and '.join(lost)} " \
                       f"{untested}; it costs {cost} of the plain metric, and no training."
-    return text + (f"On these sets the wrapper's point values reach at least the adapter's on all three (bias cuts, quality loss, criteria met) "
-                   f"{untested}, for {cost} of the plain metric and no training.")
+    return text + (f"On these sets the wrapper's point values reach at least the adapter's on all three (bias cuts, "
+                   f"quality loss, criteria met) {untested}, for {cost} of the plain metric and no training.")
 
 
 __all__ = ["CHANGE_TEST_RESAMPLES", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_results", "adapter_summary",
