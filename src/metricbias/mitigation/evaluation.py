@@ -35,6 +35,9 @@ from . import training
 
 #: built attributes not used to evaluate adapters, and why
 EXCLUDED_BUILT = ADAPTER_EXCLUDED
+#: resamples of the paired permutation test of a bias change; a p-value at its floor (no resample as extreme) is
+#: a bound, written "p ≤ ..." (:func:`metricbias.bias.claims.permutation_floor`)
+CHANGE_TEST_RESAMPLES = 9999
 COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
                    "p_value", "signature_before", "signature_after"]
 
@@ -96,7 +99,7 @@ def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
     return _bias_rows(_pair_scores(metric, pairs, cache))
 
 
-def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = 9999,
+def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = CHANGE_TEST_RESAMPLES,
                       seed: int = 0) -> pd.DataFrame:
     """Is the adapter's Eq. 2 bias different from the original's on the same pairs?
 
@@ -130,7 +133,7 @@ def compare_metrics(before_m, after_m, pairs: pd.DataFrame, sets: dict, *, seed:
     """:func:`compare` for any two metrics (an original and its mitigated form) on given pairs and quality sets."""
     # each metric scores the pairs once: the biases and the test of their change come from the same scores
     scored_before, scored_after = _pair_scores(before_m, pairs, cache), _pair_scores(after_m, pairs, cache)
-    tests = _change_tests(scored_before, scored_after, n_resamples=9999, seed=seed)
+    tests = _change_tests(scored_before, scored_after, n_resamples=CHANGE_TEST_RESAMPLES, seed=seed)
     p_values = {(d, a): v for d, a, v in zip(tests["dataset"], tests["attribute"], tests["p_value"])}
     rows = []
     merged = _bias_rows(scored_before).merge(_bias_rows(scored_after), on=["dataset", "attribute"],
@@ -525,13 +528,14 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
     ``criteria``, and ``largest_quality_change`` (relative, signed).
     """
-    from ..bias.claims import format_p
+    from ..bias.claims import format_p, permutation_floor
 
+    floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}
     checks = criteria(results, **thresholds)
     for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
-        # the paired permutation p-value of the bias change, as the page writes it (a bound below 1e-300)
-        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value)
+        # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
+        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)
     for row in criteria_summary(checks).to_dict("records"):
         key = row["metric"].lower().replace(" ", "_")
         for col, value in row.items():
@@ -668,14 +672,16 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     if wrapper["criteria met"] < adapter["criteria met"]:
         lost.append("the number of criteria met")
     cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
+    untested = ("(point values, on samples that need not be the same: no test of the difference, so this is a "
+                "comparison of figures, not a finding that one mitigation is better)")
     if lost:
-        return text + f"On these sets the training-free wrapper is not as good as the adapter on {' and '.join(lost)}; " \
-                      f"it costs {cost} of the plain metric, and no training."
-    return text + (f"On these sets the training-free wrapper is at least as good as the trained adapter, for {cost} "
-                   "of the plain metric and no training.")
+        return text + f"On these sets the wrapper's point values fall short of the adapter's on {' and '.join(lost)} " \
+                      f"{untested}; it costs {cost} of the plain metric, and no training."
+    return text + (f"On these sets the wrapper's point values reach at least the adapter's on all three (bias cuts, "
+                   f"quality loss, criteria met) {untested}, for {cost} of the plain metric and no training.")
 
 
-__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_results", "adapter_summary",
+__all__ = ["CHANGE_TEST_RESAMPLES", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "PAGE_NAMES", "PAPER_MODELS", "QUALITY", "adapter_results", "adapter_summary",
            "bias", "bias_intervals",
            "bias_change_tests", "bias_changes", "bias_pairs", "compare", "compare_all", "compare_metrics", "criteria", "criteria_summary",
            "curve", "curve_series", "evaluate", "evaluated_attributes", "example_pair", "example_triples", "findings",
