@@ -43,8 +43,8 @@ def test_every_chapter_executes_and_the_book_builds(smoke_book):
 def test_the_landing_page_shows_the_summary_figure_and_the_cite_and_reproduce_box(smoke_book):
     """The closing chapter's summary figure, numbered, and the box with the run's profile and every chapter's time."""
     book_root, _ = smoke_book
-    index = (book_root / "book" / "_build" / "html" / "index.html").read_text(encoding="utf-8")
-    assert re.search(r'<img[^>]+src="_images/landing-summary[^"]*\.png"', index), "no summary figure"
+    index = (book_root / "book" / "_build" / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'<img[^>]+src="\.\./_images/landing-summary[^"]*\.png"', index), "no summary figure"
     assert re.search(r"Figure 1\b", index)
     box = index[index.index("Cite and reproduce</p>"):]
     assert "profile <code>smoke</code>" in box and "make book PROFILE=smoke" in box
