@@ -40,6 +40,20 @@ def test_every_chapter_executes_and_the_book_builds(smoke_book):
     assert "Sun et al., 2022" in bibliography and "[LLuken" not in bibliography
 
 
+def test_the_landing_page_shows_the_summary_figure_and_the_cite_and_reproduce_box(smoke_book):
+    """The closing chapter's summary figure, numbered, and the box with the run's profile and every chapter's time."""
+    book_root, _ = smoke_book
+    index = (book_root / "book" / "_build" / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'<img[^>]+src="\.\./_images/landing-summary[^"]*\.png"', index), "no summary figure"
+    assert re.search(r"Figure 1\b", index)
+    box = index[index.index("Cite and reproduce</p>"):]
+    assert "profile <code>smoke</code>" in box and "make book PROFILE=smoke" in box
+    for chapter in runner.chapters(book_root):
+        row = re.search(rf"<td>{chapter.stem}</td><td>([^<]+)</td>", box)
+        assert row and row.group(1) != "—", chapter.stem  # every chapter's time, from this run's timings
+    assert "<IPython.core.display" not in index
+
+
 def test_pages_fit_a_phone_and_a_laptop_screen_in_chromium(smoke_book):
     """The built pages in headless Chromium at 420 px and 1280 px (tests/browser.py): the page never scrolls
     sideways; whatever is wider than the column (a table, code, an equation) scrolls inside its own box and is not
