@@ -126,6 +126,10 @@ def test_criteria_summary_missed_and_findings():
     assert f["regression_largest_quality_change"] == pytest.approx(-0.005)
     assert (f["bertscore_gender_bias_p_published"], f["bertscore_gender_bias_p_built"]) == ("p = 0.001", "p = 0.002")
     assert all(isinstance(v, (int, float)) for k, v in f.items() if "_p_" not in k)
+    at_floor = _results()
+    at_floor.loc[at_floor["p_value"] == 0.001, "p_value"] = 2 / (evaluation.CHANGE_TEST_RESAMPLES + 1)
+    # no resample as extreme as the data: the page writes the test's bound, not a value
+    assert ch6_adapters.findings(at_floor)["bertscore_gender_bias_p_published"] == "p ≤ 2.0e-04"
 
 
 def test_bias_changes_curve_series_and_trade_off():

@@ -131,6 +131,9 @@ def test_metric_options_reach_every_command(tmp_path):
     row = table[(table["statistic"] == "spearman") & (table["aggregation"] == "max") & (table["subset"] == "all")]
     assert row["metric"].iloc[0] == "bleu:tokenize=13a" and row["signature"].str.contains("tokenize:13a").all()
     assert round(float(row["value"].iloc[0]), 3) == 0.446
+    # a p-value that underflows is written as the bound 1e-300 and flagged, never 0
+    assert (table["p_value"] > 0).all() and table["p_value_is_upper_bound"].any()
+    assert (table.loc[table["p_value_is_upper_bound"], "p_value"] == 1e-300).all()
 
 
 def test_every_measure_takes_the_tidy_score_table():

@@ -404,3 +404,28 @@ def test_every_word_level_test_matches_classic_weat_through_embedding_average():
     c7n = ours_1.loc["C7-N"]
     assert (round(c7n["effect_size"], 3), round(c7n["p_value"], 4)) == (1.494, 0.0003)
     assert int(ours_1["effect_size"].notna().sum()) == 17 and np.isnan(ours_1.loc["C10", "effect_size"])
+
+
+def test_sampled_permutation_p_at_its_floor_is_a_bound():
+    """X's r all above Y's: no sampled partition is as extreme, and p is the floor 1/n_permutations (observed one
+    included), which the page writes as a bound."""
+    from metricbias.bias import claims
+
+    r = np.concatenate([np.linspace(1, 2, 20), np.linspace(-2, -1, 20)])
+    p, used, exact = asc.permutation_test(r, 20, n_permutations=99)
+    assert not exact and used == 99 and p == pytest.approx(asc.p_floor(99)) == pytest.approx(1 / 99)
+    assert claims.format_p(p, resolution=asc.p_floor(99)) == "p ≤ 1.0e-02"
+
+
+def test_weat_cli_writes_floor_p_values_as_flagged_bounds(tmp_path):
+    from metricbias import cli
+
+    out = tmp_path / "weat.csv"
+    assert cli.main(["weat", "--test", "C6-T", "--level", "word", "--metric", "embedding_average",
+                     "--n-permutations", "99", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == [*asc.COLUMNS[:5], "p_value_is_upper_bound", *asc.COLUMNS[5:]]
+    assert (table["p_value"] > 0).all()
+    flagged = table["p_value_is_upper_bound"]
+    assert (table.loc[flagged, "p_value"] == pytest.approx(1 / 99)).all()
+    assert (table.loc[~flagged, "p_value"] > 1 / 99).all()

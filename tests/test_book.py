@@ -40,6 +40,20 @@ def test_every_chapter_executes_and_the_book_builds(smoke_book):
     assert "Sun et al., 2022" in bibliography and "[LLuken" not in bibliography
 
 
+def test_the_landing_page_shows_the_summary_figure_and_the_cite_and_reproduce_box(smoke_book):
+    """The closing chapter's summary figure, numbered, and the box with the run's profile and every chapter's time."""
+    book_root, _ = smoke_book
+    index = (book_root / "book" / "_build" / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'<img[^>]+src="\.\./_images/landing-summary[^"]*\.png"', index), "no summary figure"
+    assert re.search(r"Figure 1\b", index)
+    box = index[index.index("Cite and reproduce</p>"):]
+    assert "profile <code>smoke</code>" in box and "make book PROFILE=smoke" in box
+    for chapter in runner.chapters(book_root):
+        row = re.search(rf"<td>{chapter.stem}</td><td>([^<]+)</td>", box)
+        assert row and row.group(1) != "—", chapter.stem  # every chapter's time, from this run's timings
+    assert "<IPython.core.display" not in index
+
+
 def test_pages_fit_a_phone_and_a_laptop_screen_in_chromium(smoke_book):
     """The built pages in headless Chromium at 420 px and 1280 px (tests/browser.py): the page never scrolls
     sideways; whatever is wider than the column (a table, code, an equation) scrolls inside its own box and is not
@@ -89,10 +103,18 @@ def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()
 
 
-def test_the_fork_recipe_of_chapter_2_works_as_written(book_copy, tmp_path, capsys):
-    """Chapter 2's recipe on a temporary attribute: a lexicon file, a config entry, `build-datasets`, then
-    `metricbias run --only 03 -p attributes=<name>` (written elsewhere with --out)."""
+def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tmp_path, capsys):
+    """The recipe of the appendix "Using metricbias" (section "A new attribute") on a temporary attribute: a
+    lexicon file, a config entry, `build-datasets`, then `metricbias run --only 03 -p attributes=<name>` (written
+    elsewhere with --out)."""
     from metricbias import cli
+
+    recipe = (book_copy / "notebooks" / "A1_using_metricbias.md").read_text()
+    recipe = recipe[recipe.index("## A new attribute"):recipe.index("## Audit your own metric")]
+    for step in ("data/lexicons/<name>.yml", "data/lexicons/attributes.yml", "`source`", "`bias_types`",
+                 "`lexicon`", "metricbias build-datasets --attributes <name>",
+                 "metricbias run --only 03 -p attributes=<name>"):
+        assert step in recipe, f"the appendix's recipe no longer says {step!r}: update this test with it"
 
     lexicons = book_copy / "data" / "lexicons"
     text = (lexicons / "disability.yml").read_text().replace("attribute: disability", "attribute: ability")

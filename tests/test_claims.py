@@ -47,6 +47,7 @@ def test_p_values_below_the_floor_are_written_as_a_bound():
     assert claims.format_p(1e-5, floor=1e-3) == "p < 1e-3"
     assert claims.format_p(0.0, bare=True) == "< 1e-300" and claims.format_p(0.5, bare=True) == "0.5"
     assert claims.format_p(float("nan"), bare=True) == "—"
+    assert claims.format_p(1e-300) == "p < 1e-300"  # the bound a download holds reads as a bound again
 
 
 def test_downloads_keep_p_numeric_with_a_bound_column():
@@ -57,6 +58,29 @@ def test_downloads_keep_p_numeric_with_a_bound_column():
     assert out["p_value"].tolist() == [1e-300, 1e-300, 0.2]
     assert out["p_value_is_upper_bound"].tolist() == [True, True, False]
     assert frame["p_value"].iloc[0] == 0.0  # the input is not changed
+
+
+def test_permutation_p_at_its_floor_is_a_bound():
+    from metricbias.bias.significance import paired_permutation_test
+    from metricbias.bias.testing import sign_flip_test
+
+    assert claims.permutation_floor(999) == 0.002 and claims.permutation_floor(999, two_sided=False) == 0.001
+    # every pair favours x: no sign flip is as extreme, and scipy reports 2/(B + 1) two-sided
+    p = sign_flip_test(np.linspace(1, 2, 40), n_resamples=999)
+    assert p == pytest.approx(claims.permutation_floor(999))
+    q = paired_permutation_test(np.linspace(1, 2, 40), np.zeros(40), n_resamples=999)["p_value"]
+    assert q == pytest.approx(claims.permutation_floor(999))
+    floor = claims.permutation_floor(9999)
+    assert claims.format_p(floor, resolution=floor) == "p ≤ 2.0e-04"
+    assert claims.format_p(floor * (1 + 1e-12), resolution=floor, bare=True) == "≤ 2.0e-04"  # float rounding
+    assert claims.format_p(0.0031, resolution=floor) == "p = 0.0031"  # above the floor: a value
+    assert claims.format_p(0.0, resolution=floor) == "p < 1e-300"
+    frame = pd.DataFrame({"p_value": [floor, 0.0031, 0.0, np.nan]})
+    out = claims.p_bounds(frame, "p_value", resolution=floor)
+    assert out["p_value_is_upper_bound"].tolist() == [True, False, True, False]
+    assert out["p_value"].iloc[0] == floor  # the bound stays numeric
+    with pytest.raises(ValueError, match="at least 1"):
+        claims.permutation_floor(0)
 
 
 def test_difference_interval_paired_and_independent():

@@ -153,7 +153,10 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
     assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--swap", "gender",
                      "--out", str(out)]) == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == analysis.COLUMNS
+    # the download flags p-values written as a bound (analysis.for_download) beside the p_value column
+    columns = list(analysis.COLUMNS)
+    columns.insert(columns.index("p_value") + 1, "p_value_is_upper_bound")
+    assert list(table.columns) == columns
     assert set(table["level"]) == {"example", "system"} and set(table["aggregation"]) == {"max", "mean"}
     assert set(table["subset"]) == {"all", "single_gender"} and (table["swap"] == "gender").all()
     assert f"to {out}" in capsys.readouterr().out

@@ -178,7 +178,7 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
 def test_downloads_have_no_zero_p_values():
     perf = pd.DataFrame({"metric": ["m", "n"], "origin": [0.5, 0.1], "p_value_origin": [0.0, 0.3],
                          "p_value_swap": [1e-310, 0.2]})
-    out = ch7_summaries.for_download(perf)
+    out = analysis.for_download(perf)
     assert (out[["p_value_origin", "p_value_swap"]] > 0).all().all()
     assert out["p_value_origin_is_upper_bound"].tolist() == [True, False]
     assert out["p_value_swap_is_upper_bound"].tolist() == [True, False]

@@ -80,3 +80,73 @@ def test_stability_plot_in_two_columns_keeps_every_x_axis():
         assert [ax.get_xlabel() for ax in visible] == ["", "sampling rate (%)", "sampling rate (%)"]
     finally:
         plt.close(fig)
+
+
+def test_a_wide_heatmap_becomes_panels_on_one_colour_scale_readable_on_a_phone():
+    import matplotlib.pyplot as plt
+
+    grid = pd.DataFrame(np.arange(26, dtype=float).reshape(2, 13) - 5, index=["r1", "r2"],
+                        columns=[f"c{i}" for i in range(13)])
+    fig = plots.annotated_heatmap(grid, max_columns=5)
+    try:
+        assert fig.get_size_inches()[0] == plots.HEATMAP_WIDTH  # ~500 px: a phone shrinks it by a quarter at most
+        panels = [ax for ax in fig.axes if ax.texts]
+        assert [len(ax.get_xticklabels()) for ax in panels] == [5, 5, 3]
+        assert [t.get_text() for t in panels[2].texts] == ["5.00", "6.00", "7.00", "18.00", "19.00", "20.00"]
+        scales = {ax.collections[0].get_clim() for ax in panels}
+        assert scales == {(-20.0, 20.0)}  # one scale, centred on 0, reaching the largest |value - 0|
+    finally:
+        plt.close(fig)
+
+
+def test_bias_heatmap_is_heatmap_wide_with_values():
+    import matplotlib.pyplot as plt
+
+    ax = plots.bias_heatmap(LONG[LONG.measure == "m1"], values="value")
+    try:
+        assert ax.figure.get_size_inches()[0] == plots.HEATMAP_WIDTH
+        assert [t.get_text() for t in ax.texts] == ["1.00", "0.00", "2.50", "3.00"]
+        assert min(t.get_fontsize() for t in ax.texts) >= plots.MIN_FONT
+    finally:
+        plt.close(ax.figure)
+
+
+def test_top_k_curves_one_panel_per_metric_both_conditions():
+    import matplotlib.pyplot as plt
+
+    curve = pd.DataFrame([{"metric": m, "condition": c, "k": k, "spearman": 0.1 * k - (c == "swap") * 0.05}
+                          for m in ["BLEU", "chrF", "WMD"] for c in ["origin", "swap"] for k in [3, 4, 5]])
+    fig = plots.top_k_curves(curve)
+    try:
+        panels = [ax for ax in fig.axes if ax.get_title()]
+        assert [ax.get_title() for ax in panels] == ["BLEU", "chrF", "WMD"]
+        assert all(len(ax.get_lines()) >= 2 for ax in panels)  # origin and swap (and the zero line)
+        assert fig.get_size_inches()[0] <= 7.5
+    finally:
+        plt.close(fig)
+
+
+def test_paper_vs_ours_facets_name_our_stand_in():
+    import matplotlib.pyplot as plt
+
+    compared = pd.DataFrame({"paper_metric": ["BERTScore"] * 3, "metric": ["BERTScore-MiniLM"] * 3,
+                             "paper": [0.1, 0.5, -0.2], "ours": [0.2, 0.4, -0.1], "level": ["word"] * 3})
+    fig = plots.paper_vs_ours_facets(compared)
+    try:
+        assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["BERTScore\nours: BERTScore-MiniLM"]
+    finally:
+        plt.close(fig)
+
+
+def test_the_trade_off_names_only_the_first_and_last_step():
+    import matplotlib.pyplot as plt
+
+    points = pd.DataFrame({"step": [0, 0, 10, 10, 20, 20], "series": ["bias: a", "quality: b"] * 3,
+                           "relative_change": [0, 0, -0.5, 0.01, -0.6, 0.0]})
+    trade = pd.DataFrame({"step": [0, 10, 20], "gender_bias_cut": [0, 0.5, 0.6], "quality_change": [0, 0.01, 0.0]})
+    fig = plots.adapter_curve(points, trade, title="M")
+    try:
+        assert [t.get_text() for t in fig.axes[1].texts] == ["step 0 (original)", "step 20"]
+        assert any(ax.get_ylabel() == "training step" for ax in fig.axes)  # the colour bar
+    finally:
+        plt.close(fig)

@@ -61,3 +61,23 @@ def test_stability_comparison_pairs_the_measures_over_the_same_draws():
     text = liu2024.stability_sentence(comparison.reset_index())
     assert text.startswith("On the all panel, **eq2** keeps the highest mean τ; paired over the same 20 subsamples")
     assert liu2024.stability_sentence(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0])).startswith("Too few")
+
+
+def test_stability_panels_test_each_panel_leader():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for panel, shifts in (("all", {"eq2": 0.2, "kls": 0.0}), ("gender", {"eq2": 0.0, "kls": 0.001})):
+        for seed in range(12):
+            base = rng.normal(0.6, 0.05)
+            for measure, shift in shifts.items():
+                rows.append({"rate": 0.5, "seed": seed, "attribute": panel, "measure": measure,
+                             "kendall_tau": base + shift + rng.normal(0, 0.02)})
+    tests = liu2024.stability_panels(pd.DataFrame(rows), n_resamples=999)
+    assert tests["panel"].tolist() == ["all", "gender"]
+    assert tests.set_index("panel").loc["all", "verdict"] == "higher"
+    assert tests.set_index("panel").loc["gender", "verdict"] != "higher"  # a lead of 0.001 in noise of 0.02
+    text = liu2024.stability_panels_sentence(tests)
+    assert "shown more stable than every other measure in 1 of 2 panels: all (eq2)." in text
+    assert text.endswith("not distinguishable at this size.")

@@ -177,10 +177,22 @@ def test_liu_table2_row_on_a_trained_head(trained_mlm):
     from metricbias.bias import pll
     from metricbias.reproduction import liu2024
 
+    from metricbias.reproduction import liu_table2
+
     lm = pll.load_masked_lm(str(trained_mlm[0]), device="cpu")
-    ours = liu2024.pll_table2([lm], sample_size=6)
+    scores = liu2024.pll_scores([lm], sample_size=6)
+    ours = liu2024.table2_from_scores(scores)
     assert list(ours["baseline measure"]) == ["SSS", "CPS"] and set(ours["n_pairs"]) == {6}
     assert ours[["baseline", "AUL"]].apply(lambda c: c.between(0, 100)).all().all()
     assert ours["KLS"].between(50, 100).all()
-    both = liu2024.table2_beside(ours)
-    assert len(both) == len(liu2024.table2()) + 2 and both["model"].iloc[-1] == lm.name
+    intervals = liu_table2.indicator_intervals(scores, n_resamples=99).set_index(["dataset", "measure"])
+    for r in ours.to_dict("records"):  # the interval's centre is the Table 2 value of the same scores
+        for measure, column in ((r["baseline measure"], "baseline"), ("AUL", "AUL")):
+            row = intervals.loc[(r["dataset"], measure)]
+            assert row["value"] == pytest.approx(r[column]) and row["ci_low"] <= row["value"] <= row["ci_high"]
+    assert set(intervals["n_pairs"]) == {6}
+    table = liu_table2.beside(intervals.reset_index(), ours)
+    assert len(table) == 8 and set(table["masked LM"]) == {lm.name}  # SSS, AUL, KLS, JSS on each dataset
+    accuracy = liu_table2.head_accuracy([lm.name, "no-such-masked-lm"])
+    assert accuracy[lm.name] == trained_mlm[1]["figures"]["masked_token_accuracy"]
+    assert np.isnan(accuracy["no-such-masked-lm"])

@@ -157,7 +157,7 @@ def _cmd_weat(args) -> int:
     with _runner(args):
         table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
                                 seed=args.seed, progress=True, oov=args.oov)
-    out = write_csv_atomic(table[association.COLUMNS], args.out)
+    out = write_csv_atomic(association.for_download(table, args.n_permutations), args.out)
     print(f"wrote {len(table)} rows ({len(tests)} tests x levels, metric {args.metric}) to {out}")
     return 0
 
@@ -441,7 +441,7 @@ def _cmd_metaeval(args) -> int:
     with _runner(args):
         table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
                              cache=None if args.no_cache else ScoreCache.default())
-    out = write_csv_atomic(table, args.out)
+    out = write_csv_atomic(analysis.for_download(table), args.out)  # p below 1e-300 (or 0): the bound, flagged
     print(f"wrote {len(table)} correlations ({len(built)} metric(s) on {dataset.name}, {len(dataset)} rows, "
           f"swap={args.swap}) to {out}")
     return 0
@@ -539,7 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample-size", type=_count, default=0,
                    help="seat: draw sentence-level tests to at most this many texts per set (default 0: all)")
     p.add_argument("--n-permutations", type=_permutations, default=100_000,
-                   help="seat: permutation-test partitions (default 100000)")
+                   help="seat: permutation-test partitions (default 100000); a p-value at 1/N is written with "
+                        "p_value_is_upper_bound true")
     p.add_argument("--out", required=True, type=Path,
                    help="output folder: bias_<dataset>.csv per dataset, weat.csv, manifest.csv")
     p.set_defaults(func=_cmd_sweep)
@@ -638,7 +639,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     _scheduler_options(p)
-    p.add_argument("--out", required=True, type=Path, help="output CSV")
+    p.add_argument("--out", required=True, type=Path,
+                   help="output CSV; a p-value below 1e-300 (an underflow to 0 included) is written as 1e-300, "
+                        "with p_value_is_upper_bound true")
     p.set_defaults(func=_cmd_metaeval)
 
     p = sub.add_parser("install-backbone",

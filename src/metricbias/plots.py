@@ -7,25 +7,29 @@ import pandas as pd
 
 def bias_heatmap(frame: pd.DataFrame, *, index: str = "metric", columns: str = "attribute", values: str = "bias",
                  title: str | None = None, ax=None, fmt: str = ".2f", cmap: str = "rocket_r", center=None,
-                 row_order=None, col_order=None, annot_size: float = 7):
+                 row_order=None, col_order=None, annot_size: float | None = None, row_height: float = 0.26):
     """Heatmap of a long table (one cell per ``index`` x ``columns``), annotated with ``values`` (``fmt`` at
-    ``annot_size`` points)."""
+    ``annot_size`` points, default :data:`MIN_FONT`). Without ``ax``, a figure :data:`HEATMAP_WIDTH` wide with rows
+    ``row_height`` inches tall (readable on a phone). Returns the Axes."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    annot_size = MIN_FONT if annot_size is None else annot_size
     grid = frame.pivot_table(index=index, columns=columns, values=values, sort=False)
     if row_order is not None:
         grid = grid.reindex([r for r in row_order if r in grid.index])
     if col_order is not None:
         grid = grid[[c for c in col_order if c in grid.columns]]
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.2 * grid.shape[1] + 3, 0.32 * grid.shape[0] + 1.5))
-    sns.heatmap(grid, annot=True, fmt=fmt, cmap=cmap, center=center, ax=ax, cbar_kws={"shrink": 0.6},
-                annot_kws={"fontsize": annot_size})
+        _, ax = plt.subplots(figsize=(HEATMAP_WIDTH, row_height * grid.shape[0] + 1.6))
+    sns.heatmap(grid, annot=_annotations(grid, fmt), fmt="", cmap=cmap, center=center, ax=ax,
+                cbar_kws={"shrink": 0.6, "pad": 0.02}, annot_kws={"fontsize": annot_size})
     ax.set_xlabel("")
     ax.set_ylabel("")
+    ax.tick_params(labelsize=annot_size)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=30, ha="right")
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=annot_size + 1)
     return ax
 
 
@@ -69,6 +73,11 @@ def stability_plot(summary: pd.DataFrame, *, attributes=None, measure_order=None
 #: the smallest font a figure of the book uses, in points at the page's width (~7 inches)
 MIN_FONT = 9
 PAGE_WIDTH = 7.0
+#: a heatmap's width in inches: about 500 px, so that on a phone (a column of ~380 px) its 9-point cell labels
+#: shrink by a quarter at most, not by half as a page-wide figure's do
+HEATMAP_WIDTH = 5.0
+#: the most columns one heatmap panel holds at that width (wider grids become panels, one above the other)
+MAX_COLUMNS = 10
 
 
 def _annotations(grid: pd.DataFrame, fmt: str):
@@ -84,7 +93,7 @@ def _annotations(grid: pd.DataFrame, fmt: str):
 
 def heatmap_panels(frame: pd.DataFrame, panels: list, *, facet: str | None = None, values: str = "value",
                    index: str = "metric", columns: str = "attribute", row_order=None, col_order=None,
-                   col_orders: dict | None = None, ncols: int = 1, width: float = PAGE_WIDTH, fmt: str = ".2f",
+                   col_orders: dict | None = None, ncols: int = 1, width: float | None = None, fmt: str = ".2f",
                    cmap: str = "rocket_r", center=None, row_height: float = 0.24, annot_size: float = MIN_FONT):
     """Annotated heatmaps of one long table, ``ncols`` panels per row (one per row by default), sized for the page.
 
@@ -93,10 +102,12 @@ def heatmap_panels(frame: pd.DataFrame, panels: list, *, facet: str | None = Non
     A dict gives that as ``"values"`` or ``"key"``, and may override ``title`` (default: the string),
     ``cmap``, ``center``, ``fmt`` and ``col_order``. ``col_orders`` maps a facet key to its column order.
     Panels in a row share the row labels; a colour bar is drawn only with one panel per row (the cells are
-    annotated). Returns the figure.
+    annotated). ``width``: :data:`HEATMAP_WIDTH` with one panel per row, else :data:`PAGE_WIDTH`. Returns the figure.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
+
+    width = width or (HEATMAP_WIDTH if ncols == 1 else PAGE_WIDTH)
 
     specs, grids = [], []
     for p in panels:
@@ -129,30 +140,46 @@ def heatmap_panels(frame: pd.DataFrame, panels: list, *, facet: str | None = Non
 
 
 def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *, title: str | None = None,
-                      cmap: str = "vlag", center=0, vmin=None, vmax=None, fmt: str = ".2f", width: float = PAGE_WIDTH,
-                      row_height: float = 0.26, annot_size: float = MIN_FONT, cbar_label: str | None = None,
-                      missing_color: str | None = None):
+                      cmap: str = "vlag", center=0, vmin=None, vmax=None, fmt: str = ".2f",
+                      width: float = HEATMAP_WIDTH, row_height: float = 0.26, annot_size: float = MIN_FONT,
+                      cbar_label: str | None = None, missing_color: str | None = None,
+                      max_columns: int = MAX_COLUMNS):
     """One heatmap of a wide grid, annotated with ``labels`` (text, same shape) or the values; rows as tall as a
-    line of text. Undefined (NaN) cells are left blank, or filled with ``missing_color``. Returns the figure."""
+    line of text. Undefined (NaN) cells are left blank, or filled with ``missing_color``. A grid of more than
+    ``max_columns`` columns is drawn as panels of at most that many, one above the other, on one colour scale, so
+    that the cells stay readable on a phone. Returns the figure."""
     import matplotlib.pyplot as plt
+    import numpy as np
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(width, row_height * grid.shape[0] + 1.6))
-    if missing_color:  # NaN cells show the axes' background: grey and hatched, unlike any colour of the map
-        ax.patch.set_facecolor(missing_color)
-        ax.patch.set_hatch("///")
-        ax.patch.set_edgecolor("#a0a0a0")
     annot = labels.to_numpy() if labels is not None else _annotations(grid, fmt)
-    sns.heatmap(grid, annot=annot, fmt="", cmap=cmap, center=center, vmin=vmin,
-                vmax=vmax, ax=ax, annot_kws={"fontsize": annot_size},
-                cbar_kws={"shrink": 0.8, "pad": 0.02, **({"label": cbar_label} if cbar_label else {})})
-    ax.set_xlabel("")
-    ax.set_ylabel("")
-    ax.tick_params(labelsize=annot_size)
-    many = grid.shape[1] > 10  # narrow columns: upright labels would overlap
-    ax.set_xticklabels(ax.get_xticklabels(), rotation=90 if many else 30, ha="center" if many else "right")
+    chunks = [list(range(i, min(i + max_columns, grid.shape[1]))) for i in range(0, max(grid.shape[1], 1), max_columns)]
+    values = grid.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    if len(chunks) > 1 and finite.size:  # one colour scale over the panels
+        if center is not None and vmin is None and vmax is None:
+            reach = float(np.max(np.abs(finite - center)))
+            vmin, vmax = center - reach, center + reach
+        vmin = float(finite.min()) if vmin is None else vmin
+        vmax = float(finite.max()) if vmax is None else vmax
+    height = row_height * grid.shape[0] + 1.6
+    fig, axes = plt.subplots(len(chunks), 1, figsize=(width, height * len(chunks)), squeeze=False)
+    for ax, cols in zip(axes[:, 0], chunks):
+        if missing_color:  # NaN cells show the axes' background: grey and hatched, unlike any colour of the map
+            ax.patch.set_facecolor(missing_color)
+            ax.patch.set_hatch("///")
+            ax.patch.set_edgecolor("#a0a0a0")
+        part = grid.iloc[:, cols]
+        sns.heatmap(part, annot=annot[:, cols], fmt="", cmap=cmap, center=center, vmin=vmin,
+                    vmax=vmax, ax=ax, annot_kws={"fontsize": annot_size},
+                    cbar_kws={"shrink": 0.8, "pad": 0.02, **({"label": cbar_label} if cbar_label else {})})
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.tick_params(labelsize=annot_size)
+        ax.set_xticklabels(ax.get_xticklabels(), rotation=90 if len(cols) > 6 else 30,
+                           ha="center" if len(cols) > 6 else "right")
     if title:
-        ax.set_title(title, fontsize=annot_size + 1)
+        axes[0, 0].set_title(title, fontsize=annot_size + 1)
     fig.tight_layout()
     return fig
 
@@ -187,11 +214,16 @@ def forest_plot(frame: pd.DataFrame, *, y: str = "metric", hue: str = "attribute
 
 
 def paper_vs_ours_facets(compared: pd.DataFrame, *, x: str = "paper", y: str = "ours", col: str = "paper_metric",
-                  hue: str = "level", xlabel: str = "paper", ylabel: str = "ours", col_wrap: int = 3,
-                  width: float = PAGE_WIDTH):
-    """A paper's numbers against ours, one facet per ``col`` (e.g. metric), reference lines at 0. Returns the figure."""
+                  ours: str | None = "metric", hue: str = "level", xlabel: str = "paper", ylabel: str = "ours",
+                  col_wrap: int = 3, width: float = PAGE_WIDTH):
+    """A paper's numbers against ours, one facet per ``col`` (e.g. metric), reference lines at 0. A facet is titled
+    with its ``col`` value and, when ``ours`` names a column, the configuration of ours it is compared with
+    ("BERTScore / ours: BERTScore-MiniLM"): our stand-ins run on other backbones. Returns the figure."""
     import seaborn as sns
 
+    if ours is not None and ours in compared:
+        titles = compared[col].astype(str) + "\nours: " + compared[ours].astype(str)
+        compared = compared.assign(**{col: titles})
     height = width / min(col_wrap, max(compared[col].nunique(), 1))
     grid = sns.relplot(data=compared, x=x, y=y, col=col, col_wrap=col_wrap, hue=hue, height=height * 0.92,
                        aspect=1, facet_kws={"sharex": False, "sharey": False})
@@ -204,6 +236,34 @@ def paper_vs_ours_facets(compared: pd.DataFrame, *, x: str = "paper", y: str = "
     if grid.legend is not None:  # under the facets, so that they keep the page's width
         sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=MIN_FONT,
                         title_fontsize=MIN_FONT, frameon=False)
+    grid.figure.tight_layout()
+    return grid.figure
+
+
+def top_k_curves(curve: pd.DataFrame, *, x: str = "k", y: str = "spearman", facet: str = "metric",
+                 condition: str = "condition", col_wrap: int = 4, width: float = PAGE_WIDTH,
+                 ylabel: str = "Spearman on the top-k systems", xlabel: str = "k (top systems by human score)"):
+    """Curves of ``y`` over ``x`` (``metaeval.analysis.top_k``), one small panel per ``facet`` value (a metric) with
+    one line per ``condition`` (origin solid, swap dashed), on shared axes: a metric's two curves are compared in
+    its own panel instead of among every metric's. Returns the figure."""
+    import seaborn as sns
+
+    n = max(curve[facet].nunique(), 1)
+    cols = min(col_wrap, n)
+    grid = sns.relplot(data=curve, x=x, y=y, col=facet, col_wrap=cols, hue=condition, style=condition,
+                       kind="line", height=width / cols * 0.9, aspect=1.1, dashes={"origin": "", "swap": (4, 2)},
+                       facet_kws={"sharex": True, "sharey": True})
+    for ax in grid.axes.flat:
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.tick_params(labelsize=MIN_FONT)
+    grid.set_titles("{col_name}", size=MIN_FONT + 1)
+    grid.set_axis_labels("", "")
+    grid.figure.supxlabel(xlabel, fontsize=MIN_FONT + 1)
+    grid.figure.supylabel(ylabel, fontsize=MIN_FONT + 1)
+    if grid.legend is not None:  # under the panels, so that they keep the page's width
+        sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=MIN_FONT, title=None,
+                        frameon=False)
+    grid.figure.set_size_inches(width, grid.figure.get_size_inches()[1])  # relplot widened it for its legend
     grid.figure.tight_layout()
     return grid.figure
 
@@ -358,7 +418,8 @@ def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str 
 def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "", width: float = 7):
     """An adapter's checkpoints, two panels one above the other: relative change of every series
     (``reproduction.ch6_adapters.curve_series``) over steps, and quality change against gender bias cut
-    (``reproduction.ch6_adapters.trade_off``), each point labelled with its step."""
+    (``reproduction.ch6_adapters.trade_off``), each point coloured by its step (a colour bar; the first and last steps
+    named)."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -368,11 +429,19 @@ def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "",
     axes[0].set(title=f"{title}: relative change from the original metric".lstrip(": "),
                 ylabel="relative change")
     axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1, frameon=False)
-    axes[1].plot(trade["gender_bias_cut"], trade["quality_change"], marker="o")
-    for step, x, y in zip(trade["step"], trade["gender_bias_cut"], trade["quality_change"]):
-        axes[1].annotate(str(step), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=9)
+    # steps as colours (a colour bar), not as text: late checkpoints sit on top of each other
+    axes[1].plot(trade["gender_bias_cut"], trade["quality_change"], color="0.6", lw=0.8, zorder=1)
+    dots = axes[1].scatter(trade["gender_bias_cut"], trade["quality_change"], c=trade["step"], cmap="viridis",
+                           s=36, zorder=2)
+    fig.colorbar(dots, ax=axes[1], pad=0.02).set_label("training step", fontsize=MIN_FONT)
+    if len(trade):
+        first, last = trade.iloc[0], trade.iloc[-1]
+        axes[1].annotate(f"step {first['step']:g} (original)", (first["gender_bias_cut"], first["quality_change"]),
+                         xytext=(6, 6), textcoords="offset points", fontsize=MIN_FONT)
+        axes[1].annotate(f"step {last['step']:g}", (last["gender_bias_cut"], last["quality_change"]),
+                         xytext=(-6, -14), textcoords="offset points", ha="right", fontsize=MIN_FONT)
     axes[1].set(xlabel="gender bias cut (mean over the gender sets)", ylabel="relative quality change",
-                title="trade-off (labels: training step)")
+                title="trade-off (colour: training step)")
     fig.tight_layout()
     return fig
 

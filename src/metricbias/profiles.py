@@ -48,6 +48,8 @@ _FULL = {
     # configurations: the score cache answers); the simulation runs 2,000 datasets per size
     "08_trust": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "sim_reps": 2000, "sim_resamples": 999,
                  "sim_test_resamples": 199},
+    # the closing chapter's summary figure: chapter 3's live scores (same sample, so the score cache answers)
+    "09_metric_users": {},
 }
 
 PROFILES: dict[str, dict[str, dict]] = {
@@ -67,6 +69,9 @@ PROFILES: dict[str, dict[str, dict]] = {
         # chapter 3's and chapter 4's samples (their cached scores)
         "08_trust": {**_FULL["08_trust"], "sample_size": 40, "counterfactual_sample_size": 200,
                      "comparison_resamples": 999},
+        "09_metric_users": {"sample_size": 40},  # chapter 3's sample
+        # the appendix reads chapter 7's DARR sample back in the user formats (its cached scores)
+        "A1_using_metricbias": {"darr_pairs": 400},
     },
     "full": {"common": {"profile": "full", **_FULL["common"]},
              **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
@@ -88,6 +93,8 @@ PROFILES: dict[str, dict[str, dict]] = {
         "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "n_draws": 20, "sizes": [20, 40, 80],
                      "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
                      "sim_test_resamples": 99},
+        "09_metric_users": {"sample_size": 8},  # chapter 3's sample
+        "A1_using_metricbias": {"darr_pairs": 12, "slice_documents": 3},
     },
     "paper": {
         "common": {"profile": "paper", "sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},

@@ -119,7 +119,8 @@ def sweep(profile: str, out, *, metrics=None, backbones=None, datasets=None, sch
                     raise
                 warnings.warn(f"association tests: {exc}", RuntimeWarning, stacklevel=2)
             else:
-                written.append(write_csv_atomic(table[association.COLUMNS], out / "weat.csv"))
+                partitions = n_permutations or association.N_PERMUTATIONS
+                written.append(write_csv_atomic(association.for_download(table, partitions), out / "weat.csv"))
     manifest = pd.DataFrame([j.record() for j in ran], columns=MANIFEST_COLUMNS)
     write_csv_atomic(manifest, out / "manifest.csv")
     manifest.attrs.update(written=written, seconds=time.perf_counter() - started)

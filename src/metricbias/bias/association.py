@@ -228,6 +228,23 @@ def permutation_test(r: np.ndarray, n_x: int, n_permutations: int = N_PERMUTATIO
     return (float(p[0]) if vector else p), n_used, exact
 
 
+def p_floor(n_permutations: int = N_PERMUTATIONS) -> float:
+    """The smallest p-value :func:`permutation_test` reports when it samples partitions: 1/``n_permutations`` (the
+    observed partition is one of them). A p-value there says no sampled partition was as extreme: it is a bound
+    (:func:`metricbias.bias.claims.format_p` writes it "p ≤ ...")."""
+    from .claims import permutation_floor
+
+    return permutation_floor(n_permutations - 1, two_sided=False)
+
+
+def for_download(table: pd.DataFrame, n_permutations: int = N_PERMUTATIONS) -> pd.DataFrame:
+    """A :func:`run` table as a CSV holds it: :data:`COLUMNS`, with ``p_value_is_upper_bound`` after ``p_value``
+    (true at :func:`p_floor`: no sampled partition as extreme)."""
+    from .claims import p_bounds
+
+    return p_bounds(table[COLUMNS], "p_value", resolution=p_floor(n_permutations))
+
+
 def _observed(m_ta, m_at, n_x: int, n_a: int, label: str, n_y: int | None = None) -> dict:
     """r, s and d of one test for one metric (no p-value)."""
     s_matrix = symmetric_similarity(m_ta, m_at)

@@ -10,7 +10,8 @@ A sentence that compares ("prefers", "higher", "the same") states the test it re
 * "A is the same as B": two one-sided tests against a margin fixed in advance, i.e.
   the 90% interval of the difference inside (−margin, margin) (:func:`compare` with ``margin``);
   anything else is "not distinguishable at this size";
-* p-values that underflow to 0 are written as a bound, never 0 (:func:`format_p`, :func:`p_bounds`).
+* p-values that underflow to 0 are written as a bound, never 0, and so is a permutation p-value at its floor
+  (no resample as extreme as the data: :func:`permutation_floor`) (:func:`format_p`, :func:`p_bounds`).
 """
 
 from __future__ import annotations
@@ -58,28 +59,53 @@ def sign_tests(first, second, *, alpha: float = ALPHA) -> pd.DataFrame:
                          "favours": favours})
 
 
-def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2, bare: bool = False) -> str:
-    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included);
-    ``bare``: without "p " (a table cell: "0.031", "< 1e-300")."""
+def permutation_floor(n_resamples: int, *, two_sided: bool = True) -> float:
+    """The smallest p-value a Monte Carlo permutation test with ``n_resamples`` resamples reports: (0 + 1)/(B + 1)
+    one-sided, twice that two-sided (:func:`scipy.stats.permutation_test` doubles the smaller tail). A p-value there
+    means no resample was as extreme as the data: it bounds p, it does not estimate it."""
+    if n_resamples < 1:
+        raise ValueError(f"permutation_floor: n_resamples must be at least 1, got {n_resamples}")
+    return (2.0 if two_sided else 1.0) / (n_resamples + 1)
+
+
+def _at_resolution(p, resolution: float | None) -> np.ndarray:
+    """Which p-values sit at a permutation test's floor ``resolution`` (float rounding allowed)."""
+    p = np.asarray(p, dtype=float)
+    if resolution is None:
+        return np.zeros(p.shape, dtype=bool)
+    return p <= resolution * (1 + 1e-9)
+
+
+def format_p(p: float, *, floor: float = P_FLOOR, digits: int = 2, bare: bool = False,
+             resolution: float | None = None) -> str:
+    """"p = 0.031", "p = 2.1e-05", or "p < 1e-300" when ``p`` is below ``floor`` (an underflow to 0 included) or is
+    the floor itself (as :func:`p_bounds` writes such a p);
+    with ``resolution`` (a permutation test's :func:`permutation_floor`), a p-value at it is "p ≤ 2.0e-04", the
+    bound the test can show; ``bare``: without "p " (a table cell: "0.031", "< 1e-300", "≤ 2.0e-04")."""
     if p is None or np.isnan(p):
         text = "= —"
-    elif p < floor:
+    elif p <= floor:  # the floor itself is what p_bounds writes for a smaller p
         text = f"< {floor:.0e}".replace("e-0", "e-")
+    elif _at_resolution(p, resolution):
+        text = f"≤ {resolution:.{max(digits - 1, 1)}e}"
     else:
         text = f"= {p:.{digits}g}" if p >= 1e-3 else f"= {p:.{digits - 1}e}"
     return text.removeprefix("= ") if bare else f"p {text}"
 
 
-def p_bounds(frame: pd.DataFrame, columns, *, floor: float = P_FLOOR) -> pd.DataFrame:
+def p_bounds(frame: pd.DataFrame, columns, *, floor: float = P_FLOOR, resolution: float | None = None
+             ) -> pd.DataFrame:
     """``frame`` with every p-value below ``floor`` in ``columns`` replaced by ``floor`` itself, and for each such
-    column a boolean ``<column>_is_upper_bound`` saying which values are bounds (p < floor) rather than values:
-    a download stays numeric and never holds p = 0."""
+    column a boolean ``<column>_is_upper_bound`` saying which values are bounds rather than values: those below
+    ``floor`` and, with ``resolution`` (a permutation test's :func:`permutation_floor`), those at it (no resample
+    as extreme as the data). A download stays numeric and never holds p = 0."""
     out = frame.copy()
     for col in ([columns] if isinstance(columns, str) else columns):
         p = out[col].astype(float)
         below = p < floor
         out[col] = p.where(~below, floor)
-        out.insert(out.columns.get_loc(col) + 1, f"{col}_is_upper_bound", below.to_numpy())
+        out.insert(out.columns.get_loc(col) + 1, f"{col}_is_upper_bound",
+                   below.to_numpy() | _at_resolution(p.to_numpy(), resolution))
     return out
 
 
@@ -156,4 +182,4 @@ def interval_text(result: dict, digits: int = 2) -> str:
 
 
 __all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "format_p",
-           "interval_text", "p_bounds", "sign_tests", "spearman_interval"]
+           "interval_text", "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]

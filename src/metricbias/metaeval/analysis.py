@@ -12,7 +12,8 @@
   swapping, side by side;
 * :func:`top_k` — Figure 1: system-level Spearman on the top-k systems, before
   and after swapping;
-* :func:`run` — what ``metricbias metaeval`` writes;
+* :func:`run` — what ``metricbias metaeval`` writes (through :func:`for_download`: p-values that underflow
+  written as a flagged bound);
 * :func:`preference_tests` — a sign test per configuration of a :func:`preference` table.
 
 Chapter 7's summaries of these tables are in :mod:`metricbias.reproduction.ch7_summaries`.
@@ -240,3 +241,11 @@ def preference_tests(pref: pd.DataFrame, *, alpha: float = claims.ALPHA) -> pd.D
     return pref.assign(p_sign=tests["p_value"].to_numpy(), p_sign_adjusted=tests["p_adjusted"].to_numpy(),
                        prefers=tests["favours"].map({"first": "male", "second": "female"}).fillna("neither")
                        .to_numpy())
+
+
+def for_download(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of correlations or tests as a download: every ``p_value*``/``p_sign*`` column stays numeric, p-values
+    that underflow (0) are written as the bound :data:`metricbias.bias.claims.P_FLOOR` and a column
+    ``<column>_is_upper_bound`` says which (:func:`metricbias.bias.claims.p_bounds`)."""
+    columns = [c for c in table.columns if c.startswith(("p_value", "p_sign"))]
+    return claims.p_bounds(table, columns)

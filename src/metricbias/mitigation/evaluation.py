@@ -34,6 +34,9 @@ from . import training
 
 #: built attributes not used to evaluate adapters, and why
 EXCLUDED_BUILT = ADAPTER_EXCLUDED
+#: resamples of the paired permutation test of a bias change; a p-value at its floor (no resample as extreme) is
+#: a bound, written "p ≤ ..." (:func:`metricbias.bias.claims.permutation_floor`)
+CHANGE_TEST_RESAMPLES = 9999
 COMPARE_COLUMNS = ["kind", "dataset", "name", "statistic", "n", "before", "after", "change", "relative_change",
                    "p_value", "signature_before", "signature_after"]
 
@@ -95,7 +98,7 @@ def bias(metric, pairs: pd.DataFrame, *, cache=None) -> pd.DataFrame:
     return _bias_rows(_pair_scores(metric, pairs, cache))
 
 
-def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = 9999,
+def bias_change_tests(before, after, pairs: pd.DataFrame, *, cache=None, n_resamples: int = CHANGE_TEST_RESAMPLES,
                       seed: int = 0) -> pd.DataFrame:
     """Is the adapter's Eq. 2 bias different from the original's on the same pairs?
 
@@ -129,7 +132,7 @@ def compare_metrics(before_m, after_m, pairs: pd.DataFrame, sets: dict, *, seed:
     """:func:`compare` for any two metrics (an original and its mitigated form) on given pairs and quality sets."""
     # each metric scores the pairs once: the biases and the test of their change come from the same scores
     scored_before, scored_after = _pair_scores(before_m, pairs, cache), _pair_scores(after_m, pairs, cache)
-    tests = _change_tests(scored_before, scored_after, n_resamples=9999, seed=seed)
+    tests = _change_tests(scored_before, scored_after, n_resamples=CHANGE_TEST_RESAMPLES, seed=seed)
     p_values = {(d, a): v for d, a, v in zip(tests["dataset"], tests["attribute"], tests["p_value"])}
     rows = []
     merged = _bias_rows(scored_before).merge(_bias_rows(scored_after), on=["dataset", "attribute"],
@@ -229,5 +232,6 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
     return table
 
 
-__all__ = ["COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests", "bias_pairs", "compare",
-           "compare_metrics", "curve", "evaluate", "held_out_texts", "load_quality_sets", "metric_for", "quality", "target"]
+__all__ = ["CHANGE_TEST_RESAMPLES", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests",
+           "bias_pairs", "compare", "compare_metrics", "curve", "evaluate", "held_out_texts", "load_quality_sets",
+           "metric_for", "quality", "target"]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import datasets
 from ..mitigation import training
-from ..mitigation.evaluation import COMPARE_COLUMNS, compare, metric_for, target
+from ..mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
 from ..signature import configuration
 
 
@@ -306,13 +306,14 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
     ``criteria``, and ``largest_quality_change`` (relative, signed).
     """
-    from ..bias.claims import format_p
+    from ..bias.claims import format_p, permutation_floor
 
+    floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}
     checks = criteria(results, **thresholds)
     for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
-        # the paired permutation p-value of the bias change, as the page writes it (a bound below 1e-300)
-        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value)
+        # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
+        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)
     for row in criteria_summary(checks).to_dict("records"):
         key = row["metric"].lower().replace(" ", "_")
         for col, value in row.items():

@@ -137,8 +137,10 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     if wrapper["criteria met"] < adapter["criteria met"]:
         lost.append("the number of criteria met")
     cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
+    untested = ("(point values, on samples that need not be the same: no test of the difference, so this is a "
+                "comparison of figures, not a finding that one mitigation is better)")
     if lost:
-        return text + f"On these sets the training-free wrapper is not as good as the adapter on {' and '.join(lost)}; " \
-                      f"it costs {cost} of the plain metric, and no training."
-    return text + (f"On these sets the training-free wrapper is at least as good as the trained adapter, for {cost} "
-                   "of the plain metric and no training.")
+        return text + f"On these sets the wrapper's point values fall short of the adapter's on {' and '.join(lost)} " \
+                      f"{untested}; it costs {cost} of the plain metric, and no training."
+    return text + (f"On these sets the wrapper's point values reach at least the adapter's on all three (bias cuts, "
+                   f"quality loss, criteria met) {untested}, for {cost} of the plain metric and no training.")

@@ -128,14 +128,6 @@ def preference_summary(pref: pd.DataFrame, *, alpha: float = claims.ALPHA) -> di
     return out
 
 
-def for_download(table: pd.DataFrame) -> pd.DataFrame:
-    """A table of correlations or tests as a download: every ``p_value*``/``p_sign*`` column stays numeric, p-values
-    that underflow (0) are written as the bound :data:`metricbias.bias.claims.P_FLOOR` and a column
-    ``<column>_is_upper_bound`` says which (:func:`metricbias.bias.claims.p_bounds`)."""
-    columns = [c for c in table.columns if c.startswith(("p_value", "p_sign"))]
-    return claims.p_bounds(table, columns)
-
-
 def preference_shares(pref: pd.DataFrame) -> pd.DataFrame:
     """A :func:`preference` table in long form for a figure: ``label`` ("metric (aggregation)"), ``outcome``
     (male higher, equal, female higher) and ``share``."""

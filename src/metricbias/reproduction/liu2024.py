@@ -4,10 +4,11 @@
 * :func:`table2`: Liu's Table 2 as printed, its numbers in columns marked " (paper)";
 * :func:`masked_lms`: the masked LMs with a trained MLM head that resolve on this
   machine, and why every other encoder does not;
-* :func:`pll_table2`: Table 2's columns computed with :mod:`metricbias.bias.pll`
-  for those models (SSS and AUL on StereoSet, CPS and AUL on CrowS-Pairs; KLS and
-  JSS on AUL, as Liu reports them);
-* :func:`availability_note`: one sentence saying which of the two the chapter shows.
+* :func:`pll_scores`, :func:`table2_from_scores`, :func:`pll_table2`: every pair's PLL scores, and Table 2's
+  columns computed from them with :mod:`metricbias.bias.pll` for those models (SSS and AUL on StereoSet, CPS and
+  AUL on CrowS-Pairs; KLS and JSS on AUL, as Liu reports them);
+* :func:`availability_note`: one sentence saying which of the two the chapter shows
+  (:mod:`metricbias.reproduction.liu_table2` puts them side by side, with intervals).
 """
 
 from __future__ import annotations
@@ -53,43 +54,48 @@ def masked_lms(device: str = "auto") -> tuple[list, dict[str, str]]:
     return loaded, unavailable
 
 
-def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False, cache=True) -> pd.DataFrame:
-    """Table 2's columns for each masked LM in ``lms``: baseline (SSS or CPS) and AUL indicators, KLS and JSS on AUL.
+def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False, cache=True) -> pd.DataFrame:
+    """Every pair's PLL scores behind Table 2, for each masked LM in ``lms``: columns ``dataset, model, pair,
+    bias_type, method, score_st, score_at`` (SSS and AUL on StereoSet, CPS and AUL on CrowS-Pairs).
 
     ``sample_size`` > 0 draws that many pairs of each dataset (seeded). ``cache`` is
     :func:`metricbias.bias.pll.score_pairs`'s: by default the sentences' scores are stored in the score cache.
     """
     from ..bias import pll
 
-    rows = []
+    frames = []
     for lm in lms:
         for dataset, (loader, methods) in RUNS.items():
             pairs = getattr(pll, loader)()
             if sample_size:
                 pairs = pairs.sample(n=min(sample_size, len(pairs)), random_state=seed)
-            result = pll.bias_table(pll.score_pairs(lm, pairs, methods=methods, progress=progress, cache=cache))
-            overall = result[result["bias_type"] == "all"].set_index("method")
-            rows.append({"dataset": dataset, "model": lm.name, "baseline measure": methods[0].upper(),
-                         "baseline": overall.loc[methods[0], "indicator"], "AUL": overall.loc["aul", "indicator"],
-                         "KLS": overall.loc["aul", "kls"], "JSS": overall.loc["aul", "jss"],
-                         "n_pairs": int(overall.loc["aul", "n_pairs"])})
+            scored = pll.score_pairs(lm, pairs, methods=methods, progress=progress, cache=cache)
+            frames.append(scored.assign(dataset=dataset, model=lm.name))
+    columns = ["dataset", "model", "pair", "bias_type", "method", "score_st", "score_at"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def table2_from_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Table 2's columns from :func:`pll_scores`, one row per (masked LM, dataset): baseline (SSS or CPS) and AUL
+    indicators, KLS and JSS on AUL, and the number of pairs."""
+    from ..bias import pll
+
+    rows = []
+    for (dataset, model), block in scores.groupby(["dataset", "model"], sort=False):
+        methods = RUNS[dataset][1]
+        result = pll.bias_table(block)
+        overall = result[result["bias_type"] == "all"].set_index("method")
+        rows.append({"dataset": dataset, "model": model, "baseline measure": methods[0].upper(),
+                     "baseline": overall.loc[methods[0], "indicator"], "AUL": overall.loc["aul", "indicator"],
+                     "KLS": overall.loc["aul", "kls"], "JSS": overall.loc["aul", "jss"],
+                     "n_pairs": int(overall.loc["aul", "n_pairs"])})
     return pd.DataFrame(rows, columns=["dataset", "model", "baseline measure", "baseline", "AUL", "KLS", "JSS",
                                        "n_pairs"])
 
 
-def table2_beside(ours: pd.DataFrame) -> pd.DataFrame:
-    """Liu's Table 2 (its numbers in " (paper)" columns), followed by the rows of :func:`pll_table2` computed here
-    (their numbers in plain columns); a row has numbers only in the columns of its own study. Without rows of
-    ours, the paper's table alone."""
-    paper = table2()
-    if ours is None or ours.empty:
-        return paper
-    return pd.concat([paper, ours.drop(columns="n_pairs")], ignore_index=True)
-
-
-def table2_note(ours: pd.DataFrame) -> str | None:
-    """The note under :func:`table2_beside`: what "—" means, when rows of ours are there."""
-    return None if ours is None or ours.empty else "— : not measured in that study (paper rows or ours)."
+def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = False, cache=True) -> pd.DataFrame:
+    """Table 2's columns for each masked LM in ``lms`` (:func:`table2_from_scores` of :func:`pll_scores`)."""
+    return table2_from_scores(pll_scores(lms, sample_size=sample_size, seed=seed, progress=progress, cache=cache))
 
 
 def availability_note(lms, unavailable: dict[str, str], sample_size: int = 0) -> str:
@@ -100,7 +106,7 @@ def availability_note(lms, unavailable: dict[str, str], sample_size: int = 0) ->
         sample = (f" On a seeded sample of {sample_size:,} pairs of each dataset (`pll_sample_size`; "
                   "`-p pll_sample_size=0` scores them all: CPS runs the model once per shared token of each "
                   "sentence).") if sample_size else ""
-        return (f"Computed here for {names} (Liu's Table 2 layout), above Liu's own numbers for BERT-base-cased, "
+        return (f"Computed here for {names} beside Liu's own numbers for BERT-base-cased, "
                 f"RoBERTa-large and ALBERT-large-v2.{sample}")
     tried = ", ".join(f"`{name}` ({why})" for name, why in unavailable.items()) or "none"
     return ("No masked LM with a trained head is available offline (encoders found: " + tried + "). Below is "
@@ -152,9 +158,6 @@ def jss_cell_sentence(findings: dict, cell=("gender", "BERTScore-RoBERTa-large")
     return (f"On {cell[0]}, {cell[1]} reads {findings['cell_paper']:.2f} with Eq. 9 as printed and "
             f"{findings['cell_author']:.2f} with the author's code (a difference of {findings['cell_difference']:.2f}).")
 
-__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "availability_note", "jss_cell_sentence", "jss_variant_findings", "jss_variant_table", "masked_lms", "pll_table2", "table2", "table2_beside", "table2_note"]
-
-
 def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999,
                          seed: int = 0) -> pd.DataFrame:
     """The measure whose ranking keeps the highest mean Kendall τ on ``panel`` against each other measure, paired
@@ -193,3 +196,31 @@ def stability_sentence(comparison: pd.DataFrame) -> str:
             + (f" ({', '.join(beaten['other'])})" if len(beaten) else "")
             + ("; against the rest the difference is not distinguishable at this size." if len(beaten) <
                len(comparison) else "."))
+
+
+
+def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """:func:`stability_comparison` on every panel (attribute, and ``all``) of ``stability``, one table."""
+    panels = list(dict.fromkeys(stability["attribute"]))
+    return pd.concat([stability_comparison(stability, p, n_resamples=n_resamples, seed=seed) for p in panels],
+                     ignore_index=True)
+
+
+def stability_panels_sentence(comparisons: pd.DataFrame) -> str:
+    """How many panels' most stable measure (highest mean τ) is shown more stable than every other measure by the
+    paired intervals of :func:`stability_panels` (Markdown)."""
+    if comparisons.empty:
+        return "Too few draws here to compare the measures' stability in any panel."
+    shown = comparisons.assign(won=comparisons["verdict"] == "higher").groupby("panel", sort=False)["won"].all()
+    best = comparisons.drop_duplicates("panel").set_index("panel")["best"]
+    named = ", ".join(f"{p} ({best[p]})" for p in shown.index[shown])
+    return (f"Tested pair by pair over the same subsamples (95% interval of the difference of τ), the measure with "
+            f"the highest mean τ is shown more stable than every other measure in {int(shown.sum())} of "
+            f"{len(shown)} panels" + (f": {named}." if named else ".")
+            + (" In the others, its lead over at least one measure is not distinguishable at this size."
+               if shown.sum() < len(shown) else ""))
+
+__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "availability_note", "jss_cell_sentence", "jss_variant_findings",
+           "jss_variant_table", "masked_lms", "pll_scores", "pll_table2", "stability_comparison", "stability_panels",
+           "stability_panels_sentence", "stability_sentence",
+           "table2", "table2_from_scores"]

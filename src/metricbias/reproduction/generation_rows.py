@@ -1,0 +1,63 @@
+"""Whether chapter 3's generation rows enter its paradigm findings.
+
+The generation configurations run on paraphrasers trained here (BARTScore-style scoring on ``para-*``). A bias
+measured on a metric weaker than BLEU says little about its paradigm, so the generation rows enter the paradigm
+comparisons (Figure 4's eta squared with the live configurations, and the fixed-backbone decomposition) only when
+every generation configuration is at least as good as BLEU on both quality measures (WMT19 kk-en DARR τ and STS-B
+dev r, point values: ``at_least_reference`` of
+:func:`metricbias.reproduction.ch3_quality.quality_points`):
+
+* :func:`generation_enters`: that decision;
+* :func:`paradigm_configs`, :func:`grid_rows`: the chapter's configuration tables with the generation rows left out
+  of the paradigm comparison when they do not enter;
+* :func:`decision_sentence`: the decision and which generation configurations decide it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+GENERATION = "Generation"
+
+
+def generation_enters(points: pd.DataFrame) -> bool:
+    """True when every generation configuration of ``points`` (:func:`metricbias.reproduction.ch3_quality.
+    quality_points`) is at least as good as the reference (BLEU) on every quality measure, or when there is none
+    (nothing to leave out); False when any is below it on either."""
+    gen = points[points["paradigm"] == GENERATION]
+    return bool(gen["at_least_reference"].astype(bool).all())
+
+
+def paradigm_configs(configs: pd.DataFrame, enters: bool) -> pd.DataFrame:
+    """``configs`` (:func:`metricbias.metrics.configurations`) as the paradigm comparison uses them: without the
+    generation rows when they do not enter."""
+    return configs if enters else configs[configs["paradigm"] != GENERATION].reset_index(drop=True)
+
+
+def grid_rows(availability: pd.DataFrame, enters: bool) -> pd.DataFrame:
+    """The fixed-backbone grid (:func:`metricbias.reproduction.ch3_paradigm_claim.grid_availability`) with its
+    generation rows taken out of the decomposition (``decomposed`` false) when they do not enter; their bias is
+    still shown."""
+    if enters:
+        return availability
+    out = availability.copy()
+    out["decomposed"] = out["decomposed"] & (out["paradigm"] != GENERATION)
+    return out
+
+
+def decision_sentence(points: pd.DataFrame) -> str:
+    """Whether the generation rows enter the paradigm comparisons, and why (Markdown)."""
+    gen = points[points["paradigm"] == GENERATION]
+    if gen.empty:
+        return "No generation configuration runs here, so the paradigm comparisons have no generation rows."
+    weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
+    if not weak:
+        return (f"Every generation configuration ({', '.join(gen['metric'])}) is at least as good as BLEU on both "
+                "quality measures, so the generation rows enter the paradigm comparisons.")
+    return (f"{len(weak)} of the {len(gen)} generation configurations ({', '.join(weak)}) "
+            f"{'is' if len(weak) == 1 else 'are'} below BLEU on at least one quality measure, so the generation "
+            "rows are left out of the paradigm comparisons: the variance shares of Figure 4 with the live "
+            "configurations and the fixed-backbone decomposition are computed without them.")
+
+
+__all__ = ["GENERATION", "decision_sentence", "generation_enters", "grid_rows", "paradigm_configs"]

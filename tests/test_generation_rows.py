@@ -1,0 +1,45 @@
+"""Whether chapter 3's generation rows enter the paradigm comparisons, on hand-made quality tables."""
+
+import pandas as pd
+
+from metricbias.reproduction import ch3_quality, generation_rows
+
+
+def quality_points(para_darr, para_stsb):
+    """BLEU (DARR τ 0.20, STS-B r 0.40), a matching configuration and one generation configuration."""
+    bias = pd.DataFrame({"metric": ["BLEU", "BERTScore-F", "BARTScore-F-para"], "attribute": "gender",
+                         "bias": [1.0, 5.0, 3.0]})
+    configs = pd.DataFrame({"metric": ["BLEU", "BERTScore-F", "BARTScore-F-para"],
+                            "family": ["BLEU", "BERTScore", "BARTScore"],
+                            "paradigm": ["n-gram", "Matching", "Generation"]})
+    quality = pd.DataFrame({"metric": ["BLEU", "BERTScore-F", "BARTScore-F-para"],
+                            "darr_tau": [0.20, 0.35, para_darr], "stsb_r": [0.40, 0.70, para_stsb],
+                            "darr_pairs": 400, "stsb_pairs": 500})
+    return ch3_quality.quality_points(bias, configs, quality), configs
+
+
+def test_generation_rows_enter_only_at_least_as_good_as_bleu_on_both():
+    assert generation_rows.generation_enters(quality_points(0.25, 0.50)[0])
+    assert generation_rows.generation_enters(quality_points(0.20, 0.40)[0])  # equal to BLEU counts as good enough
+    assert not generation_rows.generation_enters(quality_points(0.035, 0.50)[0])  # below on DARR only
+    assert not generation_rows.generation_enters(quality_points(0.25, 0.03)[0])  # below on STS-B only
+    points, _ = quality_points(0.035, 0.03)
+    assert generation_rows.generation_enters(points[points["paradigm"] != "Generation"])  # none: nothing to drop
+
+
+def test_left_out_generation_rows_leave_the_configs_and_the_decomposition():
+    points, configs = quality_points(0.035, 0.50)
+    enters = generation_rows.generation_enters(points)
+    assert generation_rows.paradigm_configs(configs, enters)["metric"].tolist() == ["BLEU", "BERTScore-F"]
+    assert generation_rows.paradigm_configs(configs, True) is configs
+    grid = pd.DataFrame({"metric": ["BERTScore-F-a", "BARTScore-F-a", "PRISM-F-a"],
+                         "paradigm": ["Matching", "Generation", "Generation"], "decomposed": [True, True, False]})
+    assert generation_rows.grid_rows(grid, enters)["decomposed"].tolist() == [True, False, False]
+    assert generation_rows.grid_rows(grid, True)["decomposed"].tolist() == [True, True, False]
+    assert grid["decomposed"].tolist() == [True, True, False]  # the input is not changed
+    text = generation_rows.decision_sentence(points)
+    assert text.startswith("1 of the 1 generation configurations (BARTScore-F-para) is below BLEU on at least one")
+    assert "left out of the paradigm comparisons" in text
+    good, _ = quality_points(0.25, 0.50)
+    assert "enter the paradigm comparisons" in generation_rows.decision_sentence(good)
+    assert generation_rows.decision_sentence(good[good["paradigm"] != "Generation"]).startswith("No generation")

@@ -1,0 +1,87 @@
+"""The reference appendix (notebooks/A2_reference.md): one card per registered metric and bias measure, rendered
+from the registries, a user's own ones included."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from metricbias import metrics
+from metricbias.bias import registry
+from metricbias.reproduction import reference
+
+
+@pytest.fixture(autouse=True)
+def _forget_user_registrations(monkeypatch):
+    registry.table()  # the built-in measures, registered on first use
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr("metricbias.metrics.registry._REGISTERED", {})
+
+
+def _cards(text: str) -> list[str]:
+    """The cards of a rendered text: each starts with a bold title line."""
+    return re.split(r"\n\n(?=\*\*)", text)
+
+
+def test_every_registered_metric_has_one_card_with_its_options_and_limits():
+    text = reference.metric_cards(keys=frozenset())
+    cards = _cards(text)
+    assert len(cards) == len(metrics.names())
+    for name, card in zip(metrics.names(), cards):
+        described = metrics.metric_class(name).describe()
+        assert card.startswith(f"**{described['label']}** (`{name}`)")
+        for option in described["options"]:
+            assert f"`{option['name']}`" in card
+        assert (described["limits"] or "—") in card
+    bertscore = cards[metrics.names().index("bertscore")]
+    assert "- **Backbones** (encoder): " in bertscore and "`all-MiniLM-L6-v2`" in bertscore
+    assert "- **Backbones**: none (no model)" in cards[0]  # BLEU
+
+
+def test_every_registered_measure_has_one_card():
+    cards = _cards(reference.measure_cards())
+    assert [re.match(r"\*\*`([^`]+)`\*\*", c).group(1) for c in cards] == registry.names()
+    bias = cards[0]
+    assert "- **Takes**: pairs" in bias and "- **Returns**: a value, a 95% interval" in bias
+    assert "`n_resamples`" in bias and "Sun et al. 2022, Eq. 2" in bias
+    assert "- **Returns**: a value, a 95% interval, a p-value" in cards[registry.names().index("size_robust_difference")]
+
+
+def test_a_users_metric_and_measure_get_cards_too():
+    @metrics.register(name="length_gap", citation="me: my note")
+    def length_gap(candidates, references):
+        """Absolute length difference in characters."""
+        return [abs(len(c) - len(r)) for c, r in zip(candidates, references)]
+
+    @registry.register_measure("max_gap", takes="distributions", description="largest score gap")
+    def max_gap(x, y, seed=0):
+        return float(max(x) - min(y))
+
+    assert "**length_gap** (`length_gap`)\n\nAbsolute length difference in characters." in reference.metric_cards()
+    measure = _cards(reference.measure_cards())[-1]
+    assert measure.startswith("**`max_gap`**\n\nlargest score gap")
+    assert "- **Takes**: distributions" in measure and "- **Options**: `seed`" in measure
+
+
+def test_a_citation_key_of_the_bibliography_becomes_a_citation(tmp_path):
+    bib = tmp_path / "references.bib"
+    bib.write_text("@article{zhang2020bertscore,\n  title={BERTScore}\n}\n@inproceedings{ post2018sacrebleu ,\n}\n")
+    keys = reference.bibliography_keys(bib)
+    assert keys == {"zhang2020bertscore", "post2018sacrebleu"}
+    assert reference.citation("zhang2020bertscore: Zhang et al. (2020), BERTScore", keys) == \
+        "Zhang et al. (2020), BERTScore {cite:p}`zhang2020bertscore`"
+    # a key missing from the bibliography stays text, and so does a citation without a key
+    assert reference.citation("nobody2020x: Nobody (2020)", keys) == "nobody2020x: Nobody (2020)"
+    assert reference.citation("Lin (2004), ROUGE", keys) == "Lin (2004), ROUGE"
+    assert reference.citation("", keys) == "—"
+    assert reference.bibliography_keys(tmp_path / "missing.bib") == frozenset()
+
+
+def test_the_appendix_page_renders_the_cards_and_is_in_the_toc():
+    from metricbias import runner
+
+    stems = [c.stem for c in runner.chapters()]
+    assert stems[-2:] == ["A1_using_metricbias", "A2_reference"]
+    page = next(c for c in runner.chapters() if c.stem == "A2_reference").source.read_text()
+    assert "reference.metric_cards()" in page and "reference.measure_cards()" in page

@@ -1,0 +1,102 @@
+"""Chapter 4's PLL results beside Liu's Table 2: indicator intervals over pairs, their side of 50, the page table and
+the direction paragraph, on hand-made scores."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.reproduction import liu2024, liu_table2
+
+
+def scores(dataset, model, method, wins, losses, nan=0):
+    """``wins`` pairs with f(S_st) > f(S_at), ``losses`` the other way, ``nan`` pairs with no score."""
+    st = [-1.0] * wins + [-3.0] * losses + [np.nan] * nan
+    at = [-2.0] * wins + [-2.0] * losses + [-2.0] * nan
+    n = len(st)
+    return pd.DataFrame({"dataset": dataset, "model": model, "pair": [f"{method}{i}" for i in range(n)],
+                         "bias_type": ["race", "gender"] * (n // 2) + ["race"] * (n % 2), "method": method,
+                         "score_st": st, "score_at": at})
+
+
+def test_side_of_50_needs_the_interval_to_exclude_50():
+    assert liu_table2.side_of_50(50.5, 70) == "stereotypical"
+    assert liu_table2.side_of_50(20, 49.9) == "anti-stereotypical"
+    assert liu_table2.side_of_50(40, 60) == liu_table2.NEITHER
+    assert liu_table2.side_of_50(50, 60) == liu_table2.NEITHER  # touching 50 does not exclude it
+
+
+def test_indicator_interval_over_pairs():
+    frame = pd.concat([scores("CrowS-Pairs", "m", "cps", 7, 3, nan=2), scores("CrowS-Pairs", "m", "aul", 40, 0),
+                       scores("StereoSet", "m", "sss", 2, 78)])
+    t = liu_table2.indicator_intervals(frame, n_resamples=999).set_index(["dataset", "measure"])
+    cps = t.loc[("CrowS-Pairs", "CPS")]
+    assert cps["n_pairs"] == 10 and cps["value"] == pytest.approx(70.0)  # the NaN pairs are left out
+    assert cps["ci_low"] < 70 < cps["ci_high"] and cps["ci_low"] < 50 and cps["side"] == liu_table2.NEITHER
+    aul = t.loc[("CrowS-Pairs", "AUL")]  # every pair prefers the stereotype: a point interval at 100
+    assert (aul["value"], aul["ci_low"], aul["ci_high"], aul["side"]) == (100.0, 100.0, 100.0, "stereotypical")
+    sss = t.loc[("StereoSet", "SSS")]
+    assert sss["value"] == pytest.approx(2.5) and sss["ci_high"] < 50 and sss["side"] == "anti-stereotypical"
+
+
+def test_indicator_value_is_the_table2_value_of_the_same_scores():
+    frame = pd.concat([scores("StereoSet", "m", "sss", 13, 7), scores("StereoSet", "m", "aul", 5, 15),
+                       scores("CrowS-Pairs", "m", "cps", 9, 11), scores("CrowS-Pairs", "m", "aul", 12, 8)])
+    table = liu2024.table2_from_scores(frame).set_index("dataset")
+    t = liu_table2.indicator_intervals(frame, n_resamples=199).set_index(["dataset", "measure"])["value"]
+    assert table.loc["StereoSet", "baseline"] == t[("StereoSet", "SSS")] == 65.0
+    assert table.loc["StereoSet", "AUL"] == t[("StereoSet", "AUL")] == 25.0
+    assert table.loc["CrowS-Pairs", "baseline"] == t[("CrowS-Pairs", "CPS")] == 45.0
+    assert list(table["baseline measure"]) == ["SSS", "CPS"]
+
+
+def test_versus_paper_places_the_interval_against_liu_values():
+    assert liu_table2.versus_paper(30, 45, [57.26, 61.97, 58.88]) == "below all 3"
+    assert liu_table2.versus_paper(66, 80, [57.26, 61.97, 58.88]) == "above all 3"
+    assert liu_table2.versus_paper(55, 60, [57.26, 61.97, 58.88]) == "overlaps their range"
+    assert liu_table2.versus_paper(55, 56, [57.26, 61.97, 58.88]) == "below all 3"
+    assert liu_table2.versus_paper(55, 58, [57.26, 61.97, 58.88]) == "overlaps their range"
+
+
+def test_beside_puts_liu_values_and_ours_in_one_row():
+    intervals = pd.DataFrame([
+        {"dataset": "StereoSet", "model": "m", "measure": "SSS", "n_pairs": 30, "value": 40.0, "ci_low": 23.3,
+         "ci_high": 56.7, "side": liu_table2.NEITHER},
+        {"dataset": "StereoSet", "model": "m", "measure": "AUL", "n_pairs": 30, "value": 55.0, "ci_low": 40.0,
+         "ci_high": 70.0, "side": liu_table2.NEITHER},
+        {"dataset": "CrowS-Pairs", "model": "m", "measure": "AUL", "n_pairs": 30, "value": 30.0, "ci_low": 13.3,
+         "ci_high": 46.7, "side": "anti-stereotypical"}])
+    t = liu_table2.beside(intervals)
+    liu = [c for c in t.columns if c.endswith(liu2024.PAPER)]
+    assert len(t) == 3 and len(liu) == 1
+    assert t.iloc[1]["vs Liu"] == "overlaps their range"
+    sss = t.iloc[0]
+    assert sss[liu[0]] == "57.26 / 61.97 / 58.88" and sss["95% CI"] == "23.3 to 56.7"
+    assert sss["vs Liu"] == "below all 3"  # 56.7 < 57.26, the smallest of Liu's three
+    aul = t.iloc[2]
+    assert (aul["dataset"], aul["measure"], aul[liu[0]]) == ("CrowS-Pairs", "AUL", "52.92 / 62.40 / 53.25")
+    assert (aul["vs 50"], aul["vs Liu"]) == ("anti-stereotypical", "below all 3")
+    assert liu_table2.beside(intervals.iloc[:0]).equals(liu2024.table2())  # no results of ours: Liu's table
+
+
+def test_direction_sentence_counts_the_sides_and_names_the_heads():
+    intervals = pd.DataFrame([
+        {"dataset": "CrowS-Pairs", "model": "mlm-a", "measure": "AUL", "n_pairs": 30, "value": 30.0, "ci_low": 13.3,
+         "ci_high": 46.7, "side": "anti-stereotypical"},
+        {"dataset": "StereoSet", "model": "mlm-a", "measure": "SSS", "n_pairs": 30, "value": 60.0, "ci_low": 43.3,
+         "ci_high": 76.7, "side": liu_table2.NEITHER},
+        {"dataset": "StereoSet", "model": "mlm-b", "measure": "SSS", "n_pairs": 30, "value": 80.0, "ci_low": 63.3,
+         "ci_high": 93.3, "side": "stereotypical"}])
+    f = liu_table2.direction_findings(intervals)
+    assert (f["results"], f["stereotypical"], f["anti_stereotypical"], f["neither"]) == (3, 1, 1, 1)
+    assert (f["paper_results"], f["paper_above_50"], f["paper_min"], f["paper_max"]) == (12, 12, 50.28, 65.45)
+    text = liu_table2.direction_sentence(intervals, {"mlm-a": 0.083, "mlm-b": np.nan})
+    assert text.startswith("All 12 of Liu's indicator values lie above 50 (50.28 to 65.45")
+    assert ("Of our 3 indicator results, the interval lies above 50 for 1, below 50 for 1, and holds 50 for 1 (not "
+            "distinguishable from 50 at this size).") in text
+    assert "Against Liu's direction: AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)." in text
+    # a head with no recorded accuracy is not named
+    assert "`mlm-a` predicts the masked token 8.3% of the time (" in text and "mlm-b" not in text
+    assert "they do not measure the bias of the pretrained encoders" in text
+    agreeing = liu_table2.direction_sentence(intervals.iloc[2:], {})
+    assert "Against" not in agreeing and "describe the heads" not in agreeing
+    assert liu_table2.direction_sentence(intervals.iloc[:0], {}) == ""
