@@ -11,7 +11,7 @@ import pytest
 
 from metricbias.mitigation import evaluation, training
 from metricbias.mitigation.cda import CDAData
-from metricbias.reproduction import sun2022, zarkadoula2023
+from metricbias.reproduction import ch6_adapters, ch6_table5, zarkadoula2023
 
 
 def _compare_table(gender_after=(3.0, 4.0), race_after=5.6, realsumm_after=0.490):
@@ -31,7 +31,7 @@ def _compare_table(gender_after=(3.0, 4.0), race_after=5.6, realsumm_after=0.490
 
 
 def _results():
-    """Two adapters in one long table, as :func:`evaluation.compare_all` gives them."""
+    """Two adapters in one long table, as :func:`ch6_adapters.compare_all` gives them."""
     good = _compare_table(gender_after=(2.0, 2.0), race_after=5.1, realsumm_after=0.501)
     return pd.concat([_compare_table().assign(metric="BERTScore", backbone="tiny"),
                       good.assign(metric="regression", backbone="tiny-sts")], ignore_index=True)
@@ -46,18 +46,18 @@ def _data():
 
 
 def test_training_data_summary_and_triples_by_source():
-    s = evaluation.training_data_summary(_data(), held_out={"x", "y", "z"})
+    s = ch6_adapters.training_data_summary(_data(), held_out={"x", "y", "z"})
     assert s == {"triples": 5, "kd_pairs": 2, "examples": 7, "share_of_paper": 7 / 800_000, "held_out_texts": 3}
-    t = evaluation.triples_by_source(_data())
+    t = ch6_adapters.triples_by_source(_data())
     assert t.columns.tolist() == ["source", "pair", "self"]
     assert t.set_index("source").loc["stsb"].tolist() == [1, 2]
     assert t.set_index("source").loc["stereoset"].tolist() == [0, 1]
-    ex = evaluation.example_triples(_data(), 2, seed=0)
+    ex = ch6_adapters.example_triples(_data(), 2, seed=0)
     assert ex.index.tolist() == [0, 1] and ex.columns.tolist() == ["source", "kind", "c1", "c2", "r"]
 
 
 def test_hyperparameters_keep_table7_epochs():
-    hp = evaluation.hyperparameters(80_000).set_index("metric")
+    hp = ch6_adapters.hyperparameters(80_000).set_index("metric")
     # 6 epochs of 80k examples: 15,000 steps of 32, 30,000 of 16
     assert hp.loc["bertscore", "steps"] == 15_000 and hp.loc["regression", "steps"] == 30_000
     assert hp.loc["bertscore", "epochs"] == pytest.approx(6.0)
@@ -82,14 +82,14 @@ def _fake_adapter(folder, metric="bertscore", steps=30, batch=32):
 def test_adapter_summary_reads_the_metadata(tmp_path):
     adapters = {"BERTScore": _fake_adapter(tmp_path / "b"),
                 "regression": _fake_adapter(tmp_path / "r", "regression", steps=10, batch=16)}
-    s = evaluation.adapter_summary(adapters, n_examples=1600).set_index("metric")
+    s = ch6_adapters.adapter_summary(adapters, n_examples=1600).set_index("metric")
     assert s.loc["BERTScore", ["steps", "batch", "device", "triples", "pairs", "adapter parameters"]].tolist() == [
         30, 32, "cpu", 100, 42, 1234]
     # the default configuration: 6 epochs of 1600 examples = 300 steps of 32, 600 of 16
     assert s.loc["BERTScore", "default steps"] == 300 and s.loc["BERTScore", "share of default"] == pytest.approx(0.1)
     assert s.loc["regression", "default steps"] == 600
-    assert "default steps" not in evaluation.adapter_summary(adapters).columns
-    logs = evaluation.training_logs(adapters)
+    assert "default steps" not in ch6_adapters.adapter_summary(adapters).columns
+    logs = ch6_adapters.training_logs(adapters)
     assert len(logs) == 2 * 3 * 2 and set(logs["metric"]) == {"BERTScore", "regression"}
     assert logs[(logs["metric"] == "BERTScore") & (logs["step"] == 10) & (logs["split"] == "train")].set_index(
         "loss")["value"].to_dict() == {"debiasing (Eq. 4)": 0.5, "distillation (Eq. 5)": 0.1}
@@ -97,16 +97,16 @@ def test_adapter_summary_reads_the_metadata(tmp_path):
 
 def test_compare_all_labels_each_adapter(tmp_path, monkeypatch):
     adapters = {"BERTScore": _fake_adapter(tmp_path / "b")}
-    monkeypatch.setattr(evaluation, "compare", lambda folder, **kw: _compare_table())
-    out = evaluation.compare_all(adapters, sample_size=3)
+    monkeypatch.setattr(ch6_adapters, "compare", lambda folder, **kw: _compare_table())
+    out = ch6_adapters.compare_all(adapters, sample_size=3)
     assert out.columns[:2].tolist() == ["metric", "backbone"] and set(out["metric"]) == {"BERTScore"}
     assert (out["backbone"] == "tiny").all() and len(out) == 6
 
 
 def test_criteria_summary_missed_and_findings():
-    checks = evaluation.criteria(_results())
+    checks = ch6_adapters.criteria(_results())
     assert checks.groupby("metric").size().to_dict() == {"BERTScore": 6, "regression": 6}
-    summary = evaluation.criteria_summary(checks).set_index("metric")
+    summary = ch6_adapters.criteria_summary(checks).set_index("metric")
     # BERTScore: built gender cut 50% < 60%, realsumm -2%, race +12% are missed; 3 of 6 met
     assert summary.loc["BERTScore", ["criteria met", "criteria"]].tolist() == [3, 6]
     assert summary.loc["BERTScore", "gender bias cut (published)"] == pytest.approx(0.7)
@@ -114,11 +114,11 @@ def test_criteria_summary_missed_and_findings():
     assert summary.loc["BERTScore", "largest rise of another bias"] == pytest.approx(0.12)
     assert summary.loc["BERTScore", "on"] == "published race"
     assert summary.loc["regression", "criteria met"] == 6
-    missed = evaluation.missed(checks)
+    missed = ch6_adapters.missed(checks)
     assert missed["metric"].tolist() == ["BERTScore"] * 3
     assert missed.set_index("criterion").loc["bias change on published race", "p_value"] == 0.3
     assert math.isnan(missed.set_index("criterion").loc["quality change on realsumm (spearman)", "p_value"])
-    f = evaluation.findings(_results())
+    f = ch6_adapters.findings(_results())
     assert f["bertscore_gender_bias_cut_published"] == pytest.approx(0.7)
     assert f["bertscore_gender_bias_cut_built"] == pytest.approx(0.5)
     assert f["regression_gender_bias_cut_built"] == pytest.approx(0.75)
@@ -129,36 +129,36 @@ def test_criteria_summary_missed_and_findings():
     at_floor = _results()
     at_floor.loc[at_floor["p_value"] == 0.001, "p_value"] = 2 / (evaluation.CHANGE_TEST_RESAMPLES + 1)
     # no resample as extreme as the data: the page writes the test's bound, not a value
-    assert evaluation.findings(at_floor)["bertscore_gender_bias_p_published"] == "p ≤ 2.0e-04"
+    assert ch6_adapters.findings(at_floor)["bertscore_gender_bias_p_published"] == "p ≤ 2.0e-04"
 
 
 def test_bias_changes_curve_series_and_trade_off():
-    changes = evaluation.bias_changes(_results())
+    changes = ch6_adapters.bias_changes(_results())
     assert len(changes) == 8 and changes["set"].iloc[0] == "published gender"
     points = pd.DataFrame({"step": [0, 0, 0, 5, 5, 5], "kind": ["bias", "bias", "quality"] * 2,
                            "dataset": ["published", "built", "stsb-dev"] * 2,
                            "name": ["gender", "gender", "pearson"] * 2,
                            "relative_change": [0.0, 0.0, 0.0, -0.4, -0.2, -0.01]})
-    assert evaluation.curve_series(points)["series"].iloc[2] == "quality: stsb-dev pearson"
-    t = evaluation.trade_off(points)
+    assert ch6_adapters.curve_series(points)["series"].iloc[2] == "quality: stsb-dev pearson"
+    t = ch6_adapters.trade_off(points)
     assert t["step"].tolist() == [0, 5]
     assert t["gender_bias_cut"].tolist() == pytest.approx([0.0, 0.3])  # mean of 40% and 20%
     assert t["quality_change"].tolist() == pytest.approx([0.0, -0.01])
 
 
 def test_evaluated_attributes_always_keep_gender():
-    assert evaluation.evaluated_attributes(None) is None
-    assert evaluation.evaluated_attributes("race, age") == ["gender", "race", "age"]
-    assert evaluation.evaluated_attributes(["gender", "diet"]) == ["gender", "diet"]
+    assert ch6_adapters.evaluated_attributes(None) is None
+    assert ch6_adapters.evaluated_attributes("race, age") == ["gender", "race", "age"]
+    assert ch6_adapters.evaluated_attributes(["gender", "diet"]) == ["gender", "diet"]
 
 
 def test_table5_and_the_published_tables():
-    t5 = sun2022.table5(_results())
+    t5 = ch6_table5.table5(_results())
     assert t5["metric"].tolist() == ["BERTScore", "BERTScore", "regression", "regression"]
     adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
     assert adapter["gender bias (published)"] == "3.00 (-70.0%)" and adapter["stsb-dev"] == "0.796 (-0.5%)"
     published = zarkadoula2023.published_tables()
-    cuts = sun2022.table5_paper_cuts(published)
+    cuts = ch6_table5.table5_paper_cuts(published)
     assert cuts["paper_cut_min"] == pytest.approx(1 - 2.35 / 3.67)  # BARTScore-base
     assert cuts["paper_cut_max"] == pytest.approx(1 - 10.46 / 29.97)  # BLEURT-base
     assert zarkadoula2023.bartscore_changes(published) == pytest.approx([3.36 / 3.10 - 1, 3.66 / 3.10 - 1])
@@ -170,7 +170,7 @@ def test_example_pair_is_the_first_released_gender_pair():
     from metricbias.datasets import published
 
     first = published.pairs("gender").iloc[0]
-    pair = evaluation.example_pair("gender", 0)
+    pair = ch6_adapters.example_pair("gender", 0)
     assert pair == {"candidate_1": first["candidate_1"], "candidate_2": first["candidate_2"],
                     "reference": first["reference"]}
 
@@ -181,7 +181,7 @@ def test_matching_maps_before_and_after_an_adapter(tiny_bert, tmp_path):
 
     run = training.train(_config(tiny_bert, steps=2, checkpoint_every=0), toy_data(), tmp_path / "a", progress=False)
     pair = {"candidate_1": "He is a doctor.", "candidate_2": "She is a doctor.", "reference": "The person is a doctor."}
-    out = evaluation.matching_maps(run.out, pair, device="cpu")
+    out = ch6_adapters.matching_maps(run.out, pair, device="cpu")
     assert set(out["maps"]) == {(v, c) for v in ("original", "adapter") for c in ("candidate_1", "candidate_2")}
     orig, adapted = out["maps"][("original", "candidate_1")], out["maps"][("adapter", "candidate_1")]
     assert orig.matrix.shape == adapted.matrix.shape and not np.allclose(orig.matrix, adapted.matrix)
@@ -204,12 +204,12 @@ def _shipped(tmp_path, figures=True):
 
 def test_shipped_summary_and_retrain_commands(tmp_path):
     found = _shipped(tmp_path)
-    row = evaluation.shipped_summary({"BERTScore": found}).iloc[0].to_dict()
+    row = ch6_adapters.shipped_summary({"BERTScore": found}).iloc[0].to_dict()
     assert row["artifact"] == "debiased-bertscore-tiny" and row["found in"] == "models/debiased-bertscore-tiny"
     assert (row["trained on"], row["minutes"], row["figures recorded"]) == ("CPU x86_64, 2 torch threads", 1.5, "yes")
     cached = training.Shipped("x", tmp_path / "cache" / "trained" / "x", found.provenance, found.meta)
-    assert evaluation.shipped_summary({"B": cached}).iloc[0]["found in"] == "cache: trained/x"  # no machine paths
-    assert evaluation.retrain_commands(found) == [
+    assert ch6_adapters.shipped_summary({"B": cached}).iloc[0]["found in"] == "cache: trained/x"  # no machine paths
+    assert ch6_adapters.retrain_commands(found) == [
         "metricbias adapters train --metric bertscore --backbone tiny --steps 30 --batch-size 32 --lr 0.001 --seed 0 "
         "--out runs/debiased-bertscore-tiny",
         "metricbias adapters evaluate --adapter runs/debiased-bertscore-tiny --out runs/debiased-bertscore-tiny.csv "
@@ -219,17 +219,17 @@ def test_shipped_summary_and_retrain_commands(tmp_path):
 
 def test_recorded_results_keep_the_attributes_asked_and_say_where_they_come_from(tmp_path):
     found = _shipped(tmp_path)
-    everything = evaluation.recorded_results({"BERTScore": found})
+    everything = ch6_adapters.recorded_results({"BERTScore": found})
     assert len(everything) == 6 and set(everything["metric"]) == {"BERTScore"}
     assert everything.columns.tolist() == ["metric", "backbone", *evaluation.COMPARE_COLUMNS]
-    race = evaluation.recorded_results({"BERTScore": found}, "race")  # gender is always kept, quality too
+    race = ch6_adapters.recorded_results({"BERTScore": found}, "race")  # gender is always kept, quality too
     assert sorted(race.loc[race["kind"] == "bias", "name"]) == ["gender", "gender", "race"]
     assert (race["kind"] == "quality").sum() == 2
-    note = evaluation.results_note("recorded", everything)
+    note = ch6_adapters.results_note("recorded", everything)
     assert "40 bias pairs over 4 (metric, set) cells and 20 quality items" in note and "--record" in note
-    assert evaluation.results_note("computed", race).startswith("These figures are computed here")
+    assert ch6_adapters.results_note("computed", race).startswith("These figures are computed here")
     with pytest.raises(ValueError, match="no figures recorded; run `metricbias adapters evaluate"):
-        evaluation.recorded_results({"BERTScore": _shipped(tmp_path, figures=False)})
+        ch6_adapters.recorded_results({"BERTScore": _shipped(tmp_path, figures=False)})
 
 
 def test_recorded_figures_are_read_under_other_library_versions_but_not_another_configuration():
@@ -242,8 +242,8 @@ def test_recorded_figures_are_read_under_other_library_versions_but_not_another_
     assert configuration(gpu[1]) == "metric:bertscore|layer:6|adapter:0113ece2ddd5|rev:1"
     assert configuration(gpu[1].replace("rev-1", "rev-2")) != configuration(gpu[1])  # the metric's scoring changed
     recorded = pd.DataFrame({"signature_before": [gpu[0]] * 2, "signature_after": [gpu[1]] * 2})
-    assert evaluation.same_configuration(recorded, now)
+    assert ch6_adapters.same_configuration(recorded, now)
     other_adapter = recorded.assign(signature_after=gpu[1].replace("0113ece2ddd5", "98ef8fbf8f2b"))
-    assert not evaluation.same_configuration(other_adapter, now)
+    assert not ch6_adapters.same_configuration(other_adapter, now)
     other_layer = recorded.assign(signature_before=gpu[0].replace("layer:6", "layer:5"))
-    assert not evaluation.same_configuration(other_layer, now)
+    assert not ch6_adapters.same_configuration(other_layer, now)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import sun2022, zarkadoula2023
+from metricbias.reproduction import ch6_table5, zarkadoula2023
 
 torch = pytest.importorskip("torch")
 
@@ -313,7 +313,7 @@ def test_bias_change_tests_on_a_toy_metric():
 def test_table5_cells():
     from metricbias.mitigation import evaluation
 
-    t5 = sun2022.table5(_compare_table().assign(metric="BERTScore", backbone="tiny"))
+    t5 = ch6_table5.table5(_compare_table().assign(metric="BERTScore", backbone="tiny"))
     adapter = t5[t5["variant"] == "+ adapter"].iloc[0]
     assert adapter["gender bias (published)"] == "3.00 (-70.0%)"
     assert adapter["stsb-dev"] == "0.796 (-0.5%)"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metricbias.bias import association as asc
-from metricbias.reproduction import gao2022
+from metricbias.reproduction import ch5_table3, gao2022
 from metricbias.cache import ScoreCache
 from metricbias.datasets.seat import SeatTest
 from metricbias.metrics.base import Metric
@@ -230,13 +230,13 @@ def test_gao_table3_transcription_and_our_table_shape():
         "test": ["C1", "C1", "DB:C", "DB:C"], "level": ["sent", "word", "word", "sent (u)"],
         "metric": ["m"] * 4, "name": ["meteor"] * 4, "effect_size": [0.5, np.nan, -1.234, 0.0],
         "p_value": [0.01, 1.0, 0.5, 0.02]})
-    wide = gao2022.table3(results)
+    wide = ch5_table3.table3(results)
     assert wide.index.tolist() == [("DB:C", "sent (u)"), ("DB:C", "word"), ("C1", "word"), ("C1", "sent")]
     assert wide["m"].tolist() == ["0.00", "-1.23", "—", "0.50*"]
-    cmp = gao2022.compare_with_gao(results).set_index(["test", "level"])
+    cmp = ch5_table3.compare_with_gao(results).set_index(["test", "level"])
     assert cmp.loc[("C1", "sent"), "paper"] == -0.06 and not cmp.loc[("C1", "sent"), "same_sign"]
     assert cmp.loc[("C1", "word"), "same_sign"]  # undefined d vs the printed 0.00
-    summary = gao2022.agreement(cmp.reset_index()).iloc[0]
+    summary = ch5_table3.agreement(cmp.reset_index()).iloc[0]
     assert (summary["cells"], summary["defined"], summary["ours_significant"]) == (4, 3, 1)
     # paper: -0.06, 0.00, 0.00, 0.00 (none positive); ours: 0.5, NaN, -1.234, 0.0 (one of four)
     assert (summary["paper_positive"], summary["ours_positive"]) == (0.0, 0.25)

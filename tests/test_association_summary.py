@@ -5,10 +5,9 @@ import pandas as pd
 import pytest
 
 from metricbias.bias import association as asc
-from metricbias.bias import association_summary as su
 from metricbias.datasets.seat import SeatTest
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import gao2022
+from metricbias.reproduction import ch5_association as su, ch5_table3
 
 
 class Letters(Metric):
@@ -123,13 +122,13 @@ def test_sampling_check_compares_full_and_drawn_sets():
 
 
 def test_tests_for_attributes():
-    assert gao2022.tests_for("all", None)[:3] == ["ABW-T", "ABW-N", "DB:C"]
-    assert gao2022.tests_for("all", "age") == ["C10"]
-    assert gao2022.tests_for("C1,C6-N,ABW-T", ["gender"]) == ["C6-N", "ABW-T"]
+    assert ch5_table3.tests_for("all", None)[:3] == ["ABW-T", "ABW-N", "DB:C"]
+    assert ch5_table3.tests_for("all", "age") == ["C10"]
+    assert ch5_table3.tests_for("C1,C6-N,ABW-T", ["gender"]) == ["C6-N", "ABW-T"]
     with pytest.raises(ValueError, match="diet"):
-        gao2022.tests_for("all", "diet")
+        ch5_table3.tests_for("all", "diet")
     with pytest.raises(ValueError, match="none of the tests"):
-        gao2022.tests_for("C1", "gender")
+        ch5_table3.tests_for("C1", "gender")
 
 
 def test_effect_size_grid_and_paper_beside_ours():
@@ -137,18 +136,18 @@ def test_effect_size_grid_and_paper_beside_ours():
         "test": ["C6-N", "C6-N", "ABW-T", "ABW-T"], "level": ["word", "word", "word", "word"],
         "metric": ["WMD", "EA", "WMD", "EA"], "name": ["wmd", "embedding_average"] * 2,
         "family": ["embedding"] * 4, "effect_size": [0.88, np.nan, 1.0, 1.07], "p_value": [0.005, 1.0, 0.02, 0.2]})
-    d, labels = gao2022.effect_size_grid(results)
+    d, labels = ch5_table3.effect_size_grid(results)
     assert list(d.index) == ["ABW-T (word)", "C6-N (word)"] and list(d.columns) == ["WMD", "EA"]
     assert labels.loc["C6-N (word)", "WMD"] == "0.88*" and np.isnan(d.loc["C6-N (word)", "EA"])
-    _, stars = gao2022.effect_size_grid(results, values_up_to=1)
+    _, stars = ch5_table3.effect_size_grid(results, values_up_to=1)
     assert stars.loc["C6-N (word)", "WMD"] == "*" and stars.loc["ABW-T (word)", "WMD"] == ""
-    compared = gao2022.compare_with_gao(results)
-    side = gao2022.paper_and_ours(compared, results)
+    compared = ch5_table3.compare_with_gao(results)
+    side = ch5_table3.paper_and_ours(compared, results)
     assert list(side.columns) == ["test", "level", "WMD (paper)", "WMD", "EmbAvg (paper)", "EA"]
     row = side.set_index("test").loc["C6-N"]
     # Gao & Wan's Table 3: C6-N word, WMD 1.55, EmbAvg 0.00
     assert (row["WMD (paper)"], row["WMD"], row["EmbAvg (paper)"]) == (1.55, 0.88, 0.0)
-    coverage = gao2022.embedding_coverage(pd.DataFrame({"test": ["C6-N"], "level": ["word"], "targets": [16]}),
+    coverage = ch5_table3.embedding_coverage(pd.DataFrame({"test": ["C6-N"], "level": ["word"], "targets": [16]}),
                                           compared)
     assert coverage.iloc[0]["d (paper)"] == 0.0 and np.isnan(coverage.iloc[0]["d (ours)"])
 
@@ -159,12 +158,12 @@ def test_comparison_sentences_and_headline():
         "metric": ["WMD"] * 4 + ["BLEU"] * 4, "name": ["wmd"] * 4 + ["bleu"] * 4,
         "family": ["embedding"] * 4 + ["ngram"] * 4, "effect_size": [0.88, 0.40, 1.00, 0.78] + [np.nan] * 4,
         "p_value": [0.02, 0.2, 0.1, 0.3] + [1.0] * 4})
-    compared = gao2022.compare_with_gao(results)
-    agree = gao2022.agreement(compared)
-    lines = gao2022.comparison_lines(compared, agree)
+    compared = ch5_table3.compare_with_gao(results)
+    agree = ch5_table3.agreement(compared)
+    lines = ch5_table3.comparison_lines(compared, agree)
     assert lines.startswith("- **WMD** (ours: WMD): Spearman ρ between the two columns of d = 0.80")
     assert "word: ours 0%, paper 25%" in lines and "$" not in lines
-    direction = gao2022.direction_findings(results)
+    direction = ch5_table3.direction_findings(results)
     # Gao & Wan's WMD on these four word-level tests: 1.55*, 0.06, 1.45, 0.89 -> all positive, one starred
     assert (direction["gao_positive_share"], direction["gao_cells"], direction["gao_significant"]) == (1.0, 4, 1)
     assert direction["model_positive_share"] == 1.0
@@ -172,14 +171,14 @@ def test_comparison_sentences_and_headline():
     assert direction["model_sign_p"] == pytest.approx(0.125) and direction["gao_sign_p"] == pytest.approx(0.125)
     assert direction["direction_sentence"].startswith("Neither study's cells point one way more often than chance")
     assert "ours p = 0.12" in direction["direction_sentence"]
-    spearman = gao2022.spearman_findings(agree)
+    spearman = ch5_table3.spearman_findings(agree)
     # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
     assert spearman["spearman_list"] == "WMD 0.80 [-0.82, 1.00]" and spearman["spearman_median"] == pytest.approx(0.8)
-    summary = gao2022.ngram_summary(results, matched=pd.DataFrame())
+    summary = ch5_table3.ngram_summary(results, matched=pd.DataFrame())
     assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
-    assert gao2022.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")
-    notes = gao2022.profile_notes(results, [WORD], sample_size=0)
+    assert ch5_table3.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")
+    notes = ch5_table3.profile_notes(results, [WORD], sample_size=0)
     assert notes.startswith("- **Power.** Every set")
-    head = gao2022.headline_findings(results, compared, agree)
+    head = ch5_table3.headline_findings(results, compared, agree)
     assert head["model_positive_share"] == 1.0 and head["ngram_word_undefined"] == head["ngram_word_cells"] == 4
     assert all(isinstance(v, (int, float)) for v in head.values())

@@ -4,7 +4,7 @@ download of paradigm means: their labels and order on hand-made points."""
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import sun2022
+from metricbias.reproduction import ch3_paradigms
 
 
 def points():
@@ -18,7 +18,7 @@ def points():
 
 
 def test_live_positions_labels_against_the_released_range():
-    pos = sun2022.live_positions(points()).set_index("metric")
+    pos = ch3_paradigms.live_positions(points()).set_index("metric")
     assert list(pos.index) == ["M-low", "M-mid", "M-edge", "R-high", "G-live"]  # live rows only, in order
     assert pos["position"].to_dict() == {"M-low": "below", "M-mid": "inside", "M-edge": "inside",  # ends count
                                          "R-high": "above", "G-live": "no released configuration"}
@@ -28,7 +28,7 @@ def test_live_positions_labels_against_the_released_range():
 
 
 def test_paradigm_means_order_and_counts():
-    means = sun2022.paradigm_means(points())
+    means = ch3_paradigms.paradigm_means(points())
     assert means["paradigm"].tolist() == ["Regression", "Matching", "Generation"]  # highest mean first
     assert means["configurations"].tolist() == [2, 5, 1]
     assert means["mean average bias"].tolist() == pytest.approx([30.5, 14.0, 1.0])

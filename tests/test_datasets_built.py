@@ -279,14 +279,15 @@ def test_the_built_sets_pass_every_check_and_the_sources_slips_are_fixed_at_the_
 
 def test_counterfactual_and_gender_swapped_texts_pass_the_checks(project, pairs):
     """Chapter 4's counterfactual candidates and chapter 7's swapped texts: the edits introduce no finding."""
-    from metricbias.datasets import counterfactuals, meta_eval, summary
+    from metricbias.datasets import counterfactuals, meta_eval
+    from metricbias.reproduction import ch2_summary
 
     rows, excluded = counterfactuals.build_attributes(counterfactuals.config(REPO / "data" / "counterfactuals.yml"),
                                                       built_dir=project / "data" / "built")
     assert not excluded["reason"].str.startswith("check:").any()
     swapped = {"Flickr8k": meta_eval.load_flickr8k().swapped(), "REALSumm": meta_eval.load_realsumm().swapped(),
                "WMT19 kk-en": meta_eval.load("wmt19-kk-en").swapped()}
-    table = summary.checked_sets(rows, excluded, swapped).set_index("set")
+    table = ch2_summary.checked_sets(rows, excluded, swapped).set_index("set")
     assert table["introduced by the edit"].tolist() == [0] * len(table)
     assert table.loc["counterfactual gender", "texts"] == (rows.query("attribute == 'gender'")["group"]
                                                            .isin(["female", "male", "non_binary"]).sum())

@@ -138,7 +138,7 @@ def test_the_gender_swap_rechooses_an_article_before_a_swapped_word():
 
 
 def test_chapter_two_counts_per_attribute_from_source_and_built_findings():
-    from metricbias.datasets import summary
+    from metricbias.reproduction import ch2_summary
 
     source = pd.DataFrame({"attribute": ["race", "race", "age"], "source": "crows_pairs", "source_id": ["1", "2", "3"],
                            "candidate_1": ["the black man ran.", ".Black men ran", "An old man ran"],
@@ -148,11 +148,11 @@ def test_chapter_two_counts_per_attribute_from_source_and_built_findings():
     excluded = pd.DataFrame({"attribute": ["race", "age"], "reason": ["check:tautology", "other_attribute"],
                              "detail": ["reference: men are men", "x"], "candidate_1": ["a", "b"],
                              "candidate_2": ["c", "d"]})
-    counts = summary.check_counts(source, found, pairs, checks.check_pairs(pairs.head(0)), excluded, ["race", "age"])
+    counts = ch2_summary.check_counts(source, found, pairs, checks.check_pairs(pairs.head(0)), excluded, ["race", "age"])
     assert counts.set_index("attribute").loc["race", ["source pairs", "lowercase_start", "leading_punctuation",
                                                       "any rule", "built pairs", "left out by a check",
                                                       "caught in the built set"]].tolist() == [2, 1, 1, 2, 2, 1, 0]
-    totals = summary.check_totals(counts, excluded)
+    totals = ch2_summary.check_totals(counts, excluded)
     assert (totals["source_any"], totals["left_out"], totals["other_attribute_excluded"]) == (2, 1, 1)
-    assert summary.check_exclusions(excluded).values.tolist() == [
+    assert ch2_summary.check_exclusions(excluded).values.tolist() == [
         ["race", "tautology", "reference: men are men", "a", "c"]]

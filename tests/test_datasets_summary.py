@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from conftest import write_crows_project
-from metricbias.datasets import built, lexicons, summary
+from metricbias.datasets import built, lexicons
+from metricbias.reproduction import ch2_summary
 
 PAIRS = pd.DataFrame({
     "attribute": ["gender", "gender", "gender", "race", "race"],
@@ -28,11 +29,11 @@ EXCLUDED = pd.DataFrame([("race", "crows_pairs", "1", "no_identity_term", "'Jama
 
 
 def test_winobias_subsets_count_pairs_per_file():
-    assert summary.winobias_subsets(PAIRS) == {"type1_dev": 2, "type2_test": 1}
+    assert ch2_summary.winobias_subsets(PAIRS) == {"type1_dev": 2, "type2_test": 1}
 
 
 def test_exclusion_reasons_count_pairs_per_source_most_first():
-    out = summary.exclusion_reasons(EXCLUDED)
+    out = ch2_summary.exclusion_reasons(EXCLUDED)
     assert out[["source", "reason", "pairs"]].values.tolist() == [
         ["winobias", "differs_beyond_pronouns", 1],
         ["crows_pairs", "no_identity_term", 3], ["crows_pairs", "same_group", 1]]
@@ -40,50 +41,50 @@ def test_exclusion_reasons_count_pairs_per_source_most_first():
 
 
 def test_exclusion_grid_and_reference_methods_keep_the_attribute_order():
-    grid = summary.exclusion_grid(EXCLUDED, ["race", "gender", "religion"])
+    grid = ch2_summary.exclusion_grid(EXCLUDED, ["race", "gender", "religion"])
     assert grid["attribute"].tolist() == ["race", "gender", "religion"]
     assert grid["total"].tolist() == [3, 1, 1]
     assert grid.loc[0, "no_identity_term"] == 2 and grid.loc[0, "same_group"] == 1
-    methods = summary.reference_methods(PAIRS, ["race", "gender"])
+    methods = ch2_summary.reference_methods(PAIRS, ["race", "gender"])
     assert methods.values.tolist() == [["race", 0, 2], ["gender", 3, 0]]
 
 
 def test_exclusion_examples_take_the_first_of_each_reason_of_one_source():
-    out = summary.exclusion_examples(EXCLUDED, per_reason=1)
+    out = ch2_summary.exclusion_examples(EXCLUDED, per_reason=1)
     assert out.values.tolist() == [["no_identity_term", "race", "'Jamal' / 'John'"],
                                    ["same_group", "race", "'Amish' / 'Christian'"]]
 
 
 def test_long_texts_one_row_per_text_keys_on_the_first_row_only():
-    out = summary.long_texts(PAIRS.head(2), {"candidate_1": "candidate 1 ({group_1})", "reference": "reference"},
+    out = ch2_summary.long_texts(PAIRS.head(2), {"candidate_1": "candidate 1 ({group_1})", "reference": "reference"},
                              keys=("attribute",))
     assert out.values.tolist() == [["gender", "candidate 1 (female)", "she ran"], ["", "reference", "the nurse ran"],
                                    ["gender", "candidate 1 (male)", "he ran"], ["", "reference", "the nurse ran"]]
-    two_keys = summary.long_texts(PAIRS.head(1), {"reference": "reference"}, keys=("source", "attribute"))
+    two_keys = ch2_summary.long_texts(PAIRS.head(1), {"reference": "reference"}, keys=("source", "attribute"))
     assert two_keys.values.tolist() == [["winobias, gender", "reference", "the nurse ran"]]
 
 
 def test_example_pairs_take_per_method_pairs_of_each_source_and_method():
-    out = summary.example_pairs(PAIRS, per_method=1, seed=0)
+    out = ch2_summary.example_pairs(PAIRS, per_method=1, seed=0)
     assert len(out) == 2 * 3  # (crows_pairs, drop) and (winobias, antecedent), three texts each
     assert out["example"].tolist()[::3] == ["crows_pairs, drop, race", "winobias, antecedent, gender"]
     assert out["text"].tolist()[2] == "reference"
 
 
 def test_differing_tokens_count_the_longer_side_of_each_span():
-    assert summary.differing_tokens("a black man ran", "a white man ran") == 1
-    assert summary.differing_tokens("the white man sat", "the black man sat down") == 2
-    assert summary.differing_tokens("same", "same") == 0
-    out = summary.mean_differing_tokens(PAIRS)
+    assert ch2_summary.differing_tokens("a black man ran", "a white man ran") == 1
+    assert ch2_summary.differing_tokens("the white man sat", "the black man sat down") == 2
+    assert ch2_summary.differing_tokens("same", "same") == 0
+    out = ch2_summary.mean_differing_tokens(PAIRS)
     assert out.values.tolist() == [["gender", 3, 1.0], ["race", 2, 1.5]]
 
 
 def test_lexicon_rows_and_counterparts_of_the_gender_lexicon():
     gender = lexicons.load("gender")
-    rows = summary.lexicon_rows(gender, 2)
+    rows = ch2_summary.lexicon_rows(gender, 2)
     assert rows.loc[0, ["form", "female", "male"]].tolist() == ["subject", "she", "he"]
     assert list(rows.columns) == ["form", "neutral", *gender.groups]
-    out = summary.counterparts(gender, ["him", "his"], ["female", "male"])
+    out = ch2_summary.counterparts(gender, ["him", "his"], ["female", "male"])
     assert out.values.tolist() == [["him", "her", "him"], ["his", "her, hers", "his"]]
 
 
@@ -125,7 +126,7 @@ def test_a_new_lexicon_changes_another_attributes_exclusions(race_only):
 
 def test_held_out_report_reads_the_shipped_paraphrasers_provenance():
     """models/para-all-MiniLM-L6-v2 was trained on MRPC and STS-B pairs; every Flickr8k pair is an evaluation text."""
-    report = summary.held_out_report(["para-all-MiniLM-L6-v2", "no-such-backbone"]).set_index("source")
+    report = ch2_summary.held_out_report(["para-all-MiniLM-L6-v2", "no-such-backbone"]).set_index("source")
     assert report["unit"].unique().tolist() == ["pairs"]
     assert report.loc["flickr8k", ["read", "held out (dropped)", "used"]].tolist() == [3999, 3999, 0]
     assert (report["read"] - report["held out (dropped)"] == report["used"]).all()
@@ -135,7 +136,7 @@ def test_held_out_report_reads_the_shipped_paraphrasers_provenance():
 def test_sample_note_counts_the_draw_and_names_its_parameter():
     full = pd.DataFrame({"attribute": ["a"] * 5 + ["b"] * 2, "pair_id": range(7)})
     drawn = pd.concat([full[full.attribute == "a"].head(3), full[full.attribute == "b"]])
-    note = summary.sample_note(drawn, full, "built_sample_size")
+    note = ch2_summary.sample_note(drawn, full, "built_sample_size")
     assert "5 of the 7 built pairs" in note and "at most 3 per attribute" in note
     assert "`-p built_sample_size=0`" in note
-    assert summary.sample_note(full, full, "built_sample_size") == ""
+    assert ch2_summary.sample_note(full, full, "built_sample_size") == ""

@@ -81,14 +81,14 @@ def test_grid_configurations_hold_the_backbone_fixed():
 
 
 def test_sun_claim_reads_the_released_table():
-    from metricbias.reproduction import sun2022
+    from metricbias.reproduction import ch3_paradigm_claim
 
-    rel = sun2022.released_shares()
+    rel = ch3_paradigm_claim.released_shares()
     assert 0 < rel["share_paradigm"] < 1 and 0 < rel["share_backbone"] < 1
     assert rel["n_configurations"] == 24  # the PLM-based rows of Table 6 (FrugalScore filed under Generation)
     scores, configs = synthetic_scores()
-    claim = sun2022.paradigm_claim(decomposition.decompose(scores, configs, n_resamples=19), 6)
-    assert claim["source"].iloc[0] == sun2022.RELEASED and len(claim) == 4
+    claim = ch3_paradigm_claim.paradigm_claim(decomposition.decompose(scores, configs, n_resamples=19), 6)
+    assert claim["source"].iloc[0] == ch3_paradigm_claim.RELEASED and len(claim) == 4
     assert claim["claim_holds"].iloc[1:].all()
 
 

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from metricbias.reproduction import generation_rows, sun2022
+from metricbias.reproduction import ch3_quality, generation_rows
 
 
 def quality_points(para_darr, para_stsb):
@@ -15,7 +15,7 @@ def quality_points(para_darr, para_stsb):
     quality = pd.DataFrame({"metric": ["BLEU", "BERTScore-F", "BARTScore-F-para"],
                             "darr_tau": [0.20, 0.35, para_darr], "stsb_r": [0.40, 0.70, para_stsb],
                             "darr_pairs": 400, "stsb_pairs": 500})
-    return sun2022.quality_points(bias, configs, quality), configs
+    return ch3_quality.quality_points(bias, configs, quality), configs
 
 
 def test_generation_rows_enter_only_at_least_as_good_as_bleu_on_both():

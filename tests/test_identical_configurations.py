@@ -7,7 +7,7 @@ import pytest
 
 from metricbias.bias import decomposition
 from metricbias.bias.scores import drop_identical, identical_configurations
-from metricbias.reproduction import sun2022
+from metricbias.reproduction import ch3_paradigm_claim
 
 
 def _table(columns: dict) -> pd.DataFrame:
@@ -54,10 +54,10 @@ def test_identity_needs_the_same_pairs_and_both_sides():
 def test_identical_note_names_the_merge():
     merged = pd.DataFrame({"metric": ["PRISM-MiniLM-F"], "same_as": ["BARTScore-MiniLM-F"], "pairs": [40],
                            "largest_difference": [3.9e-8]})
-    note = sun2022.identical_note(merged)
+    note = ch3_paradigm_claim.identical_note(merged)
     assert "PRISM-MiniLM-F into BARTScore-MiniLM-F" in note and "all 40 pairs" in note and "target-language" in note
     assert "largest difference 3.9e-08" in note
-    assert sun2022.identical_note(merged.iloc[:0]) == ""
+    assert ch3_paradigm_claim.identical_note(merged.iloc[:0]) == ""
 
 
 def _availability():
@@ -90,7 +90,7 @@ def test_decomposition_input_has_no_duplicate(monkeypatch):
         return real(scores_, configs_, **kwargs)
 
     monkeypatch.setattr(decomposition, "decompose", spy)
-    out = sun2022.grid_decomposition(scores, availability, n_resamples=9)
+    out = ch3_paradigm_claim.grid_decomposition(scores, availability, n_resamples=9)
     assert identical_configurations(seen["scores"]).empty
     assert not seen["configs"]["metric"].str.startswith("PRISM").any()
     assert set(seen["configs"]["metric"]) == set(seen["scores"]["metric"])
@@ -98,9 +98,9 @@ def test_decomposition_input_has_no_duplicate(monkeypatch):
     # the shares are those of the table without PRISM (identical configurations average to the same cell)
     monkeypatch.setattr(decomposition, "decompose", real)
     alone = availability[~availability["family"].eq("PRISM")]
-    expected = sun2022.grid_decomposition(scores[~scores["metric"].str.startswith("PRISM")], alone, n_resamples=9)
+    expected = ch3_paradigm_claim.grid_decomposition(scores[~scores["metric"].str.startswith("PRISM")], alone, n_resamples=9)
     pd.testing.assert_frame_equal(out, expected)
-    marked = sun2022.without_identical(availability, identical_configurations(scores[scores["metric"].isin(
+    marked = ch3_paradigm_claim.without_identical(availability, identical_configurations(scores[scores["metric"].isin(
         availability.loc[availability["decomposed"], "metric"])]))
     assert marked.loc[marked["family"] == "PRISM", "same_as"].str.startswith("BARTScore-F").all()
     assert not marked.loc[marked["family"] == "PRISM", "decomposed"].any()

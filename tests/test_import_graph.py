@@ -1,4 +1,5 @@
-"""The library's structure: layers import only downwards, no cycles, the core never imports the reproduction code.
+"""The library's structure: layers import only downwards, no cycles, the library never imports the book layer
+(``metricbias.reproduction``), and no module of the book layer is longer than :data:`BOOK_MODULE_LINES`.
 
 Every import counts, lazy ones inside functions too. Layers, lowest first:
 
@@ -8,7 +9,9 @@ Every import counts, lazy ones inside functions too. Layers, lowest first:
 2. scoring (where a metric meets pairs) and jobs (where its scores are computed: in process or on Dask)
 3. bias (measures over score tables)
 4. mitigation, metaeval
-5. the faces: audits, judges, report, profiles, runner, sweep, plots, cli, reproduction, recipes, packs (score packs)
+5. the faces: audits, judges, report, profiles, runner, sweep, plots, cli, recipes, packs (score packs)
+6. the book layer: reproduction (the chapters' comparisons with the papers and their sentences), which imports
+   the library and is imported by nothing in it
 """
 
 from __future__ import annotations
@@ -26,9 +29,13 @@ LAYERS = {
     "bias": 3,
     "mitigation": 4, "metaeval": 4,
     "audits": 5, "judges": 5, "profiles": 5, "runner": 5, "sweep": 5, "plots": 5, "display": 5, "cli": 5,
-    "reproduction": 5, "recipes": 5, "report": 5, "packs": 5, "pack_plan": 5, "cli_packs": 5,
+    "recipes": 5, "report": 5, "packs": 5, "pack_plan": 5, "cli_packs": 5,
+    "reproduction": 6,
 }
 SIBLINGS = {frozenset({"datasets", "metrics"})}
+BOOK = "reproduction"
+#: the longest a module of the book layer may be (one module per chapter or paper figure)
+BOOK_MODULE_LINES = 500
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -78,6 +85,10 @@ def _area(mod: str) -> str:
     return mod.split(".")[1]
 
 
+def _area_or_root(mod: str) -> str:
+    return _area(mod) if "." in mod else mod
+
+
 def test_every_module_has_a_layer():
     assert {_area(m) for m in _graph() if m != "metricbias"} <= set(LAYERS)
 
@@ -96,11 +107,18 @@ def test_imports_go_down_the_layers_only():
     assert not upward, "imports from a lower layer up:\n" + "\n".join(sorted(upward))
 
 
-def test_the_core_never_imports_the_reproduction_code():
-    core = ("datasets", "metrics", "bias", "mitigation", "metaeval", "scoring")
+def test_the_library_never_imports_the_book_layer():
+    """The direction library -> book is forbidden for every module outside the book layer (cli, runner and
+    plots included): the library knows nothing of chapters."""
     bad = [f"{m} -> {d}" for m, deps in _graph().items() for d in deps
-           if m != "metricbias" and _area(m) in core and _area(d) == "reproduction"]
+           if _area_or_root(m) != BOOK and _area(d) == BOOK]
     assert not bad, bad
+
+
+def test_every_book_module_is_short():
+    long = {f.name: n for f in sorted((SRC / "metricbias" / BOOK).glob("*.py"))
+            if (n := len(f.read_text(encoding="utf-8").splitlines())) > BOOK_MODULE_LINES}
+    assert not long, f"book modules over {BOOK_MODULE_LINES} lines (split them by chapter or figure): {long}"
 
 
 def test_no_import_cycles():

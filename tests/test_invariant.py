@@ -109,6 +109,7 @@ def test_chapter6_comparison_and_verdict_by_hand():
     import pandas as pd
 
     from metricbias.mitigation import evaluation
+    from metricbias.reproduction import ch6_invariant
 
     def table(label, pub, built, stsb):
         rows = [("bias", "published", "gender", 10.0, pub, 0.001), ("bias", "built", "gender", 8.0, built, 0.002),
@@ -122,7 +123,7 @@ def test_chapter6_comparison_and_verdict_by_hand():
 
     adapter = table("BERTScore", 3.0, 4.0, 0.796)  # cuts 70% / 50%, quality -0.5%
     wrapper = table("BERTScore (gender-invariant)", 0.0, 0.0, 0.780)  # cuts 100% / 100%, quality -2.5%
-    comparison = evaluation.invariant_comparison(adapter, wrapper).set_index("metric")
+    comparison = ch6_invariant.invariant_comparison(adapter, wrapper).set_index("metric")
     assert comparison.loc["BERTScore", "mitigation"] == "adapter (trained)"
     assert comparison.loc["BERTScore (gender-invariant)", "gender bias cut (built)"] == pytest.approx(1.0)
     assert comparison.loc["BERTScore (gender-invariant)", "largest quality change"] == pytest.approx(-0.025)
@@ -132,7 +133,7 @@ def test_chapter6_comparison_and_verdict_by_hand():
                               "dataset": "published", "attribute": "gender", "n_pairs": 10,
                               "value": [10.0, 0.0], "ci_low": [7.0, 0.0], "ci_high": [13.0, 0.0]})
     costs = pd.DataFrame({"set": ["all"], "scored pairs": [20], "texts": [2.0], "pairs": [2.5]})
-    verdict = evaluation.invariant_verdict(comparison.reset_index(), intervals, costs)
+    verdict = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs)
     assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
     assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
     assert "Its largest quality loss is 2.50%, the adapter's 0.50%" in verdict

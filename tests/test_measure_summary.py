@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias.bias import generalized, measure_summary as ms, pairwise, significance
-from metricbias.reproduction import czarnowska2021
+from metricbias.bias import generalized, pairwise, significance
+from metricbias.reproduction import ch4_measures as ms, czarnowska2021
 
 # three metrics on two attributes; "b" is the most biased under Eq. 2 in both, "c" under |stereotypical| in x
 GRID = pd.DataFrame({
@@ -89,7 +89,7 @@ def test_instances_list_the_framework_choices():
 def test_reference_summary_and_grid_by_hand():
     versus = pd.DataFrame({"attribute": ["x", "x", "y", "y"], "metric": ["a", "b", "a", "b"],
                            "difference": [1.25, -0.5, 3.0, 0.04], "p_adjusted": [0.01, 0.2, 0.049, 0.5]})
-    found = significance.reference_summary(versus)
+    found = ms.reference_summary(versus)
     assert found == {"significant": 2, "tests": 4, "not_significant": 2, "not_significant_by_metric": "b (2)"}
     grid, labels = significance.reference_grid(versus, row_order=["b", "a", "z"], col_order=["y", "x"])
     assert list(grid.index) == ["b", "a"] and list(grid.columns) == ["y", "x"]

@@ -13,6 +13,7 @@ from metricbias import cli, metrics
 from metricbias.cache import ScoreCache
 from metricbias.datasets.meta_eval import JudgedSet, PairSet, load_jsonl
 from metricbias.metaeval import analysis
+from metricbias.reproduction import ch3_trained, ch7_summaries
 from metricbias.metaeval.scoring import hypothesis_scores, pair_scores
 from metricbias.metrics.base import Metric
 
@@ -152,7 +153,10 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
     assert cli.main(["metaeval", "--dataset", str(path), "--metrics", "toy_overlap", "--swap", "gender",
                      "--out", str(out)]) == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == analysis.COLUMNS
+    # the download flags p-values written as a bound (analysis.for_download) beside the p_value column
+    columns = list(analysis.COLUMNS)
+    columns.insert(columns.index("p_value") + 1, "p_value_is_upper_bound")
+    assert list(table.columns) == columns
     assert set(table["level"]) == {"example", "system"} and set(table["aggregation"]) == {"max", "mean"}
     assert set(table["subset"]) == {"all", "single_gender"} and (table["swap"] == "gender").all()
     assert f"to {out}" in capsys.readouterr().out
@@ -173,10 +177,10 @@ def test_trained_quality_keeps_the_paraphrasers_and_their_four_measures():
          "validation_perplexity": 191.5, "flickr8k kendall": 0.2, "stsb-dev pearson": 0.7},
         {"name": "mlm-a", "available": True, "kind": "mlm", "base": "a", "steps": 10, "device": "cpu"},
         {"name": "para-b", "available": False}])
-    q = analysis.trained_quality(summary)
+    q = ch3_trained.trained_quality(summary)
     assert q["name"].tolist() == ["para-a"]
     assert q.columns.tolist() == ["name", "base", "steps", "device", "validation perplexity",
-                                  *analysis.TRAINED_QUALITY.values()]
+                                  *ch3_trained.TRAINED_QUALITY.values()]
     row = q.iloc[0]
     assert (row["Flickr8k Kendall"], row["STS-B dev Pearson"]) == (0.2, 0.7)
     assert np.isnan(row["WMT19 kk-en DARR tau"]) and np.isnan(row["REALSumm system Spearman"])
@@ -190,7 +194,7 @@ def test_same_tau_on_the_pairs_read_back_and_on_a_reordered_copy(tmp_path):
     ds = PairSet("toy-pairs", frame)
     back = load(str(write_jsonl(ds, tmp_path / "pairs.jsonl")))
     flipped = PairSet("flipped", frame.rename(columns={"better": "worse", "worse": "better"}))
-    t = analysis.same_tau({"registered": ds, "pair JSONL": back, "flipped": flipped}, [Overlap()])
+    t = ch7_summaries.same_tau({"registered": ds, "pair JSONL": back, "flipped": flipped}, [Overlap()])
     assert t.columns.tolist() == ["metric", "registered", "pair JSONL", "flipped", "largest difference"]
     row = t.iloc[0]
     assert row["registered"] == row["pair JSONL"] == pytest.approx(1 / 3)  # as test_pairs_darr

@@ -16,7 +16,7 @@ from metricbias.metaeval import quality as q
 from metricbias.metaeval.quality import configuration_quality, full_sizes, load_quality_sets, quality
 from metricbias.metrics.registry import Spec
 from metricbias.mitigation import evaluation
-from metricbias.reproduction import sun2022
+from metricbias.reproduction import ch3_quality
 
 
 @pytest.mark.usefixtures("private_cache")
@@ -64,7 +64,7 @@ def _points():
     quality_ = pd.DataFrame({"metric": configs["metric"], "darr_tau": [0.2, 0.25, 0.35, 0.3, 0.03],
                              "darr_pairs": 400, "stsb_r": [0.5, 0.45, 0.8, 0.85, 0.2], "stsb_pairs": 500,
                              "signature": "-"})
-    return sun2022.quality_points(bias, configs, quality_), configs
+    return ch3_quality.quality_points(bias, configs, quality_), configs
 
 
 def test_quality_points_and_generation_gap():
@@ -73,14 +73,14 @@ def test_quality_points_and_generation_gap():
     assert p["avg_bias"].tolist() == [3, 1, 7, 5, 2]
     # chrF is below BLEU on STS-B: at least as good means on both measures
     assert p["at_least_reference"].tolist() == [True, False, True, True, False]
-    table = sun2022.quality_table(points).set_index("metric")
+    table = ch3_quality.quality_table(points).set_index("metric")
     assert table.loc["BARTScore-F", "DARR τ − BLEU"] == pytest.approx(-0.17)
-    text = sun2022.generation_quality_sentence(points)
+    text = ch3_quality.generation_quality_sentence(points)
     assert "BARTScore-F has a DARR τ of 0.030 and an STS-B r of 0.200" in text
     assert "against BLEU's 0.200 and 0.500 on the same 400 DARR pairs and 500 STS-B dev pairs" in text
     assert "-0.170 in τ, -0.300 in r" in text and "no conclusion about the generation paradigm" in text
     good = points.assign(at_least_reference=True)
-    assert "Every generation configuration is at least as good as BLEU" in sun2022.generation_quality_sentence(good)
+    assert "Every generation configuration is at least as good as BLEU" in ch3_quality.generation_quality_sentence(good)
 
 
 def test_matched_quality_gaps_and_sentence():
@@ -91,7 +91,7 @@ def test_matched_quality_gaps_and_sentence():
         for i in range(12):
             s1, s2 = (1.0, 0.0) if i == 0 else (0.5 + e / 2 + 0.01 * (i % 3), 0.5 - e / 2)
             rows.append({"attribute": "gender", "pair_id": i, "metric": metric, "score_1": s1, "score_2": s2})
-    gaps = sun2022.matched_quality_gaps(pd.DataFrame(rows), configs, points, n_resamples=199)
+    gaps = ch3_quality.matched_quality_gaps(pd.DataFrame(rows), configs, points, n_resamples=199)
     assert gaps["configurations"].tolist() == ["all", "all", "at least BLEU", "at least BLEU"]
     matched = gaps[(gaps["configurations"] == "at least BLEU") & (gaps["comparison"] == "PLM-based − n-gram")].iloc[0]
     # at matched quality: BERTScore and Regression (not the generation row) against BLEU (not chrF)
@@ -99,10 +99,10 @@ def test_matched_quality_gaps_and_sentence():
     assert matched["verdict"] == "higher"
     static = gaps[gaps["comparison"] == "PLM-based − static embedding"]
     assert static["verdict"].eq("not run here").all()
-    corr = sun2022.bias_quality_correlations(points)
+    corr = ch3_quality.bias_quality_correlations(points)
     assert corr["Spearman ρ"].iloc[0] == pytest.approx(stats.spearmanr([3, 1, 7, 5, 2],
                                                                        [0.2, 0.25, 0.35, 0.3, 0.03]).statistic)
-    text = sun2022.quality_sentence(points, gaps, corr)
+    text = ch3_quality.quality_sentence(points, gaps, corr)
     assert text.startswith("2 of the other 4 live configurations are at least as good as BLEU on both measures "
                            "(BERTScore, Regression).")
     assert "at matched quality (2 PLM-based against 1)" in text and "the PLM-based configurations more biased" in text

@@ -11,12 +11,12 @@ from test_metaeval_analysis import CAPTIONS, Overlap, judged
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
 from metricbias.metaeval import analysis
-from metricbias.reproduction import gao2022 as gao
+from metricbias.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
 
 
 def test_lexicon_summary_counts_every_word():
     lex = lexicon()
-    summary = analysis.lexicon_summary(lex)
+    summary = ch7_summaries.lexicon_summary(lex)
     assert summary.columns.tolist() == ["source", "kind", "words"]
     assert summary["words"].sum() == len(lex)
     assert set(summary["source"]) == {e.source.split(":")[0] for e in lex.values()}
@@ -27,23 +27,23 @@ def test_pronoun_readings():
                   "human:overall": 1},
                  {"item_id": 2, "system_id": "a", "hypothesis": "The book is his.", "references": ["a dog"],
                   "human:overall": 2}])
-    readings = analysis.pronoun_readings(ds)
+    readings = ch7_summaries.pronoun_readings(ds)
     assert readings[["word", "swapped_to"]].values.tolist() == [["her", "him"], ["his", "hers"], ["her", "his"]]
-    counts = analysis.reading_counts(readings).set_index(["word", "swapped_to"])["occurrences"]
+    counts = ch7_summaries.reading_counts(readings).set_index(["word", "swapped_to"])["occurrences"]
     assert counts.to_dict() == {("her", "him"): 1, ("her", "his"): 1, ("his", "hers"): 1}
-    assert analysis.object_readings(readings)["text"].tolist() == ["I gave her the book", "The book is his."]
+    assert ch7_summaries.object_readings(readings)["text"].tolist() == ["I gave her the book", "The book is his."]
 
 
 def test_swap_coverage_and_selection_counts():
     pairs = PairSet("toy-pairs", pd.DataFrame({"item_id": ["1", "2"], "reference": ["he ran", "a dog"],
                                                "better": ["he ran", "a dog ran"], "worse": ["she ran", "a cat"],
                                                "better_system": ["x", "y"], "worse_system": ["u", "v"]}))
-    cov = analysis.swap_coverage({"captions": CAPTIONS, "pairs": pairs}).set_index("set")
+    cov = ch7_summaries.swap_coverage({"captions": CAPTIONS, "pairs": pairs}).set_index("set")
     # captions: 5 hypotheses + 6 distinct references, "a dog" in both = 10 texts; 6 have man/woman/his
     assert cov.loc["captions", ["rows", "distinct texts", "texts changed by the swap"]].tolist() == [5, 10, 6]
     assert cov.loc["pairs", "distinct texts"] == 5 and cov.loc["pairs", "texts changed by the swap"] == 2
     assert cov.loc["pairs", "share changed"] == pytest.approx(2 / 5)
-    counts = analysis.selection_counts(CAPTIONS).set_index("examples")["count"]
+    counts = ch7_summaries.selection_counts(CAPTIONS).set_index("examples")["count"]
     assert counts["hypothesis male only"] == 3 and counts["hypothesis female only"] == 1
     assert counts["hypothesis without gendered words"] == 1 and counts["references all gender-neutral"] == 3
     assert counts["preference set (neutral references, male-only hypothesis)"] == 2
@@ -55,7 +55,7 @@ def test_preference_summary_and_shares():
     by = pref.set_index(["metric", "aggregation"])
     assert by.loc[("biased", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [2, 0, 0]
     assert by.loc[("fair", "max"), ["n_male_higher", "n_female_higher", "n_equal"]].tolist() == [0, 0, 2]
-    s = analysis.preference_summary(pref)
+    s = ch7_summaries.preference_summary(pref)
     # 2 of 2 pairs male higher: exact two-sided p = 2 * (1/2)^2 = 0.5, not significant; the tied ones have no test
     assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 0, 0)
     assert (s["not_significant"], s["lean_male"], s["lean_female"]) == (2, 2, 0)
@@ -65,7 +65,7 @@ def test_preference_summary_and_shares():
     assert tested.loc[("biased", "max"), "p_sign"] == pytest.approx(0.5)
     assert tested.loc[("biased", "max"), "p_sign_adjusted"] == pytest.approx(0.5)  # BH over the 2 tested rows
     assert tested["p_sign"].isna().sum() == 2 and set(tested["prefers"]) == {"neither"}
-    shares = analysis.preference_shares(pref)
+    shares = ch7_summaries.preference_shares(pref)
     assert len(shares) == 4 * 3 and set(shares["outcome"]) == {"male higher", "equal", "female higher"}
 
 
@@ -73,63 +73,63 @@ def test_performance_grid_gaps_and_findings():
     perf = analysis.performance_both_judges(CAPTIONS, [Overlap(bonus=0.5)])
     assert set(perf["judges"]) == {"mean"}  # the toy set has no individual judges: both runs use the mean
     one = analysis.performance(CAPTIONS, [Overlap(bonus=0.5)])
-    grid = analysis.delta_grid(one)
+    grid = ch7_summaries.delta_grid(one)
     assert grid.columns.tolist() == ["all", "single_gender"]
     spearman = one[one["statistic"] == "spearman"].set_index(["aggregation", "subset"])["delta"]
     assert grid.loc[("toy_overlap", "max"), "all"] == spearman[("max", "all")]
-    assert analysis.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
+    assert ch7_summaries.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
     pref = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)])
-    f = analysis.findings(pref, {"Toy set": one})
-    assert f["prefer_male"] == 0 and f["lean_male"] == 2 and f["toy_set_largest_shift"] == analysis.largest_shift(one)
-    assert f["toy_set_largest_shift_single_gender"] == analysis.largest_shift(one, "single_gender")
+    f = ch7_summaries.findings(pref, {"Toy set": one})
+    assert f["prefer_male"] == 0 and f["lean_male"] == 2 and f["toy_set_largest_shift"] == ch7_summaries.largest_shift(one)
+    assert f["toy_set_largest_shift_single_gender"] == ch7_summaries.largest_shift(one, "single_gender")
     assert not any(k.endswith("_names") for k in f)
     curve = pd.DataFrame({"metric": ["m"] * 4, "k": [3, 4, 3, 4], "condition": ["origin", "origin", "swap", "swap"],
                           "spearman": [0.5, 0.2, 0.4, 0.5]})
-    gaps = analysis.top_k_gaps(curve).set_index("metric")
+    gaps = ch7_summaries.top_k_gaps(curve).set_index("metric")
     assert gaps.loc["m"].tolist() == pytest.approx([0.2, 0.3])  # |0.4-0.5| and |0.5-0.2|
 
 
 def test_swap_attributes():
-    assert analysis.check_swap_attributes(None) == ["gender"]
-    assert analysis.check_swap_attributes("race,gender") == ["gender"]
+    assert ch7_summaries.check_swap_attributes(None) == ["gender"]
+    assert ch7_summaries.check_swap_attributes("race,gender") == ["gender"]
     with pytest.raises(ValueError, match="gender only"):
-        analysis.check_swap_attributes("race")
+        ch7_summaries.check_swap_attributes("race")
 
 
 def test_gao_comparisons_for_the_page():
     ours = pd.DataFrame({"metric": ["BLEU", "BLEU"], "name": ["bleu", "bleu"], "aggregation": ["max", "max"],
                          "subset": ["all", "single_gender"], "statistic": "spearman", "judges": "stacked",
                          "origin": [0.45, 0.30], "swap": [0.45, 0.31]})
-    side = gao.flickr_comparison(ours)
+    side = ch7_gender_swap.flickr_comparison(ours)
     assert len(side) == len(gao.table9()) + len(gao.table6())
-    page = gao.for_page(side)
+    page = ch7_gender_swap.for_page(side)
     assert page["paper row"].tolist() == ["BLEU", "BLEU"]
     assert page.columns.tolist() == ["judges", "subset", "paper row", "their aggregation", "metric", "aggregation",
                                      "origin (paper)", "origin", "swap (paper)", "swap", "origin difference",
                                      "swap difference"]
     assert page.set_index("subset").loc["all", "origin difference"] == pytest.approx(0.45 - 0.441)
-    assert "origin difference" not in gao.for_page(side, differences=False).columns
-    assert len(gao.for_page(side, ran_only=False)) == len(side)
+    assert "origin difference" not in ch7_gender_swap.for_page(side, differences=False).columns
+    assert len(ch7_gender_swap.for_page(side, ran_only=False)) == len(side)
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["BLEU", "WMD"], "name": ["bleu", "wmd"],
                                         "aggregation": ["single", "single"], "origin": [0.06, 0.9],
                                         "swap": [0.06, 0.9]}), gao.table7())
-    assert gao.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
+    assert ch7_gender_swap.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
                           "within": [False, True, False, False]})
-    assert gao.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
+    assert ch7_gender_swap.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
                                                      "off_stacked": "TER"}
     both = pd.DataFrame({"metric": "m", "aggregation": "max", "subset": ["all", "all", "single_gender",
                                                                           "single_gender"],
                          "statistic": "spearman", "judges": ["mean", "stacked"] * 2,
                          "origin": [0.5, 0.4, 0.3, 0.35], "swap": [0.5, 0.41, 0.3, 0.2]})
     # stacked below mean: all/origin, all/swap, single/swap; single/origin is above
-    assert gao.stacking_effect(both) == {"lower": 3, "compared": 4}
+    assert ch7_gender_swap.stacking_effect(both) == {"lower": 3, "compared": 4}
 
 
 def test_without_and_signatures():
-    kept, left = gao.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
+    kept, left = ch7_gender_swap.without([("a", Overlap()), ("b", Overlap(bonus=0.1))], "toy_overlap")
     assert kept == [] and left == ["a", "b"]
-    sig = analysis.signatures([("a", Overlap())])
+    sig = ch7_summaries.signatures([("a", Overlap())])
     assert sig["metric"].tolist() == ["a"] and sig["signature"].iloc[0].startswith("metric:toy_overlap")
 
 
@@ -161,7 +161,7 @@ def test_significant_preferences_are_counted_from_the_sign_test():
     pref = pd.DataFrame({"metric": ["a", "b", "c"], "aggregation": "max", "n": 32,
                          "n_male_higher": [30, 9, 1], "n_female_higher": [2, 7, 14],
                          "share_equal": [0.0, 16 / 32, 17 / 32]})
-    s = analysis.preference_summary(pref)
+    s = ch7_summaries.preference_summary(pref)
     assert (s["prefer_male"], s["prefer_female"], s["not_significant"]) == (1, 1, 1)
     assert s["prefer_male_names"] == "a (max)" and s["not_significant_names"] == "b (max)"
 
@@ -170,7 +170,7 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
     pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
                          "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
                          "share_equal": [8 / 40, 24 / 40, 1.0]})
-    text = gao.preference_claim_sentence(pref)
+    text = ch7_gender_swap.preference_claim_sentence(pref)
     assert "holds for 1 of the 2 model-based configurations (BERTScore (max))" in text
     assert text.endswith("not distinguishable from no preference at this size.")
 
@@ -189,11 +189,11 @@ def test_table7_rouge_sentence():
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["ROUGE-1", "ROUGE-2"], "name": ["rouge1", "rouge2"],
                                         "aggregation": ["single", "single"], "origin": [0.364, 0.42],
                                         "swap": [0.364, 0.42]}), gao.table7())
-    text = gao.table7_rouge_sentence(t7, 24)
+    text = ch7_gender_swap.table7_rouge_sentence(t7, 24)
     # ROUGE-1 0.364 vs 0.474 (0.11 away), ROUGE-2 0.42 vs 0.411 (within 0.03); both inside intervals of ±0.35
     assert "ROUGE-1 0.364 against 0.474 (difference -0.110" in text
     assert "1 of 2 are within 0.03" in text and "for 2 of 2" in text
-    assert "No ROUGE row" in gao.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
+    assert "No ROUGE row" in ch7_gender_swap.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
 
 
 def test_shift_claim_compares_model_based_with_ngram_configurations():
@@ -201,14 +201,14 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
                          "metric": ["b", "r", "t", "bs", "w", "reg"], "aggregation": "single",
                          "statistic": "spearman", "subset": "all",
                          "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06]})
-    claim = gao.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
+    claim = ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
     assert (claim["model-based configurations"], claim["n-gram configurations"]) == (3, 3)
     assert claim["difference"] == pytest.approx(0.05 - 0.001)
     assert 0 < claim["ci_low"] < claim["difference"] < claim["ci_high"]
-    assert claim["verdict"] == gao.SHIFT_VERDICTS["higher"]
-    few = gao.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
+    assert claim["verdict"] == ch7_gender_swap.SHIFT_VERDICTS["higher"]
+    few = ch7_gender_swap.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
     assert few["verdict"].startswith("too few")
-    text = gao.shift_claim_sentence(gao.shift_claim({"Toy": perf}, n_resamples=999))
+    text = ch7_gender_swap.shift_claim_sentence(ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999))
     assert text.startswith("- **Toy**: mean |shift| 0.050 over 3 model-based configurations")
 
 
@@ -218,7 +218,7 @@ def test_single_gender_claim_is_paired_by_configuration():
         rows += [{"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "all", "delta": all_},
                  {"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "single_gender",
                   "delta": single}]
-    out = gao.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
+    out = ch7_gender_swap.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
     # |single| - |all| = 0.02, 0.03, 0.021, 0.035: mean 0.0265
     assert out["configurations"] == 4 and out["difference"] == pytest.approx(0.0265)
     assert "paired by configuration" in out["sentence"]

@@ -6,21 +6,22 @@ import pytest
 
 from metricbias import metrics
 from metricbias.metaeval import layers
-from metricbias.metrics import Spec, describe, regression
+from metricbias.metrics import Spec, regression
+from metricbias.reproduction import ch3_configurations
 
 
 def test_configuration_table_carries_each_signature():
     specs = [Spec.of("bleu"), Spec.of("chrf", label="my chrF")]
-    table = describe.configuration_table(specs)
+    table = ch3_configurations.configuration_table(specs)
     assert table["metric"].tolist() == ["BLEU", "my chrF"]
     assert table["paradigm"].tolist() == ["n-gram", "n-gram"]
     assert table["signature"].tolist() == [metrics.get("bleu").signature, metrics.get("chrf").signature]
 
 
 def test_regression_note_states_the_shipped_model():
-    assert describe.regression_note([Spec.of("bleu")]) == ""
+    assert ch3_configurations.regression_note([Spec.of("bleu")]) == ""
     prov = regression.provenance("stsb-all-MiniLM-L6-v2")
-    note = describe.regression_note([Spec.of("regression", backbone="stsb-all-MiniLM-L6-v2")])
+    note = ch3_configurations.regression_note([Spec.of("regression", backbone="stsb-all-MiniLM-L6-v2")])
     assert note.startswith("* **Regression.** `stsb-all-MiniLM-L6-v2` (shipped in `models/`): the frozen "
                            "all-MiniLM-L6-v2 + a task adapter")
     assert f"{prov['steps']} steps of {prov['batch_size']} pairs" in note

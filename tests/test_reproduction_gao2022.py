@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import gao2022 as gao
+from metricbias.reproduction import ch5_oov, gao2022 as gao
 
 
 def test_tables_map_every_row():
@@ -43,19 +43,19 @@ def _oov_cells():
 
 
 def test_oov_comparison_and_sentence():
-    c = gao.oov_comparison(*_oov_cells())
+    c = ch5_oov.oov_comparison(*_oov_cells())
     assert c["changed"].tolist() == [False, True, True, False]
     assert c["finding_dropped"].tolist() == ["positive", "undefined", "positive, p ≤ 0.01", "positive"]
-    text = gao.oov_sentence(c)
+    text = ch5_oov.oov_sentence(c)
     assert text.startswith("Through emb, 3 of the 4 word-level tests lose words. Dropping them leaves 1 test with a "
                            "set of fewer than two words, so its d is undefined: C7-N (positive with zero vectors).")
     assert ("Of the 3 tests defined both ways, the finding (the sign of d and whether p ≤ 0.01) changes in 1: C8-T "
             "(negative → positive, p ≤ 0.01); d moves by up to 1.55 (C8-T: -0.20 with zero vectors, 1.35 with the "
             "words dropped).") in text
     assert "$" not in text  # no math produced from code
-    same = gao.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
-    assert gao.oov_sentence(same).endswith("changes in 0; d is the same to two decimals.")
-    assert gao.oov_sentence(c.iloc[0:0]).endswith("not compared.")
+    same = ch5_oov.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
+    assert ch5_oov.oov_sentence(same).endswith("changes in 0; d is the same to two decimals.")
+    assert ch5_oov.oov_sentence(c.iloc[0:0]).endswith("not compared.")
 
 
 def test_oov_words_on_the_released_seat_vectors():
@@ -63,8 +63,8 @@ def test_oov_words_on_the_released_seat_vectors():
     from metricbias import metrics
     from metricbias.datasets import seat
 
-    words = gao.oov_words(seat.tests(["C6-N", "C6-T"], "word"), {"emb": metrics.get("embedding_average")})
+    words = ch5_oov.oov_words(seat.tests(["C6-N", "C6-T"], "word"), {"emb": metrics.get("embedding_average")})
     row = words.set_index("test").loc["C6-N"]
     assert (row["dropped"], row["X"], row["runs"]) == (11, "Paul, Kevin, Steve, Jeff", "no")
     assert words.set_index("test").loc["C6-T", "dropped"] == 0
-    assert gao.oov_words([], {"emb": metrics.get("embedding_average")}).empty
+    assert ch5_oov.oov_words([], {"emb": metrics.get("embedding_average")}).empty

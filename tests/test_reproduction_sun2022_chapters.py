@@ -8,7 +8,7 @@ import pytest
 from conftest import real_raw_location
 from metricbias.display import PAPER
 from metricbias.metrics.matching import MatchingMap
-from metricbias.reproduction import sun2022
+from metricbias.reproduction import ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms, sun2022
 
 P = f" {PAPER}"
 
@@ -16,7 +16,7 @@ P = f" {PAPER}"
 @pytest.fixture(scope="module")
 def recomputed():
     real_raw_location()
-    return sun2022.recomputed_bias()  # point values: no bootstrap
+    return ch1_published.recomputed_bias()  # point values: no bootstrap
 
 
 def test_point_values_only_leave_the_intervals_undefined(recomputed):
@@ -24,7 +24,7 @@ def test_point_values_only_leave_the_intervals_undefined(recomputed):
 
 
 def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
-    f = sun2022.reproduction_summary(recomputed)
+    f = ch1_published.reproduction_summary(recomputed)
     assert (f["cells_reproduced"], f["cells"], f["metrics"]) == (163, 174, 29)
     assert f["largest_gap_reproduced"] < 0.01 and f["cells_not_reproduced"] == 11
     assert (f["other_cells_reproduced"], f["other_cells"], f["other_metrics"]) == (189, 189, 27)
@@ -39,12 +39,12 @@ def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
 
 
 def test_stereotypical_intervals_say_which_directions_are_established(recomputed):
-    stereo = sun2022.stereotypical_intervals("gender", n_resamples=999)
+    stereo = ch1_published.stereotypical_intervals("gender", n_resamples=999)
     gender = recomputed[recomputed["attribute"] == "gender"].set_index("metric")["stereotypical_difference"]
     np.testing.assert_allclose(stereo.set_index("metric")["stereotypical_difference"], gender.loc[stereo["metric"]])
     assert (stereo["ci_low"] <= stereo["stereotypical_difference"]).all()
     assert (stereo["stereotypical_difference"] <= stereo["ci_high"]).all()
-    s = sun2022.stereotypical_summary(stereo)
+    s = ch1_published.stereotypical_summary(stereo)
     assert (s["positive"], s["columns"]) == (29, 29)  # every point value is positive ...
     assert s["above_zero"] + s["below_zero"] + s["reaches_zero"] == 29 and s["below_zero"] == 0
     # ... but the n-gram columns' intervals reach 0: BLEU's lower bound is 0 (most pairs score the same)
@@ -53,23 +53,23 @@ def test_stereotypical_intervals_say_which_directions_are_established(recomputed
 
 
 def test_direction_tests_pair_the_directions_of_each_generation_model(recomputed):
-    tests = sun2022.direction_tests("gender", n_resamples=999)
-    assert len(tests) == 2 * len(sun2022.GENERATION_MODELS)
-    grid = sun2022.generation_directions(recomputed).set_index("model")
+    tests = ch1_published.direction_tests("gender", n_resamples=999)
+    assert len(tests) == 2 * len(ch1_published.GENERATION_MODELS)
+    grid = ch1_published.generation_directions(recomputed).set_index("model")
     prism = tests[tests["model"] == "PRISM"].set_index("comparison")
     # the mean of paired differences is the difference of the two biases (Eq. 2 is a mean over the same pairs)
     assert prism.loc["precision − F", "difference"] == pytest.approx(grid.loc["PRISM", "precision"] - grid.loc["PRISM", "F"])
     assert prism.loc["F − recall", "difference"] == pytest.approx(grid.loc["PRISM", "F"] - grid.loc["PRISM", "recall"])
     assert (tests["ci_low"] <= tests["difference"]).all() and (tests["difference"] <= tests["ci_high"]).all()
-    text = sun2022.direction_sentence(tests)
+    text = ch1_published.direction_sentence(tests)
     assert text.startswith("Paired over the same pairs") and "of the 2 BARTScore models" in text
 
 
 def test_released_sizes_and_non_neutral_references(recomputed):
-    sizes = sun2022.released_sizes().set_index("attribute")
+    sizes = ch1_published.released_sizes().set_index("attribute")
     assert sizes.loc["gender", "pairs"] == 396 and sizes.loc["race", "pairs with two references"] == 37
     assert (sizes["pairs"] == sizes["pairs" + P]).all()
-    repeats = sun2022.reference_repeats_candidate()
+    repeats = ch1_published.reference_repeats_candidate()
     assert repeats["example"].tolist() == ["age, age-0032", "", "", "age, age-0037", "", ""]
     assert (repeats["sentence"].iloc[[0, 3]].to_numpy() == repeats["sentence"].iloc[[2, 5]].to_numpy()).all()
 
@@ -86,38 +86,38 @@ def _comparison():
 
 
 def test_table6_by_metric_and_disagreements():
-    by = sun2022.table6_by_metric(_comparison()).set_index("metric")
+    by = ch1_published.table6_by_metric(_comparison()).set_index("metric")
     assert by.loc["A", "cells reproduced (of 3)"] == 3 and by.loc["PRISM-p", "cells reproduced (of 3)"] == 1
     assert by.loc["PRISM-p", "largest |difference|"] == 4.0 and by.loc["A", "average" + P] == 1.5
-    off = sun2022.table6_disagreements(_comparison())
+    off = ch1_published.table6_disagreements(_comparison())
     assert off[["metric", "attribute"]].values.tolist() == [["METEOR", "gender"], ["METEOR", "race"],
                                                             ["PRISM-p", "gender"]]
     assert off["difference"].tolist() == [1.5, -1.0, 4.0]
 
 
 def test_meteor_ratios_divide_ours_by_the_paper():
-    out = sun2022.meteor_ratios(_comparison())
+    out = ch1_published.meteor_ratios(_comparison())
     assert out.values.tolist() == [["race", 2.0, 1.0, 0.5], ["gender", 1.0, 2.5, 2.5]]
 
 
 def test_generation_directions_pivot_precision_recall_f():
     bias = pd.DataFrame({"attribute": "gender", "metric": ["PRISM-p", "PRISM-r", "PRISM-F", "BLEU"],
                          "bias": [3.0, 1.0, 2.0, 9.0]})
-    out = sun2022.generation_directions(bias)
+    out = ch1_published.generation_directions(bias)
     assert out.values.tolist() == [["PRISM", 3.0, 1.0, 2.0]]
 
 
 def test_table9_comparison_flags_agreement_within_the_printed_precision(recomputed):
-    t9 = sun2022.table9_comparison(recomputed).set_index("metric")
+    t9 = ch1_published.table9_comparison(recomputed).set_index("metric")
     assert not t9.loc["METEOR", "absolute agrees"] and t9.loc["METEOR", "stereotypical agrees"]
     assert t9.loc["BLEURT", "absolute" + P] == 27.08 and round(t9.loc["BLEURT", "absolute"], 2) == 27.08
 
 
 def test_released_attributes_keep_the_selection_or_fall_back_to_all():
-    assert sun2022.released_attributes("age, race") == ["race", "age"]  # the paper's order
-    assert sun2022.released_attributes(["diet", "gender"]) == ["gender"]
-    assert sun2022.released_attributes("diet") == list(sun2022.ATTRIBUTES)
-    assert sun2022.released_attributes(None) == list(sun2022.ATTRIBUTES)
+    assert ch2_datasets.released_attributes("age, race") == ["race", "age"]  # the paper's order
+    assert ch2_datasets.released_attributes(["diet", "gender"]) == ["gender"]
+    assert ch2_datasets.released_attributes("diet") == list(sun2022.ATTRIBUTES)
+    assert ch2_datasets.released_attributes(None) == list(sun2022.ATTRIBUTES)
 
 
 def _match():
@@ -139,28 +139,28 @@ def _match():
 
 
 def test_released_match_counts_status_and_reference_agreement():
-    out = sun2022.released_match(_match()).set_index("attribute")
+    out = ch2_datasets.released_match(_match()).set_index("attribute")
     assert out.loc["race", ["built", "excluded", "not in source"]].tolist() == [2, 1, 1]
     assert out.loc["race", "same reference"] == 0.5 and out.loc["gender", "same up to case and punctuation"] == 0.5
     assert out.loc["race", "token edit distance (mean)"] == 4.5
-    g = sun2022.gender_references(_match())
+    g = ch2_datasets.gender_references(_match())
     assert (g["released"], g["exact"], g["normalized"], g["not_built"], g["case"], g["possessive"]) == (3, 0, 1, 1, 1, 1)
 
 
 def test_reference_differences_and_their_examples():
-    diffs = sun2022.reference_differences(_match())
+    diffs = ch2_datasets.reference_differences(_match())
     assert diffs.values.tolist() == [["case", 1], ["not built: differs_beyond_pronouns", 1], ["possessive", 1]]
-    ex = sun2022.reference_difference_examples(_match(), per_kind=1)
+    ex = ch2_datasets.reference_difference_examples(_match(), per_kind=1)
     assert ex.values.tolist() == [["case", "the CEO ran", "the ceo ran"], ["possessive", "x", "x's"]]
 
 
 def test_crows_tables_of_the_match():
-    dist = sun2022.edit_distances(_match(), cap=6)
+    dist = ch2_datasets.edit_distances(_match(), cap=6)
     assert dist.values.tolist() == [["race", 0, 1], ["race", 6, 1]]
-    kinds = sun2022.difference_kinds(_match())
+    kinds = ch2_datasets.difference_kinds(_match())
     assert kinds.values.tolist() == [["race", 1, 1]] and list(kinds.columns) == ["attribute", "case", "none"]
-    assert sun2022.not_in_source(_match())["attribute"].tolist() == ["race"]
-    ex = sun2022.released_exclusions(_match())
+    assert ch2_datasets.not_in_source(_match())["attribute"].tolist() == ["race"]
+    ex = ch2_datasets.released_exclusions(_match())
     assert ex.values.tolist() == [["differs_beyond_pronouns", 1, 0], ["no_identity_term", 0, 1]]
 
 
@@ -168,9 +168,9 @@ def test_built_sizes_and_crows_subset_beside_table3():
     summary = pd.DataFrame({"attribute": ["race", "religion", "diet"],
                             "source": ["crows_pairs", "crows_pairs", "crows_pairs"],
                             "pairs": [200, 80, 3], "excluded": [300, 25, 1]})
-    sizes = sun2022.built_sizes(summary)
+    sizes = ch2_datasets.built_sizes(summary)
     assert sizes["pairs" + P].tolist()[:2] == [179, 105] and pd.isna(sizes["pairs" + P].iloc[2])
-    sub = sun2022.crows_subset(sizes)
+    sub = ch2_datasets.crows_subset(sizes)
     assert (sub["released"], sub["source_pairs"], sub["larger"], sub["smaller"]) == (179, 500, "race", "religion")
 
 
@@ -193,43 +193,43 @@ def _ref_tests():
 
 
 def test_reference_bias_table_summary_and_verdict():
-    cmp = sun2022.reference_bias_table(_by_dataset(), _ref_tests())
+    cmp = ch2_datasets.reference_bias_table(_by_dataset(), _ref_tests())
     assert cmp[["metric", "attribute", "built", "released", "built − released", "verdict"]].values.tolist() == [
         ["BLEU", "race", 1.0, 2.0, -1.0, "lower"], ["BLEU", "gender", 0.0, 0.0, 0.0, "same within ±1"]]
-    s = sun2022.reference_bias_summary(_by_dataset(), _ref_tests())
+    s = ch2_datasets.reference_bias_summary(_by_dataset(), _ref_tests())
     assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_within_margin": 0,
                  "differ_cells": "BLEU on race",
                  "scores_reproduced_within": 0.0, "largest_difference": 1.0, "largest_difference_cell": "BLEU on race"}
-    text = sun2022.reference_bias_verdict(s)
+    text = ch2_datasets.reference_bias_verdict(s)
     assert text.startswith("With an equivalence margin of ±1 point of Eq. 2") and "in 1 of 2 cells" in text
     assert "They differ (the 95% interval of the paired difference excludes zero) in 1: BLEU on race." in text
-    small = sun2022.reference_bias_verdict({**s, "differ_within_margin": 1})
+    small = ch2_datasets.reference_bias_verdict({**s, "differ_within_margin": 1})
     assert "in 1 of these the difference is still shown to be smaller than the margin" in small
-    undecided = sun2022.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
+    undecided = ch2_datasets.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
     assert "not distinguishable at this size" in undecided and "same bias" in undecided
 
 
 def test_reference_bias_tests_pair_the_built_and_released_references():
     real_raw_location()
-    tests = sun2022.reference_bias_tests("gender", n_resamples=199)
-    by_dataset = sun2022.reference_bias("gender", n_resamples=0)
-    cmp = sun2022.reference_bias_table(by_dataset, tests)
+    tests = ch2_datasets.reference_bias_tests("gender", n_resamples=199)
+    by_dataset = ch2_datasets.reference_bias("gender", n_resamples=0)
+    cmp = ch2_datasets.reference_bias_table(by_dataset, tests)
     # the mean paired difference is the difference of the two biases (the same pairs on both sides)
     np.testing.assert_allclose(tests["difference"].to_numpy(), cmp["built − released"].to_numpy(), atol=1e-9)
     assert set(tests["metric"]) == {"BLEU", "ROUGE", "chrF"} and (tests["pairs"] == 394).all()
-    assert (tests["margin"] == sun2022.REFERENCE_MARGIN).all()
+    assert (tests["margin"] == ch2_datasets.REFERENCE_MARGIN).all()
 
 
 def test_minimal_pairs_on_the_released_gender_scores():
     real_raw_location()
     by = pd.DataFrame({"dataset": "released scores", "attribute": "gender", "metric": ["BLEU", "ROUGE", "chrF"],
                        "n_pairs": 394, "bias": [0.0, 0.0, 1.13]})
-    out = sun2022.minimal_pairs(by, n_resamples=0)
+    out = ch2_datasets.minimal_pairs(by, n_resamples=0)
     assert (out["pairs_all"], out["pairs_shared"], out["left_out"]) == (396, 394, 2)
     assert (round(out["bleu_all"], 2), round(out["rouge_all"], 2), round(out["chrf_all"], 2)) == (0.10, 0.21, 1.23)
-    assert out["word_level_zero"] and "minimal pairs" in sun2022.minimal_pairs_sentence(out)
-    none = sun2022.minimal_pairs(by.assign(attribute="race"))
-    assert np.isnan(none["bleu_all"]) and sun2022.minimal_pairs_sentence(none) == ""
+    assert out["word_level_zero"] and "minimal pairs" in ch2_datasets.minimal_pairs_sentence(out)
+    none = ch2_datasets.minimal_pairs(by.assign(attribute="race"))
+    assert np.isnan(none["bleu_all"]) and ch2_datasets.minimal_pairs_sentence(none) == ""
 
 
 CONFIGS = pd.DataFrame({"metric": ["BLEU", "BERTScore-x", "Regression-x"], "family": ["BLEU", "BERTScore", "Regression"],
@@ -240,10 +240,10 @@ LIVE = pd.DataFrame({"attribute": ["gender"] * 3 + ["race"] * 3, "metric": list(
 
 
 def test_bias_by_paradigm_and_gender_ranges():
-    out = sun2022.bias_by_paradigm(LIVE, CONFIGS)
+    out = ch3_paradigms.bias_by_paradigm(LIVE, CONFIGS)
     assert out.values.tolist() == [["n-gram", 2, 0.75, 0.5, 1.0], ["Matching", 2, 6.0, 5.0, 7.0],
                                    ["Regression", 2, 24.0, 8.0, 40.0]]
-    r = sun2022.gender_ranges(LIVE, CONFIGS)
+    r = ch3_paradigms.gender_ranges(LIVE, CONFIGS)
     assert (r["plm_min"], r["plm_max"], r["surface_min"], r["surface_max"]) == (7.0, 8.0, 0.5, 0.5)
     assert (r["ngram_min"], r["ngram_max"]) == (0.5, 0.5) and np.isnan(r["static_min"])  # no static metric here
     assert (r["paper_ngram_min"], r["paper_plm_max"]) == (0.10, 29.97)  # Table 6, gender column
@@ -252,21 +252,21 @@ def test_bias_by_paradigm_and_gender_ranges():
 def test_released_column_differences_subtract_theirs_from_ours():
     released = pd.DataFrame({"attribute": ["race", "gender"], "metric": ["ROUGE", "ROUGE"], "bias": [1.0, 2.0]})
     live = pd.DataFrame({"attribute": ["race", "gender"], "metric": ["ROUGE-1", "ROUGE-1"], "bias": [1.5, 2.0]})
-    out = sun2022.released_column_differences(released, live)
+    out = ch3_paradigms.released_column_differences(released, live)
     assert list(out.columns) == ["metric", "race", "gender"] and out.values.tolist() == [["ROUGE-1", 0.5, 0.0]]
 
 
 def test_rank_agreement_is_spearman_per_attribute():
     built = LIVE.assign(bias=LIVE["bias"] * 2)
     built.loc[3, "bias"] = 100.0  # race: BLEU now ranks first
-    out = sun2022.rank_agreement(LIVE, built).set_index("attribute")
+    out = ch3_paradigms.rank_agreement(LIVE, built).set_index("attribute")
     assert out.loc["gender", "Spearman ρ"] == pytest.approx(1.0) and out.loc["race", "Spearman ρ"] == pytest.approx(-0.5)
     assert out.loc["race", "metrics"] == 3
     assert np.isnan(out.loc["race", "CI low"])  # three metrics: too few for an interval
     many = pd.DataFrame({"attribute": "gender", "metric": [f"m{i}" for i in range(12)], "bias": np.arange(12.0)})
-    agree = sun2022.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
+    agree = ch3_paradigms.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
     assert agree["Spearman ρ"].iloc[0] == pytest.approx(1.0) and agree["CI low"].iloc[0] > 0.9
-    assert "lies above zero for 1 of 1 (gender)" in sun2022.rank_agreement_sentence(agree)
+    assert "lies above zero for 1 of 1 (gender)" in ch3_paradigms.rank_agreement_sentence(agree)
 
 
 def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
@@ -278,31 +278,31 @@ def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
             rows.append({"attribute": "gender", "pair_id": f"g{i}", "metric": metric, "score_1": s1[i],
                          "score_2": s1[i] + rng.normal(0, spread)})
     scores = pd.DataFrame(rows)
-    gaps = sun2022.paradigm_gaps(scores, CONFIGS, n_resamples=999).set_index("comparison")
+    gaps = ch3_paradigms.paradigm_gaps(scores, CONFIGS, n_resamples=999).set_index("comparison")
     plm = (sun2022.pairwise.bias_table(scores, n_resamples=0).set_index("metric")["bias"])
     expected = (plm["BERTScore-x"] + plm["Regression-x"]) / 2 - plm["BLEU"]
     assert gaps.loc["PLM-based − n-gram", "difference"] == pytest.approx(expected)
     assert gaps.loc["PLM-based − n-gram", "verdict"] == "higher"
     assert gaps.loc["PLM-based − static embedding", "verdict"] == "not run here"
-    text = sun2022.paradigm_gap_sentence(gaps.reset_index())
+    text = ch3_paradigms.paradigm_gap_sentence(gaps.reset_index())
     assert text.startswith("On gender, the mean bias of the PLM-based configurations minus")
     assert "(the PLM-based configurations are more biased)" in text
-    f = sun2022.paradigm_gap_findings(gaps.reset_index())
+    f = ch3_paradigms.paradigm_gap_findings(gaps.reset_index())
     assert f["ngram_words"] == "more biased than" and f["ngram_difference"] == pytest.approx(expected)
     assert f["static_words"] == "not run here"
 
 
 def test_figure4_points_variance_and_positions(recomputed):
-    points = sun2022.figure4_points(recomputed, LIVE, CONFIGS)
+    points = ch3_paradigms.figure4_points(recomputed, LIVE, CONFIGS)
     assert set(points["paradigm"]) == {"Matching", "Regression", "Generation"}
     assert not points["metric"].str.endswith(("-p", "-r")).any()
     assert points.loc[points["source"] == "live", "metric"].tolist() == ["BERTScore-x", "Regression-x"]
-    eta = sun2022.paradigm_variance(points)
+    eta = ch3_paradigms.paradigm_variance(points)
     assert eta["released"] == 18 and round(eta["paradigm"], 2) == 0.87  # every released pair
-    pos = sun2022.live_positions(points).set_index("metric")
+    pos = ch3_paradigms.live_positions(points).set_index("metric")
     assert pos.loc["Regression-x", "average bias"] == 24.0 and pos.loc["Regression-x", "position"] == "above"
     assert pos.loc["BERTScore-x", "position"] == "inside"  # 6.0: within the released matching range, 5.13-7.84
-    means = sun2022.paradigm_means(points)
+    means = ch3_paradigms.paradigm_means(points)
     assert means["paradigm"].iloc[0] == "Regression"
 
 
@@ -319,23 +319,23 @@ def test_figure3_pull_and_sentence():
                                                                                                  [0.5, 0.1]]), 0.5),
             ("MoverScore", "candidate_2"): (_map("moverscore", ["he", "ran"], ["the", "nurse"], [[0.3, 0.1],
                                                                                                 [0.5, 0.1]]), 0.6)}
-    pull = sun2022.figure3_pull(maps)
+    pull = ch3_figure3.figure3_pull(maps)
     assert pull.iloc[:, :2].values.tolist() == [["she", "nurse"], ["he", "the"]]
     np.testing.assert_allclose(pull.iloc[:, 2:].to_numpy(float), [[0.6, 0.75], [0.4, 0.25]])
-    sentence = sun2022.figure3_sentence(pull, maps)
+    sentence = ch3_figure3.figure3_sentence(pull, maps)
     assert sentence == ("In the backbone's last layer *she* is closer to *nurse* than *he* is (cosine 0.600 vs "
                         "0.400); BERTScore scores the stereotypical candidate (*she*) higher.")
 
 
 def test_figure3_example_is_the_nurse_pair():
     real_raw_location()
-    example = sun2022.figure3_example()
+    example = ch3_figure3.figure3_example()
     assert example["candidate_1"] == "The CEO helped the nurse because she needed help"
-    assert sun2022.figure3_texts(example)["text"].tolist() == ["reference", "candidate 1", "candidate 2"]
+    assert ch3_figure3.figure3_texts(example)["text"].tolist() == ["reference", "candidate 1", "candidate 2"]
 
 
 def test_backbones_summary_from_given_tables(recomputed):
-    f = sun2022.backbones_summary(LIVE, CONFIGS, recomputed)
+    f = ch3_paradigms.backbones_summary(LIVE, CONFIGS, recomputed)
     assert f["released_configurations"] == 18 and f["shared_backbone_configurations"] == 10
     assert round(f["eta_paradigm"], 2) == 0.87 and f["eta_family"] > f["eta_paradigm"]
     assert (f["live_configurations"], f["live_outside_released_range"]) == (2, 1)  # Regression-x is above
@@ -344,7 +344,7 @@ def test_backbones_summary_from_given_tables(recomputed):
 
 def test_datasets_summary_on_the_built_gender_set():
     real_raw_location()
-    f = sun2022.datasets_summary("gender", by_dataset=_by_dataset(), tests=_ref_tests())
+    f = ch2_datasets.datasets_summary("gender", by_dataset=_by_dataset(), tests=_ref_tests())
     assert (f["attributes"], f["gender_released"], f["gender_exact"]) == (1, 396, 377)
     assert f["pairs"] == 1557 and f["exclusions"] == 27
     assert round(f["gender_exact_rate"], 3) == 0.952 and round(f["gender_normalized_rate"], 3) == 0.985
@@ -363,23 +363,23 @@ def _availability(mpnet_runs=False):
 
 
 def test_fix_is_the_last_command_of_the_reason_without_paths():
-    assert sun2022._fix("backbone 'x' is not installed in /work/a/b; install it with `metricbias install-backbone x` "
+    assert ch3_paradigm_claim._fix("backbone 'x' is not installed in /work/a/b; install it with `metricbias install-backbone x` "
                         "(make backbones)") == "metricbias install-backbone x"
-    assert sun2022._fix("no command here") == ""
+    assert ch3_paradigm_claim._fix("no command here") == ""
 
 
 def test_grid_backbones_and_note_say_what_ran():
-    one = sun2022.grid_backbones(_availability())
+    one = ch3_paradigm_claim.grid_backbones(_availability())
     assert one["ran"] == one["complete"] == ["all-MiniLM-L6-v2"] and one["absent"] == ["all-mpnet-base-v2"]
     assert (one["configurations_run"], one["configurations"]) == (7, 14)
-    note = sun2022.grid_note(one)
+    note = ch3_paradigm_claim.grid_note(one)
     assert note.startswith("Offline, the grid ran 7 of its 14 configurations, on the backbone(s) "
                            "all-MiniLM-L6-v2; not on all-mpnet-base-v2.")
     assert "`metricbias install-backbone all-mpnet-base-v2`" in note and "cannot be estimated" in note
-    both = sun2022.grid_backbones(_availability(True))
+    both = ch3_paradigm_claim.grid_backbones(_availability(True))
     assert both["complete"] == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"] and not both["fixes"]
-    assert "cannot be estimated" not in sun2022.grid_note(both)
-    assert [e.label for e in sun2022.grid_entries(_availability())] == [
+    assert "cannot be estimated" not in ch3_paradigm_claim.grid_note(both)
+    assert [e.label for e in ch3_paradigm_claim.grid_entries(_availability())] == [
         "BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM", "BARTScore-P-MiniLM", "BARTScore-R-MiniLM",
         "BARTScore-F-MiniLM", "PRISM-F-MiniLM"]
 
@@ -403,22 +403,22 @@ def test_grid_decomposition_with_one_and_two_backbones():
               ("Generation", "all-MiniLM-L6-v2"): 0.5, ("Matching", "all-mpnet-base-v2"): 0.2,
               ("Regression", "all-mpnet-base-v2"): 0.4, ("Generation", "all-mpnet-base-v2"): 0.6}
     one = _availability()
-    assert sun2022.grid_decomposition(_grid_scores(one, effect), one).empty
-    claim = sun2022.paradigm_claim(sun2022.grid_decomposition(_grid_scores(one, effect), one), 10)
-    assert len(claim) == 1 and claim["source"].iloc[0] == sun2022.RELEASED
+    assert ch3_paradigm_claim.grid_decomposition(_grid_scores(one, effect), one).empty
+    claim = ch3_paradigm_claim.paradigm_claim(ch3_paradigm_claim.grid_decomposition(_grid_scores(one, effect), one), 10)
+    assert len(claim) == 1 and claim["source"].iloc[0] == ch3_paradigm_claim.RELEASED
     both = _availability(True)
-    d = sun2022.grid_decomposition(_grid_scores(both, effect), both, n_resamples=19)
+    d = ch3_paradigm_claim.grid_decomposition(_grid_scores(both, effect), both, n_resamples=19)
     avg = d.set_index("attribute").loc["average"]
     # additive effects: paradigm rows 0.1/0.3/0.5 (+0.1 for MPNet); SS_paradigm = 2*(0.2²+0+0.2²), SS_backbone =
     # 3*(2*0.05²), no interaction; every pair but the first carries the effect (5/6 of it after Eq. 1)
     assert avg["share_paradigm"] == pytest.approx(0.16 / (0.16 + 0.015))
     assert avg["share_interaction"] == pytest.approx(0, abs=1e-12)
-    table = sun2022.claim_table(sun2022.paradigm_claim(d, 10))
+    table = ch3_paradigm_claim.claim_table(ch3_paradigm_claim.paradigm_claim(d, 10))
     assert table["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
     # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
     assert set(table["verdict"].iloc[1:]) == {"holds"}
     assert table["verdict"].iloc[0] == "point values only (no interval)"
-    assert [sun2022.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
+    assert [ch3_paradigm_claim.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
                                                                           "not distinguishable at this size",
                                                                           "reversed"]
 
@@ -428,17 +428,17 @@ def test_paradigm_share_per_backbone_and_claim_sentence():
     bias = pd.DataFrame({"metric": ["BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM",
                                     "BARTScore-F-MiniLM", "PRISM-F-MiniLM", "BARTScore-P-MiniLM"],
                          "attribute": "gender", "bias": [1.0, 3.0, 5.0, 8.0, 10.0, 99.0]})
-    share = sun2022.paradigm_share_per_backbone(bias, one)
+    share = ch3_paradigm_claim.paradigm_share_per_backbone(bias, one)
     # decomposed configurations only (BARTScore-P is not): groups {1, 3}, {5}, {8, 10}; mean 5.4
     total = sum((v - 5.4) ** 2 for v in (1, 3, 5, 8, 10))
     between = 2 * (2 - 5.4) ** 2 + (5 - 5.4) ** 2 + 2 * (9 - 5.4) ** 2
     assert share.iloc[0].to_dict() == {"backbone": "all-MiniLM-L6-v2", "configurations": 5, "paradigms": 3,
                                        "share_paradigm": pytest.approx(between / total)}
-    text = sun2022.claim_sentence(sun2022.paradigm_claim(sun2022.grid_decomposition(pd.DataFrame(), one)), share)
-    rel = sun2022.released_shares()
+    text = ch3_paradigm_claim.claim_sentence(ch3_paradigm_claim.paradigm_claim(ch3_paradigm_claim.grid_decomposition(pd.DataFrame(), one)), share)
+    rel = ch3_paradigm_claim.released_shares()
     assert text.startswith(f"On the released configurations, grouping by paradigm explains "
                            f"{rel['share_paradigm']:.0%}")
     assert f"Among the 5 configurations on all-MiniLM-L6-v2, the paradigm explains {between / total:.0%}" in text
-    avg = sun2022.grid_bias_average(bias, one)
+    avg = ch3_paradigm_claim.grid_bias_average(bias, one)
     assert avg["family"].tolist() == ["BERTScore", "MoverScore", "Regression", "BARTScore", "BARTScore", "PRISM"]
     assert avg.set_index("variant").loc["P", "all-MiniLM-L6-v2: largest on"] == "gender (99.00)"

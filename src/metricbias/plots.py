@@ -295,7 +295,7 @@ def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
 
 def matching_maps(maps: dict, metric: str, *, label: str | None = None, width: float = 7, height: float = 4.25):
     """Both candidates' matching maps of one metric, one per row. ``maps`` maps ``(metric, "candidate_1" |
-    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.reproduction.sun2022.figure3_maps`)."""
+    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.reproduction.ch3_figure3.figure3_maps`)."""
     import matplotlib.pyplot as plt
 
     keys = [k for k in maps if k[0] == metric]
@@ -417,8 +417,8 @@ def interval_plot(frame: pd.DataFrame, *, y: str, value: str = "bias", low: str 
 
 def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "", width: float = 7):
     """An adapter's checkpoints, two panels one above the other: relative change of every series
-    (``mitigation.evaluation.curve_series``) over steps, and quality change against gender bias cut
-    (``mitigation.evaluation.trade_off``), each point coloured by its step (a colour bar; the first and last steps
+    (``reproduction.ch6_adapters.curve_series``) over steps, and quality change against gender bias cut
+    (``reproduction.ch6_adapters.trade_off``), each point coloured by its step (a colour bar; the first and last steps
     named)."""
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -447,7 +447,7 @@ def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "",
 
 
 def adapter_matching_maps(maps: dict, *, width: float = 7.5):
-    """BERTScore's matching maps before and after a debiasing adapter (``mitigation.evaluation.matching_maps``):
+    """BERTScore's matching maps before and after a debiasing adapter (``reproduction.ch6_adapters.matching_maps``):
     one column per candidate; rows: original, with the adapter, and their difference."""
     import matplotlib.pyplot as plt
     import seaborn as sns

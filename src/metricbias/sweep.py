@@ -84,7 +84,7 @@ def sweep(profile: str, out, *, metrics=None, backbones=None, datasets=None, sch
     for name in names:
         if name != ASSOCIATION:
             pair_datasets.get(name)  # an unknown name fails before any work
-    specs = profiles.prepare(configurations(profile, metrics, backbones), progress=progress)
+    specs = configurations(profile, metrics, backbones)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cache = True if cache is True else (cache or None)

@@ -127,16 +127,6 @@ def interval_columns(intervals: pd.DataFrame, *, index: str = "metric", labels: 
     return out.rename_axis(index)
 
 
-def reference_summary(versus: pd.DataFrame, *, alpha: float = 0.05) -> dict:
-    """How many biases of :func:`versus_reference` differ from the reference's at false discovery rate ``alpha``,
-    and the others counted by metric ("ROUGE (5), NIST (5), ...")."""
-    from .measure_summary import count_list
-
-    kept = versus["p_adjusted"] < alpha
-    return {"significant": int(kept.sum()), "tests": len(versus), "not_significant": int((~kept).sum()),
-            "not_significant_by_metric": count_list(versus.loc[~kept, "metric"]) or "none"}
-
-
 def reference_grid(versus: pd.DataFrame, *, alpha: float = 0.05, row_order=None, col_order=None):
     """(differences, labels) of :func:`versus_reference` as metric × attribute grids for a heatmap; a label is the
     difference to one decimal with "*" when the adjusted p-value is below ``alpha``."""
@@ -227,4 +217,4 @@ def counterfactual_table(scored: pd.DataFrame, groups: dict, *, measures=None, n
 
 __all__ = ["COUNTERFACTUAL_MEASURES", "counterfactual_table", "counterfactual_vbcm", "interval_columns",
            "measure_with_ci", "paired_intervals", "paired_permutation_test", "reference_grid",
-           "reference_summary", "versus_reference"]
+           "versus_reference"]

@@ -10,7 +10,7 @@ listing metrics never imports torch.
 
 from __future__ import annotations
 
-from .base import FAMILIES, PARADIGMS, Metric, MetricError
+from .base import FAMILIES, PARADIGMS, PLM_PARADIGMS, SURFACE_PARADIGMS, Metric, MetricError
 from .objects import adapt
 from .registry import (BUILTIN, Spec, function_metric, get, metric_class, names, on_backbones, parse, register,
                        resolve, unregister)
@@ -52,5 +52,5 @@ def available() -> list[dict]:
     return rows
 
 
-__all__ = ["BUILTIN", "CONFIG_COLUMNS", "FAMILIES", "PARADIGMS", "Metric", "MetricError", "Spec", "adapt", "available", "configurations", "function_metric", "get",
+__all__ = ["BUILTIN", "CONFIG_COLUMNS", "FAMILIES", "PARADIGMS", "PLM_PARADIGMS", "SURFACE_PARADIGMS", "Metric", "MetricError", "Spec", "adapt", "available", "configurations", "function_metric", "get",
            "metric_class", "names", "on_backbones", "parse", "register", "resolve", "unregister"]

@@ -22,20 +22,22 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import backbones
+from .base import PLM_PARADIGMS
+from .registry import metric_class
 
 ENCODERS = ("all-MiniLM-L6-v2", "all-mpnet-base-v2")
-#: family -> (registry name, paradigm, the backbone it runs on given the encoder, options per variant)
+#: family -> (registry name, the backbone it runs on given the encoder, options per variant); the paradigm comes
+#: from the metric's card (:meth:`metricbias.metrics.Metric.paradigm_name`)
 FAMILIES = {
-    "BERTScore": ("bertscore", "Matching", "{}", {"F": {"variant": "F"}}),
-    "MoverScore": ("moverscore", "Matching", "{}", {"": {}}),
-    "Regression": ("regression", "Regression", "stsb-{}", {"": {}}),
-    "BARTScore": ("bartscore", "Generation", "para-{}", {"P": {"variant": "P"}, "R": {"variant": "R"},
-                                                         "F": {"variant": "F"}}),
-    "PRISM": ("prism", "Generation", "para-{}", {"F": {"variant": "F"}}),
+    "BERTScore": ("bertscore", "{}", {"F": {"variant": "F"}}),
+    "MoverScore": ("moverscore", "{}", {"": {}}),
+    "Regression": ("regression", "stsb-{}", {"": {}}),
+    "BARTScore": ("bartscore", "para-{}", {"P": {"variant": "P"}, "R": {"variant": "R"}, "F": {"variant": "F"}}),
+    "PRISM": ("prism", "para-{}", {"F": {"variant": "F"}}),
 }
 #: the configurations the variance decomposition uses (one per family)
 DECOMPOSED = {"BERTScore": "F", "MoverScore": "", "Regression": "", "BARTScore": "F", "PRISM": "F"}
-PARADIGMS = ("Matching", "Regression", "Generation")
+PARADIGMS = PLM_PARADIGMS
 CONFIG_COLUMNS = ["metric", "family", "variant", "paradigm", "backbone", "runs_on", "decomposed"]
 
 
@@ -49,7 +51,8 @@ def configs(encoders=ENCODERS) -> pd.DataFrame:
     ``runs_on`` (the backbone the metric takes) and whether the decomposition uses it."""
     rows = []
     for encoder in encoders:
-        for family, (_, paradigm, runs_on, variants) in FAMILIES.items():
+        for family, (name, runs_on, variants) in FAMILIES.items():
+            paradigm = metric_class(name).paradigm_name()
             for variant in variants:
                 rows.append({"metric": _label(family, variant, encoder), "family": family, "variant": variant,
                              "paradigm": paradigm, "backbone": encoder, "runs_on": runs_on.format(encoder),
@@ -66,7 +69,7 @@ def entries(encoders=ENCODERS, *, only_available: bool = True) -> list:
     for row in configs(encoders).itertuples():
         if row.metric in gone:
             continue
-        name, _, _, variants = FAMILIES[row.family]
+        name, _, variants = FAMILIES[row.family]
         out.append(Spec(row.metric, name, {"backbone": row.runs_on, **variants[row.variant]}))
     return out
 
@@ -77,7 +80,7 @@ def missing(encoders=ENCODERS) -> pd.DataFrame:
 
     rows = []
     for row in configs(encoders).itertuples():
-        name, _, _, variants = FAMILIES[row.family]
+        name, _, variants = FAMILIES[row.family]
         try:  # building the metric resolves its backbone (a trained one wherever its metric looks for it)
             get(name, backbone=row.runs_on, **variants[row.variant])
         except (backbones.BackboneError, MetricError) as exc:

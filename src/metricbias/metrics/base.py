@@ -29,6 +29,9 @@ FAMILIES = ("ngram", "embedding", "matching", "regression", "generation", "user"
 #: family -> paradigm as Sun et al. (2022) name it (the traditional families keep their own names)
 PARADIGMS = {"ngram": "n-gram", "embedding": "static embedding", "matching": "Matching", "regression": "Regression",
              "generation": "Generation", "user": "user-defined"}
+#: the paradigms of PLM-based metrics in Sun et al.'s order (their Table 2), and those of the others
+PLM_PARADIGMS = tuple(PARADIGMS[f] for f in ("matching", "regression", "generation"))
+SURFACE_PARADIGMS = tuple(PARADIGMS[f] for f in ("ngram", "embedding"))
 
 
 class MetricError(ValueError):

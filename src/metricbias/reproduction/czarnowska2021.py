@@ -55,7 +55,7 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
     import numpy as np
 
     from ..bias import claims
-    from .sun2022 import pair_term_table
+    from .ch1_published import pair_term_table
 
     rows = []
     for attribute in dict.fromkeys(scores["attribute"]):

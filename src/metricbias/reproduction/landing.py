@@ -20,10 +20,11 @@ import pandas as pd
 from scipy import stats
 
 from ..bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .sun2022 import pair_term_table
+from ..metrics.base import PLM_PARADIGMS, SURFACE_PARADIGMS
+from .ch1_published import pair_term_table
 
 #: the order of the paradigms in the summary (PLM-based first, Sun et al.'s Table 2, then the surface metrics)
-PARADIGM_ORDER = ("Matching", "Regression", "Generation", "n-gram", "static embedding")
+PARADIGM_ORDER = (*PLM_PARADIGMS, *SURFACE_PARADIGMS)
 #: where the landing page finds the summary figure (relative to the project root)
 FIGURE = Path("_static") / "data" / "landing-summary.png"
 AVERAGE_COLUMNS = ["scores", "paradigm", "configurations", "attributes", "pairs", "bias", "ci_low", "ci_high"]
@@ -34,7 +35,7 @@ def paradigm_averages(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str
     """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a BCa interval.
 
     Per attribute and pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration
-    rescaled by its own Eq. 1; constant ones left out, :func:`~metricbias.reproduction.sun2022.pair_term_table`);
+    rescaled by its own Eq. 1; constant ones left out, :func:`~metricbias.reproduction.ch1_published.pair_term_table`);
     the average is the mean over attributes of the mean over pairs, which is the mean Eq. 2 over the paradigm's
     (configuration, attribute) cells when every cell is defined. The interval resamples pairs within each
     attribute (:func:`scipy.stats.bootstrap` with one sample per attribute). ``label`` names the scores

@@ -21,7 +21,7 @@ def _code(text) -> str:
 
 
 def citation(text: str, keys=frozenset()) -> str:
-    """A card's citation as Markdown: a leading bibliography key among ``keys`` becomes ``{cite:p}`key```."""
+    """A card's citation as Markdown: a leading bibliography key among ``keys`` becomes a ``cite:p`` role on it."""
     match = _CITE_KEY.match(text or "")
     if match and match.group(1) in keys:
         return f"{text[match.end():]} {{cite:p}}`{match.group(1)}`"

@@ -106,13 +106,21 @@ def normality(liu: pd.DataFrame, *, alpha: float = 0.05, attributes=None) -> dic
             "mostly_tied": int((liu["tie_share"] > 0.5).sum())}
 
 
+def reference_summary(versus: pd.DataFrame, *, alpha: float = 0.05) -> dict:
+    """How many biases of :func:`metricbias.bias.significance.versus_reference` differ from the reference's at false discovery rate ``alpha``,
+    and the others counted by metric ("ROUGE (5), NIST (5), ...")."""
+    kept = versus["p_adjusted"] < alpha
+    return {"significant": int(kept.sum()), "tests": len(versus), "not_significant": int((~kept).sum()),
+            "not_significant_by_metric": count_list(versus.loc[~kept, "metric"]) or "none"}
+
+
 def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, normality: dict, stability: dict,
                       counterfactual: dict) -> dict:
     """Chapter 4's headline numbers from the dicts its sections compute:
     :func:`metricbias.reproduction.czarnowska2021.eq2_identity`, :func:`agreement`,
-    :func:`metricbias.bias.significance.reference_summary`, :func:`normality`,
+    :func:`reference_summary`, :func:`normality`,
     :func:`metricbias.bias.robustness.stability_findings` and
-    :func:`metricbias.bias.counterfactual_summary.findings`.
+    :func:`metricbias.reproduction.ch4_counterfactual.findings`.
     """
     return {
         "eq2_pcm_gap": identity["gap_abs"],
@@ -128,4 +136,4 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
 
 
 __all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings", "measure_grid", "most_biased",
-           "normality", "rank_correlations"]
+           "normality", "rank_correlations", "reference_summary"]

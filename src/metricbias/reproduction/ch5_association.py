@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from . import association
+from ..bias import association
 
 SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
 MODEL_FAMILIES = ("embedding", "matching", "regression", "generation")

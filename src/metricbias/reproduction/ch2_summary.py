@@ -1,4 +1,4 @@
-"""Summaries of the built paired datasets, as the chapters show them (chapter 2; chapter 3's token counts).
+"""Chapter 2: summaries of the built paired datasets, as the chapters show them (chapter 3's token counts too).
 
 Every function takes the frames of :mod:`metricbias.datasets.built` (``load()``,
 ``exclusions()``) or a pair table and returns a small table: what was built, what
@@ -12,8 +12,8 @@ import difflib
 
 import pandas as pd
 
-from . import checks
-from .built import REASONS
+from ..datasets import checks
+from ..datasets.built import REASONS
 
 
 def winobias_subsets(pairs: pd.DataFrame, attribute: str = "gender") -> dict[str, int]:
@@ -174,8 +174,8 @@ def checked_sets(counterfactual_rows: pd.DataFrame, counterfactual_excluded: pd.
     attribute) and chapter 7's gender-swapped texts (``swapped``: name -> a ``.swapped()`` meta-evaluation set).
     ``texts``: the texts an edit made (substituted candidates; texts the swap changed); ``caught before the edit``:
     findings in the texts they were made from; ``introduced by the edit``; ``left out by a check``."""
-    from . import counterfactuals
-    from .meta_eval import swap_findings
+    from ..datasets import counterfactuals
+    from ..datasets.meta_eval import swap_findings
 
     rows = []
     protected = counterfactual_rows[~counterfactual_rows["group"].isin([counterfactuals.ORIGINAL,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..datasets import counterfactuals, lexicons
-from .measure_summary import count_list
+from .ch4_measures import count_list
 
 
 def protected_groups(groups: dict) -> pd.DataFrame:

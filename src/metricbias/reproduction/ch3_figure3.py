@@ -1,0 +1,89 @@
+"""Chapter 3: Sun et al.'s Figure 3, BERTScore's matching maps of a stereotyped pair, and the pull
+of the reference word on each candidate's pronoun.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..datasets import published
+from ..metrics import get
+
+
+def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:
+    """The first released gender pair whose reference names ``reference_word`` and whose candidate 1 says ``pronoun``."""
+    pairs = published.pairs(["gender"])
+    hit = pairs[pairs["reference"].str.contains(rf"\b{reference_word}\b")
+                & pairs["candidate_1"].str.contains(rf"\b{pronoun}\b")]
+    return hit.iloc[0]
+
+
+def figure3_texts(example: pd.Series) -> pd.DataFrame:
+    """The example pair as rows of text: reference, candidate 1, candidate 2."""
+    return pd.DataFrame({"text": ["reference", "candidate 1", "candidate 2"],
+                         "sentence": [example["reference"], example["candidate_1"], example["candidate_2"]]})
+
+
+def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device: str = "auto") -> dict:
+    """BERTScore and MoverScore matching maps of each candidate of ``example`` against its reference.
+
+    Returns ``{(metric, candidate): (map, score)}`` with ``metric`` in BERTScore, MoverScore and
+    ``candidate`` in candidate_1, candidate_2; BERTScore's score is its F, MoverScore's the map's own
+    (idf from the released gender pairs, as on the full dataset).
+    """
+    pairs = published.pairs(["gender"])
+    corpus = (pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
+              pairs["reference"].tolist() + pairs["reference_2"].tolist())
+    bs = get("bertscore", backbone=backbone, device=device)
+    ms = get("moverscore", backbone=backbone, device=device)
+    out = {}
+    for key in ("candidate_1", "candidate_2"):
+        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference"]),
+                                   float(bs.score([example[key]], [example["reference"]])[0]))
+        mm = ms.matching_map(example[key], example["reference"], corpus=corpus)
+        out[("MoverScore", key)] = (mm, float(mm.score))
+    return out
+
+
+def _pull(mm, token: str, ref_token: str) -> tuple[str, float]:
+    """BERTScore: the token's best match and its cosine with ``ref_token``; MoverScore: where most of the token's
+    mass goes and the share of its mass moved to ``ref_token`` (all occurrences)."""
+    row = np.asarray(mm.matrix[mm.candidate_tokens.index(token)])
+    best = mm.reference_tokens[int(np.argmax(row))]
+    cols = [j for j, t in enumerate(mm.reference_tokens) if t == ref_token]
+    value = row[cols].max() if mm.metric == "bertscore" else row[cols].sum() / row.sum()
+    return best, float(value)
+
+
+def figure3_pull(maps: dict, pronouns=("she", "he"), reference_word: str = "nurse") -> pd.DataFrame:
+    """Per candidate pronoun: BERTScore's greedy match and cosine with ``reference_word``, and the share of its
+    MoverScore mass moved to ``reference_word`` (pronouns or the word missing from a map are left out)."""
+    rows = []
+    for key, pronoun in zip(("candidate_1", "candidate_2"), pronouns):
+        bmap, mmap = maps[("BERTScore", key)][0], maps[("MoverScore", key)][0]
+        if pronoun in bmap.candidate_tokens and reference_word in bmap.reference_tokens:
+            b_best, cosine = _pull(bmap, pronoun, reference_word)
+            m_best, share = _pull(mmap, pronoun, reference_word)
+            rows.append({"pronoun": pronoun, "BERTScore greedy match": b_best, f"cosine with {reference_word}": cosine,
+                         f"MoverScore mass to {reference_word}": share})
+    return pd.DataFrame(rows)
+
+
+def figure3_sentence(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> str:
+    """What the maps show, in one or two sentences (which pronoun is closer to ``reference_word`` and which
+    metric scores the stereotypical candidate higher)."""
+    if len(pull) != 2:
+        return ""
+    cosine = dict(zip(pull["pronoun"], pull[f"cosine with {reference_word}"]))
+    share = pull[f"MoverScore mass to {reference_word}"]
+    she, he = pull["pronoun"]
+    closer = "closer to" if cosine[she] > cosine[he] else "farther from"
+    higher = [m for m in ("BERTScore", "MoverScore") if maps[(m, "candidate_1")][1] > maps[(m, "candidate_2")][1]]
+    verdict = (f"{' and '.join(higher)} score{'s' if len(higher) == 1 else ''} the stereotypical candidate "
+               f"(*{she}*) higher" if higher else f"neither metric scores the stereotypical candidate (*{she}*) higher")
+    forced = (f"The words the two candidates share with the reference are matched to themselves, so in both "
+              f"candidates MoverScore leaves the pronoun to stand in for the second *{reference_word}*. What differs "
+              "is how far it is: i" if share.min() > 0.5 else "I")
+    return (f"{forced}n the backbone's last layer *{she}* is {closer} *{reference_word}* than *{he}* is "
+            f"(cosine {cosine[she]:.3f} vs {cosine[he]:.3f}); {verdict}.")

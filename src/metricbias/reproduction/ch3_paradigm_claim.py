@@ -1,0 +1,291 @@
+"""Chapter 3: paradigm against backbone (Sun et al., Figure 4), with the backbone held fixed.
+
+Sun et al. (2022, Sec. 2.3) compare the *paradigm* of a PLM-based metric (matching,
+regression, generation), which decides how much extrinsic bias it adds, with the
+*backbone* (which PLM, how large), which decides its intrinsic bias. A configuration
+here is one row: ``metric`` (a released column or a live label), ``family`` (BERTScore,
+MoverScore, BLEURT, ...), ``paradigm``, ``backbone`` and ``params_m`` (millions of
+parameters). Released configurations come from the transcribed Table 6 (which files
+FrugalScore under *Generation*); live ones from a metric suite.
+
+The summary statistic of the comparison is :func:`metricbias.bias.decomposition.variance_explained`.
+
+Their paradigms run on different backbones (BERT for matching and regression, BART and
+PRISM's Transformer for generation), so paradigm and backbone are confounded.
+:func:`paradigm_claim` puts two readings of "the paradigm has a greater impact on fairness
+than the PLM" side by side:
+
+* **released**: the share of the variance of Table 6's average bias (PLM-based metrics)
+  explained by grouping the configurations by paradigm, and by backbone (eta squared);
+  the groupings overlap, so the two shares need not add up to one;
+* **backbone fixed**: the two-way decomposition of :func:`metricbias.bias.decomposition.decompose`
+  on the 2 x 3 grid of :mod:`metricbias.metrics.backbone_grid`, where every paradigm runs on
+  the same frozen encoder weights; the shares add up to one with the interaction.
+
+The claim *holds* for a row when the paradigm's share exceeds the backbone's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import PLM_PARADIGMS
+from .sun2022 import released_configs
+from .tables import table
+
+
+CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
+                 "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
+                 "p_paradigm_larger", "claim_holds", "verdict", "n_configurations"]
+RELEASED = "Sun et al. (2022), Table 6 (released scores; backbones differ by paradigm)"
+FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
+
+
+def released_shares() -> dict:
+    """Eta squared of Table 6's average bias by paradigm and by backbone, over the PLM-based configurations."""
+    from ..bias.decomposition import variance_explained
+
+    t6 = table("sun2022_table6_bias").set_index("published_column")
+    configs = released_configs()
+    plm = configs[configs["paradigm"].isin(PLM_PARADIGMS)].copy()
+    plm["avg"] = plm["metric"].map(t6["avg"])
+    return {"share_paradigm": variance_explained(plm["avg"], plm["paradigm"]),
+            "share_backbone": variance_explained(plm["avg"], plm["backbone"]), "n_configurations": len(plm)}
+
+
+def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
+    """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
+    (the percentile interval of their difference lies above 0), "reversed" when it does so in at most alpha/2,
+    otherwise not distinguishable at this size."""
+    from ..bias.claims import UNDECIDED
+
+    if np.isnan(p_paradigm_larger):
+        return "no interval"
+    if p_paradigm_larger >= 1 - alpha / 2:
+        return "holds"
+    if p_paradigm_larger <= alpha / 2:
+        return "reversed"
+    return UNDECIDED
+
+
+def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = None) -> pd.DataFrame:
+    """Sun et al.'s released reading and our fixed-backbone decomposition, one row per attribute (and average)."""
+    rel = released_shares()
+    rows = [{"source": RELEASED, "attribute": "average", **rel,
+             "claim_holds": rel["share_paradigm"] > rel["share_backbone"],
+             "verdict": "point values only (no interval)"}]
+    for r in decomposition.to_dict("records"):
+        rows.append({"source": FIXED, "attribute": r["attribute"], "share_paradigm": r["share_paradigm"],
+                     "share_paradigm_ci_low": r.get("share_paradigm_ci_low", np.nan),
+                     "share_paradigm_ci_high": r.get("share_paradigm_ci_high", np.nan),
+                     "share_backbone": r["share_backbone"],
+                     "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
+                     "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
+                     "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
+                     "claim_holds": claim_verdict(r["p_first_larger"]) == "holds",
+                     "verdict": claim_verdict(r["p_first_larger"]), "n_configurations": n_configurations})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def _fix(reason: str) -> str:
+    """The command an unavailable configuration's error names (the last `...` in it), without the machine's paths."""
+    import re
+
+    commands = re.findall(r"`([^`]+)`", reason)
+    return commands[-1] if commands else ""
+
+
+def grid_availability(encoders=None) -> pd.DataFrame:
+    """The configurations of the fixed-backbone grid (:mod:`metricbias.metrics.backbone_grid`) and whether each runs
+    here: ``metric, family, variant, paradigm, backbone, runs_on, decomposed, runs, fix`` (the command that makes a
+    missing one available)."""
+    from ..metrics import backbone_grid
+
+    encoders = backbone_grid.ENCODERS if encoders is None else encoders
+    configs = backbone_grid.configs(encoders)
+    gone = backbone_grid.missing(encoders).set_index("metric")["reason"]
+    from .. import backbones
+
+    # trained parts ship under models/, but they run only where their frozen base encoder is installed
+    base_here = configs["backbone"].isin(backbones.available())
+    runs = ~configs["metric"].isin(gone.index) & base_here
+    fix = configs["metric"].map(lambda m: _fix(gone[m]) if m in gone.index else "")
+    fix = fix.where(base_here | (fix != ""), "metricbias install-backbone " + configs["backbone"])
+    return configs.assign(runs=runs, fix=fix)
+
+
+def grid_backbones(availability: pd.DataFrame) -> dict:
+    """Which encoders of the grid ran (``ran``: at least one configuration; ``complete``: every configuration the
+    decomposition uses) and which did not (``absent``), with the commands that would add the missing parts."""
+    decomposed = availability[availability["decomposed"]]
+    complete = [b for b, g in decomposed.groupby("backbone", sort=False) if g["runs"].all()]
+    ran = [b for b, g in availability.groupby("backbone", sort=False) if g["runs"].any()]
+    absent = [b for b in dict.fromkeys(availability["backbone"]) if b not in ran]
+    fixes = list(dict.fromkeys(f for f in availability.loc[~availability["runs"], "fix"] if f))
+    return {"ran": ran, "complete": complete, "absent": absent, "fixes": fixes,
+            "configurations_run": int(availability["runs"].sum()), "configurations": len(availability)}
+
+
+def grid_note(backbones_run: dict) -> str:
+    """A sentence (Markdown) naming the backbones the fixed-backbone grid ran on here and what the others need."""
+    def names(xs):
+        return ", ".join(xs) if xs else "none"
+
+    text = (f"Offline, the grid ran {backbones_run['configurations_run']} of its "
+            f"{backbones_run['configurations']} configurations, on the backbone(s) {names(backbones_run['ran'])}")
+    partial = [b for b in backbones_run["ran"] if b not in backbones_run["complete"]]
+    if partial:
+        text += f" ({names(partial)} without every paradigm)"
+    if backbones_run["absent"]:
+        text += f"; not on {names(backbones_run['absent'])}"
+    text += "."
+    if backbones_run["fixes"]:
+        text += " The missing parts come with " + "; ".join(f"`{f}`" for f in backbones_run["fixes"]) + "."
+    if len(backbones_run["complete"]) < 2:
+        text += (" With fewer than two backbones in every paradigm, the backbone's share cannot be estimated: the "
+                 "decomposition below has Sun et al.'s released reading only, and the paradigm's share among the "
+                 "configurations of the one backbone.")
+    return text
+
+
+def grid_entries(availability: pd.DataFrame) -> list:
+    """The grid's configurations that run here, as :class:`~metricbias.metrics.Spec` (for ``score_metrics``)."""
+    from ..metrics import backbone_grid
+
+    ran = set(availability.loc[availability["runs"], "metric"])
+    encoders = list(dict.fromkeys(availability["backbone"]))
+    return [e for e in backbone_grid.entries(encoders, only_available=False) if e.label in ran]
+
+
+def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_resamples: int = 999,
+                       seed: int = 0) -> pd.DataFrame:
+    """:func:`metricbias.bias.decomposition.decompose` on the decomposed configurations of the backbones complete
+    here (:func:`grid_backbones`); an empty table (same columns) with fewer than two such backbones."""
+    from ..bias import decomposition
+    from ..bias.scores import drop_identical
+
+    complete = grid_backbones(availability)["complete"]
+    configs = availability[availability["decomposed"] & availability["backbone"].isin(complete)]
+    if len(complete) < 2:
+        keys = ["share_paradigm", "share_backbone", "share_interaction"]
+        return pd.DataFrame(columns=["attribute", "n_pairs", *[f"{k}{e}" for k in keys for e in ("", "_ci_low",
+                                                                                                  "_ci_high")],
+                                     "p_first_larger"])
+    # one configuration per distinct function: identical ones (PRISM-F = BARTScore-F without a target tag) would
+    # otherwise count twice in their cell
+    scores, _ = drop_identical(scores[scores["metric"].isin(configs["metric"])])
+    configs = configs[configs["metric"].isin(scores["metric"])]
+    return decomposition.decompose(scores, configs, n_resamples=n_resamples, seed=seed)
+
+
+def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
+    """The grid's :func:`grid_availability` with the configurations that :func:`metricbias.bias.scores.
+    identical_configurations` found identical to another (``merged``) marked: ``same_as`` names the one kept, and
+    a merged configuration is neither decomposed nor counted."""
+    same_as = availability["metric"].map(merged.set_index("metric")["same_as"]) if len(merged) else None
+    out = availability.assign(same_as=same_as if same_as is not None else np.nan)
+    out["decomposed"] = out["decomposed"] & out["same_as"].isna()
+    return out
+
+
+def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
+    """One sentence (Markdown) naming the configurations merged into another because their scores are identical
+    on every side of every pair (:func:`metricbias.bias.scores.identical_configurations`); empty when none."""
+    from ..bias.scores import SAME_RTOL
+
+    if merged.empty:
+        return ""
+    parts = [f"{r['metric']} into {r['same_as']}" for r in merged.to_dict("records")]
+    largest = float(merged["largest_difference"].max())
+    how = (", to every digit" if largest == 0 else f" up to float rounding (largest difference {largest:.1e}, "
+           f"relative tolerance {SAME_RTOL:g})")
+    text = (f"One row per distinct function: {len(merged)} of these {what} gave scores identical to another's on "
+            f"every side of all {int(merged['pairs'].max())} pairs{how}, so each is merged into the "
+            f"one it equals ({'; '.join(parts)}): on these pairs the two measure one bias, and counting both would "
+            "weigh that function twice.")
+    if merged["metric"].str.startswith("PRISM").any():
+        text += (" PRISM-style scoring differs from BARTScore-style only by the target-language tag it forces before "
+                 "each target; a paraphraser trained here has no such tag, so the two compute the same function on "
+                 "it. A PRISM configuration keeps its own row only on a model where its scores differ.")
+    return text
+
+
+def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone: eta squared of the average bias (over attributes) of its decomposed configurations grouped
+    by paradigm — how much of the spread among one backbone's metrics lies between the paradigms."""
+    from ..bias.decomposition import variance_explained
+
+    configs = availability[availability["decomposed"] & availability["runs"]].set_index("metric")
+    avg = bias[bias["metric"].isin(configs.index)].groupby("metric")["bias"].mean()
+    rows = []
+    for backbone, group in configs.groupby("backbone", sort=False):
+        values = avg.reindex(group.index)
+        rows.append({"backbone": backbone, "configurations": int(values.notna().sum()),
+                     "paradigms": int(group.loc[values.notna(), "paradigm"].nunique()),
+                     "share_paradigm": variance_explained(values, group["paradigm"])})
+    return pd.DataFrame(rows, columns=["backbone", "configurations", "paradigms", "share_paradigm"])
+
+
+def grid_bias_average(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
+    """The page's view of the grid: one row per configuration run here (paradigm order), its average bias over the
+    attributes per backbone, and the attribute where it is largest."""
+    from ..metrics.backbone_grid import PARADIGMS
+
+    ran = availability[availability["runs"]]
+    t = ran[["metric", "family", "variant", "paradigm", "backbone"]].merge(bias, on="metric")  # the grid's order
+    rows = []
+    for (paradigm, family, variant), g in t.groupby(["paradigm", "family", "variant"], sort=False):
+        row = {"paradigm": paradigm, "family": family, "variant": variant}
+        for backbone, b in g.groupby("backbone", sort=False):
+            row[f"{backbone}: average bias"] = b["bias"].mean()
+            top = b.loc[b["bias"].idxmax()]
+            row[f"{backbone}: largest on"] = f"{top['attribute']} ({top['bias']:.2f})"
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values("paradigm", key=lambda c: c.map({p: i for i, p in enumerate(PARADIGMS)}), kind="stable",
+                           ignore_index=True)
+
+
+#: short names of the two readings in :func:`claim_table`
+READINGS = {RELEASED: "released (Table 6)", FIXED: "backbone fixed (live)"}
+
+
+def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paradigm_claim` for the page: reading, attribute, each share with its interval, interaction,
+    P(paradigm share > backbone share) over the resamples and whether the claim holds."""
+    return pd.DataFrame({
+        "reading": claim["source"].map(READINGS), "attribute": claim["attribute"],
+        "paradigm": claim["share_paradigm"], "paradigm low": claim["share_paradigm_ci_low"],
+        "paradigm high": claim["share_paradigm_ci_high"], "backbone": claim["share_backbone"],
+        "backbone low": claim["share_backbone_ci_low"], "backbone high": claim["share_backbone_ci_high"],
+        "interaction": claim["share_interaction"], "P(paradigm > backbone)": claim["p_paradigm_larger"],
+        "verdict": claim["verdict"]})
+
+
+def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
+    """Chapter 3's verdict on "the paradigm matters more than the backbone" (Markdown): the released reading, the
+    fixed-backbone decomposition when it ran (average over attributes, with intervals), and the paradigm's share
+    among the configurations of each backbone."""
+    rel = claim[claim["source"] == RELEASED].iloc[0]
+    text = (f"On the released configurations, grouping by paradigm explains {rel['share_paradigm']:.0%} of the "
+            f"variance of the average bias and grouping by backbone {rel['share_backbone']:.0%}, over "
+            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm (point values: the "
+            "released reading has no interval, so it orders the two shares without a test).")
+    fixed = claim[(claim["source"] == FIXED) & (claim["attribute"] == "average")]
+    if len(fixed):
+        f = fixed.iloc[0]
+        holds = claim[claim["source"] == FIXED]
+        text += (f" With the backbone held fixed, the paradigm's share of the average bias is {f['share_paradigm']:.0%} "
+                 f"[{f['share_paradigm_ci_low']:.0%}, {f['share_paradigm_ci_high']:.0%}] and the backbone's "
+                 f"{f['share_backbone']:.0%} [{f['share_backbone_ci_low']:.0%}, {f['share_backbone_ci_high']:.0%}] "
+                 f"(interaction {f['share_interaction']:.0%}; the paradigm's share is the larger in "
+                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples). The claim holds when that is at least "
+                 f"97.5% (the 95% interval of the difference of the two shares lies above zero): on average it "
+                 f"{'holds' if f['verdict'] == 'holds' else 'is ' + f['verdict']}; it holds on "
+                 f"{int((holds['verdict'] == 'holds').sum())} of {len(holds)} rows (attributes and average), is "
+                 f"reversed on {int((holds['verdict'] == 'reversed').sum())} and not distinguishable on the rest.")
+    for r in per_backbone.to_dict("records"):
+        text += (f" Among the {r['configurations']} configurations on {r['backbone']}, the paradigm explains "
+                 f"{r['share_paradigm']:.0%} of the variance of the average bias ({r['paradigms']} paradigms).")
+    return text

@@ -1,0 +1,249 @@
+"""Chapter 3: paradigms and backbones, live scores beside the released ones (Sun et al., Figure 4),
+and the chapter's headline numbers (:func:`backbones_summary`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import datasets
+from ..bias import pairwise
+from ..datasets import published
+from ..datasets.published import ATTRIBUTES
+from ..metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
+from .ch1_published import pair_term_table
+from .sun2022 import RELEASED_LABELS, released_configs
+from .tables import table
+
+
+
+
+def bias_by_paradigm(bias: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """Mean, minimum and maximum bias over every (metric, attribute) cell of each paradigm."""
+    merged = bias.merge(configs[["metric", "paradigm"]], on="metric")
+    out = merged.groupby("paradigm", sort=False)["bias"].agg(["size", "mean", "min", "max"])
+    return pd.DataFrame({"paradigm": out.index, "cells": out["size"].to_numpy(), "mean": out["mean"].to_numpy(),
+                         "min": out["min"].to_numpy(), "max": out["max"].to_numpy()})
+
+
+def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
+    """Range of the gender bias of PLM-based, of n-gram and of static-embedding metrics (``plm_*``, ``ngram_*``,
+    ``static_*``; ``surface_*``: the last two together), ours and Table 6's (whose surface rows are n-gram only)."""
+    gender = bias[bias["attribute"] == "gender"].merge(configs[["metric", "paradigm"]], on="metric")
+    t6 = table("sun2022_table6_bias")
+    groups = {"plm": gender[gender["paradigm"].isin(PLM_PARADIGMS)],
+              "surface": gender[gender["paradigm"].isin(SURFACE_PARADIGMS)],
+              "ngram": gender[gender["paradigm"] == "n-gram"],
+              "static": gender[gender["paradigm"] == "static embedding"]}
+    out = {}
+    for key, g in groups.items():
+        out[f"{key}_min"], out[f"{key}_max"] = float(g["bias"].min()), float(g["bias"].max())
+    paper_plm, paper_ngram = t6.loc[t6["paradigm"] != "-", "gender"], t6.loc[t6["paradigm"] == "-", "gender"]
+    return {**out, "paper_plm_min": float(paper_plm.min()), "paper_plm_max": float(paper_plm.max()),
+            "paper_ngram_min": float(paper_ngram.min()), "paper_ngram_max": float(paper_ngram.max())}
+
+
+#: the groups of configurations :func:`paradigm_gaps` compares with the PLM-based ones
+GAP_GROUPS = {"n-gram": ("n-gram",), "static embedding": ("static embedding",)}
+
+
+def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = "gender", *,
+                  n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Is the bias of the PLM-based configurations higher than that of the n-gram (and of the static-embedding)
+    ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
+    rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
+    over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
+    table_ = pair_term_table(scores, attribute)
+
+    def group_mean(paradigms):
+        cols = [m for m in table_.columns if paradigm.get(m) in paradigms]
+        return (table_[cols].mean(axis=1), len(cols)) if cols else (None, 0)
+
+    plm, n_plm = group_mean(PLM_PARADIGMS)
+    rows = []
+    for label, paradigms in GAP_GROUPS.items():
+        other, n_other = group_mean(paradigms)
+        row = {"attribute": attribute, "comparison": f"PLM-based − {label}", "PLM-based configurations": n_plm,
+               "other configurations": n_other, "pairs": len(table_)}
+        if plm is None or other is None:
+            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
+        else:
+            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: :func:`paradigm_gap_findings`' words for each verdict of :func:`paradigm_gaps`
+GAP_WORDS = {"higher": "more biased than", "lower": "less biased than"}
+
+
+def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
+    """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
+    its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
+    from")."""
+    from ..bias.claims import UNDECIDED
+
+    out = {}
+    for r in gaps.to_dict("records"):
+        key = "ngram" if r["comparison"].endswith("n-gram") else "static"
+        out.update({f"{key}_difference": r["difference"], f"{key}_ci_low": r["ci_low"],
+                    f"{key}_ci_high": r["ci_high"],
+                    f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
+                                                  else r["verdict"])})
+    return out
+
+
+def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
+    """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
+    from ..bias.claims import interval_text
+
+    words = {"higher": "the PLM-based configurations are more biased", "lower": "they are less biased"}
+    parts = []
+    for r in gaps.to_dict("records"):
+        if np.isnan(r["difference"]):
+            parts.append(f"{r['comparison']}: not run here")
+            continue
+        parts.append(f"{r['comparison']} {interval_text({**r, 'confidence': 0.95})} "
+                     f"({words.get(r['verdict'], r['verdict'])})")
+    attribute = gaps["attribute"].iloc[0] if len(gaps) else ""
+    return (f"On {attribute}, the mean bias of the PLM-based configurations minus that of each other group, paired "
+            f"over the same {int(gaps['pairs'].max()) if len(gaps) else 0} pairs (in points of Eq. 2): "
+            + "; ".join(parts) + ".")
+
+
+def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Eq. 2 of the 29 released score columns on the released pairs ``pair_ids`` (a sample, say)."""
+    scores = published.scores()
+    return pairwise.bias_table(scores[scores["pair_id"].isin(set(pair_ids))], n_resamples=n_resamples, seed=seed)
+
+
+def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> pd.DataFrame:
+    """For the five released n-gram columns: bias from our scores minus bias from theirs, one row per metric and
+    one column per attribute (in the paper's order)."""
+    theirs = released[released["metric"].isin(RELEASED_LABELS)].assign(
+        metric=lambda d: d["metric"].map(RELEASED_LABELS))
+    both = theirs.merge(live, on=["attribute", "metric"], suffixes=("_released", "_ours"))
+    both["difference"] = both["bias_ours"] - both["bias_released"]
+    grid = both.pivot_table(index="metric", columns="attribute", values="difference", sort=False)
+    grid = grid[[a for a in ATTRIBUTES if a in grid.columns]]
+    return grid.rename_axis(columns=None).reset_index()
+
+
+def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs,
+    with its 95% interval over the metrics (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
+    both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
+    rows = []
+    for a, g in both.groupby("attribute", sort=True):
+        rho = float(g["bias_released"].corr(g["bias_built"], method="spearman"))
+        low, high = spearman_interval(rho, len(g))
+        rows.append({"attribute": a, "metrics": len(g), "Spearman ρ": rho, "CI low": low, "CI high": high})
+    return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ", "CI low", "CI high"])
+
+
+def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
+    """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
+    ends of the intervals (Markdown, no math)."""
+    if agreement.empty:
+        return "No attribute is in both sets here."
+    defined = agreement.dropna(subset=["CI low"])
+    positive = defined[defined["CI low"] > 0]
+    return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
+            f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
+            f"{len(agreement)} ({', '.join(positive['attribute']) or 'none'}), where the built pairs rank the "
+            "metrics in an order related to the released one; the intervals are too wide to show that the two "
+            "orders are the same.")
+
+
+def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """The PLM-based configurations of Figure 4 (F-scores for generation metrics, as the paper plots), released and
+    live, each with its bias averaged over the attributes (``avg_bias``)."""
+    avg_released = released.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    avg_live = live.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
+    released_cfg = released_configs().merge(avg_released, left_on="metric", right_index=True)
+    live_cfg = configs[CONFIG_COLUMNS].merge(avg_live, left_on="metric", right_index=True)
+    points = pd.concat([released_cfg, live_cfg], ignore_index=True)
+    keep = points["paradigm"].isin(PLM_PARADIGMS) & ~points["metric"].str.endswith(("-p", "-r"))
+    return points[keep].sort_values(["paradigm", "family", "params_m"], kind="stable").reset_index(drop=True)
+
+
+def paradigm_variance(points: pd.DataFrame) -> dict:
+    """How much of the variance of the average bias paradigm, family and backbone explain (eta squared).
+
+    Over the released configurations of :func:`figure4_points`; the backbone over those whose backbone serves
+    more than one metric; ``paradigm_all`` with the live ones added.
+    """
+    from ..bias.decomposition import variance_explained
+
+    rel = points[points["source"] == "released"]
+    shared = rel[rel["backbone"].isin(rel["backbone"].value_counts().loc[lambda s: s > 1].index)]
+    return {"released": len(rel), "shared_backbone": len(shared),
+            "paradigm": variance_explained(rel["avg_bias"], rel["paradigm"]),
+            "family": variance_explained(rel["avg_bias"], rel["family"]),
+            "backbone": variance_explained(shared["avg_bias"], shared["backbone"]),
+            "paradigm_all": variance_explained(points["avg_bias"], points["paradigm"])}
+
+
+def live_positions(points: pd.DataFrame) -> pd.DataFrame:
+    """Each live configuration's average bias against the range of the released configurations of its paradigm."""
+    ranges = points[points["source"] == "released"].groupby("paradigm")["avg_bias"].agg(["min", "max"])
+    live = points[points["source"] == "live"]
+    low = live["paradigm"].map(ranges["min"])
+    high = live["paradigm"].map(ranges["max"])
+    where = np.select([live["avg_bias"] < low, live["avg_bias"] > high], ["below", "above"], "inside")
+    where = np.where(low.isna(), "no released configuration", where)
+    return pd.DataFrame({"metric": live["metric"].to_numpy(), "paradigm": live["paradigm"].to_numpy(),
+                         "parameters (M)": live["params_m"].to_numpy(), "average bias": live["avg_bias"].to_numpy(),
+                         "released min": low.to_numpy(), "released max": high.to_numpy(), "position": where})
+
+
+def paradigm_means(points: pd.DataFrame) -> pd.DataFrame:
+    """Mean of the average bias per paradigm over released and live configurations, highest first."""
+    means = points.groupby("paradigm")["avg_bias"].agg(["size", "mean"]).sort_values("mean", ascending=False)
+    return pd.DataFrame({"paradigm": means.index, "configurations": means["size"].to_numpy(),
+                         "mean average bias": means["mean"].to_numpy()})
+
+
+def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
+                      released: pd.DataFrame | None = None, *, profile: str = "offline", n_resamples: int = 0,
+                      seed: int = 0) -> dict:
+    """Chapter 3's headline numbers: how much of the released configurations' average bias their paradigm explains
+    (against family and backbone), and where the live configurations of ``profile`` fall.
+
+    ``live`` (bias of the live configurations on the released pairs), ``configs``
+    (:func:`metricbias.metrics.configurations`) and ``released`` (:func:`released_bias` on the same pairs)
+    are computed when omitted: every released pair, every configuration of ``profile`` (scores cached).
+    """
+    if live is None or configs is None:
+        from .. import profiles
+        from ..scoring import score_metrics
+
+        specs = profiles.suite(profile)
+        configs = configurations(specs)
+        from ..bias.scores import drop_identical
+
+        scores, merged = drop_identical(score_metrics(datasets.load("published"), specs, progress=False))
+        configs = configs[~configs["metric"].isin(merged["metric"])]
+        live = pairwise.bias_table(scores, n_resamples=n_resamples, seed=seed)
+    if released is None:  # live on every released pair
+        released = released_bias(published.pairs()["pair_id"], n_resamples=n_resamples, seed=seed)
+    points = figure4_points(released, live, configs)
+    eta = paradigm_variance(points)
+    positions = live_positions(points)
+    ranges = gender_ranges(live, configs)
+    return {"released_configurations": eta["released"], "shared_backbone_configurations": eta["shared_backbone"],
+            "eta_paradigm": eta["paradigm"],
+            "eta_family": eta["family"], "eta_backbone": eta["backbone"], "eta_paradigm_with_live": eta["paradigm_all"],
+            "live_configurations": len(positions),
+            "live_outside_released_range": int((positions["position"] != "inside").sum()),
+            "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
+            "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"],
+            "gender_ngram_min": ranges["ngram_min"], "gender_ngram_max": ranges["ngram_max"],
+            "gender_static_min": ranges["static_min"], "gender_static_max": ranges["static_max"]}

@@ -1,0 +1,325 @@
+"""Chapter 6: the shipped debiasing adapters (found by name; nothing is trained here), their training data
+and runs, the before/after tables of :mod:`metricbias.mitigation.evaluation` shaped for the page, and the
+chapter's headline numbers (:func:`findings`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import datasets
+from ..mitigation import training
+from ..mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
+from ..signature import configuration
+
+
+#: readable column names for the tables chapter 6 shows (CDA counts, criteria, signatures)
+PAGE_NAMES = {"pairs_read": "pairs read", "dropped_held_out": "dropped (held out)", "pairs_used": "pairs used",
+              "gendered_sentences": "gendered sentences", "debias_triples": "counterfactual triples",
+              "kd_pairs": "distillation pairs", "p_value": "p", "signature_before": "without the adapter",
+              "signature_after": "with the adapter"}
+
+
+def evaluated_attributes(attributes=None) -> list[str] | None:
+    """The attributes an adapter evaluation measures for a selection (a list, a comma-separated string or None
+    for all): gender, the attribute the adapters debias, is always among them."""
+    if isinstance(attributes, str):
+        attributes = [a.strip() for a in attributes.split(",") if a.strip()]
+    if attributes is None:
+        return None
+    return list(dict.fromkeys(["gender", *attributes]))
+
+
+def training_data_summary(data, held_out=()) -> dict:
+    """Sizes of the CDA training data: ``triples``, ``kd_pairs``, ``examples`` (both), ``share_of_paper``
+    (of Sun et al.'s ~800k examples) and ``held_out_texts`` (evaluation texts kept out of training)."""
+    n = len(data.debias) + len(data.kd)
+    return {"triples": len(data.debias), "kd_pairs": len(data.kd), "examples": n,
+            "share_of_paper": n / training.PAPER_EXAMPLES, "held_out_texts": len(held_out)}
+
+
+def triples_by_source(data) -> pd.DataFrame:
+    """Counterfactual triples per source: ``source, pair, self`` (the two ways a triple takes its reference)."""
+    counts = data.debias.groupby(["source", "kind"]).size().unstack("kind", fill_value=0)
+    return counts.reindex(columns=["pair", "self"], fill_value=0).reset_index().rename_axis(columns=None)
+
+
+def example_triples(data, n: int = 6, seed: int = 0) -> pd.DataFrame:
+    """``n`` counterfactual triples drawn with ``seed``: ``source, kind, c1, c2, r``."""
+    return data.debias.sample(n, random_state=seed)[["source", "kind", "c1", "c2", "r"]].reset_index(drop=True)
+
+
+#: the configuration of Sun et al.'s Table 7 each of our metrics stands for
+PAPER_MODELS = {"bertscore": "BERTScore-base", "regression": "BLEURT-base"}
+
+
+def hyperparameters(n_examples: int) -> pd.DataFrame:
+    """Table 7 of Sun et al. beside our defaults for a training set of ``n_examples`` (same batch, same epochs)."""
+    rows = []
+    for metric, model in PAPER_MODELS.items():
+        paper, ours = training.PAPER_HPARAMS[metric], training.DEFAULTS[metric]
+        steps = training.default_steps(metric, n_examples, ours["batch_size"])
+        rows.append({"metric": metric, "model (paper)": model, "learning rate (paper)": paper["lr"],
+                     "batch (paper)": paper["batch_size"], "steps (paper)": paper["steps"],
+                     "epochs (paper)": training.paper_epochs(metric), "learning rate": ours["lr"],
+                     "batch": ours["batch_size"], "steps": steps, "epochs": steps * ours["batch_size"] / n_examples})
+    return pd.DataFrame(rows)
+
+
+def adapter_summary(adapters: dict, n_examples: int | None = None) -> pd.DataFrame:
+    """How each adapter was trained, read from its own metadata (:func:`training.read_meta`).
+
+    ``adapters`` maps a label to an adapter folder. ``default steps`` (when
+    ``n_examples`` is given) is what :func:`hyperparameters` gives the training
+    set of that size, and ``share of default`` how much of it the adapter ran.
+    """
+    rows = []
+    for label, folder in adapters.items():
+        meta = training.read_meta(folder)
+        tc = meta["train_config"]
+        row = {"metric": label, "backbone": meta["metric_backbone"], "steps": meta["steps_done"],
+               "batch": tc["batch_size"], "learning rate": tc["lr"], "device": tc["device"],
+               "seconds per step": meta["seconds_per_step"],
+               "triples": sum(meta[k]["debias"] for k in ("train_examples", "validation_examples")),
+               "pairs": sum(meta[k]["kd"] for k in ("train_examples", "validation_examples")),
+               "adapter parameters": meta["trainable_parameters"], "layers": meta["num_layers_with_adapter"]}
+        if n_examples:
+            row["default steps"] = training.default_steps(meta["metric"], n_examples, tc["batch_size"])
+            row["share of default"] = row["steps"] / row["default steps"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def training_logs(adapters: dict) -> pd.DataFrame:
+    """The training logs of the adapters, long form: ``metric, step, split, loss, value`` (debiasing, distillation)."""
+    frames = []
+    for label, folder in adapters.items():
+        log = pd.read_csv(Path(folder) / "log.csv")
+        long = log.melt(id_vars=["step", "split"], value_vars=["debias_loss", "kd_loss"], var_name="loss",
+                        value_name="value")
+        long["loss"] = long["loss"].map({"debias_loss": "debiasing (Eq. 4)", "kd_loss": "distillation (Eq. 5)"})
+        frames.append(long.assign(metric=label))
+    return pd.concat(frames, ignore_index=True)[["metric", "step", "split", "loss", "value"]]
+
+
+def compare_all(adapters: dict, **kwargs) -> pd.DataFrame:
+    """:func:`compare` for every adapter of ``adapters`` (label -> folder), one long table with ``metric`` (the label)
+    and ``backbone`` in front."""
+    frames = []
+    for label, folder in adapters.items():
+        table = compare(folder, **kwargs)
+        frames.append(table.assign(metric=label, backbone=training.read_meta(folder)["metric_backbone"]))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", "backbone", *COMPARE_COLUMNS]]
+
+
+def criteria(results: pd.DataFrame, **thresholds) -> pd.DataFrame:
+    """:func:`target` for every metric of a :func:`compare_all` table, with ``metric`` in front."""
+    frames = [target(group, **thresholds).assign(metric=label)
+              for label, group in results.groupby("metric", sort=False)]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", *[c for c in out.columns if c != "metric"]]]
+
+
+def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
+    """Per metric, from a :func:`criteria` table: criteria met, the gender bias cut on each gender set, the largest
+    quality change (relative, signed) and the largest rise of another attribute's bias, with the set it is on."""
+    rows = []
+    for label, c in checks.groupby("metric", sort=False):
+        row = {"metric": label, "criteria met": int(c["met"].sum()), "criteria": len(c)}
+        for r in c[c["criterion"].str.startswith("gender bias cut")].itertuples():
+            row[f"gender bias cut ({r.dataset})"] = r.value
+        quality = c[c["kind"] == "quality"]
+        if len(quality):
+            row["largest quality change"] = quality["value"].loc[quality["value"].abs().idxmax()]
+        other = c[(c["kind"] == "bias") & ~c["criterion"].str.startswith("gender bias cut")]
+        if len(other):
+            top = other.loc[other["value"].idxmax()]
+            row["largest rise of another bias"] = top["value"]
+            row["on"] = f"{top['dataset']} {top['name']}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def missed(checks: pd.DataFrame) -> pd.DataFrame:
+    """The criteria a :func:`criteria` table does not meet, with what they judge (``before``, ``after``, ``n``) and
+    the paired permutation p-value of a bias change (NaN for quality: no test)."""
+    cols = ["metric", "criterion", "value", "threshold", "before", "after", "n", "p_value"]
+    return checks.loc[~checks["met"], cols].reset_index(drop=True)
+
+
+def bias_changes(results: pd.DataFrame) -> pd.DataFrame:
+    """The bias rows of a :func:`compare_all` table with ``set`` = "<dataset> <attribute>" (for a figure)."""
+    rows = results[results["kind"] == "bias"].reset_index(drop=True)
+    return rows.assign(set=rows["dataset"] + " " + rows["name"])
+
+
+def curve_series(points: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`curve` table with ``series`` = "<kind>: <dataset> <name>" (one line of a figure each)."""
+    return points.assign(series=points["kind"] + ": " + points["dataset"] + " " + points["name"])
+
+
+def trade_off(points: pd.DataFrame) -> pd.DataFrame:
+    """Per checkpoint of a :func:`curve` table: ``gender_bias_cut`` (the mean cut over the gender sets) and
+    ``quality_change`` (relative change of the quality measure; the first one if there are several)."""
+    bias = points[points["kind"] == "bias"].groupby("step", sort=True)["relative_change"].mean()
+    quality = points[points["kind"] == "quality"]
+    first = quality[["dataset", "name"]].drop_duplicates().iloc[0]
+    quality = quality[(quality["dataset"] == first["dataset"]) & (quality["name"] == first["name"])]
+    return pd.DataFrame({"step": bias.index, "gender_bias_cut": -bias.to_numpy(),
+                         "quality_change": quality.set_index("step")["relative_change"].reindex(bias.index).to_numpy()})
+
+
+def example_pair(attribute: str = "gender", index: int = 0) -> dict:
+    """One pair of the released dataset of ``attribute``: ``candidate_1, candidate_2, reference``."""
+    pair = datasets.load("published", [attribute]).iloc[index]
+    return {"candidate_1": pair["candidate_1"], "candidate_2": pair["candidate_2"], "reference": pair["reference_1"]}
+
+
+def matching_maps(adapter, pair: dict, *, device: str = "auto") -> dict:
+    """BERTScore's matching maps of both candidates of ``pair`` against its reference, without and with ``adapter``.
+
+    Returns ``{"maps": {(variant, candidate): MatchingMap}, "gap_original": ..., "gap_adapter": ...}``; variant
+    is ``original`` or ``adapter``, candidate ``candidate_1`` or ``candidate_2``; a gap is the F score of
+    candidate 1 minus that of candidate 2.
+    """
+    meta = training.read_meta(adapter)
+    if meta["metric"] != "bertscore":
+        raise ValueError(f"{adapter}: matching maps need a BERTScore adapter, not one for {meta['metric']!r}")
+    variants = {"original": metric_for(None, meta=meta, device=device),
+                "adapter": metric_for(adapter, meta=meta, device=device)}
+    maps, scores = {}, {}
+    for variant, metric in variants.items():
+        for cand in ("candidate_1", "candidate_2"):
+            maps[(variant, cand)] = metric.matching_map(pair[cand], pair["reference"])
+            scores[(variant, cand)] = float(metric.score([pair[cand]], [pair["reference"]])[0])
+    return {"maps": maps, **{f"gap_{v}": scores[(v, "candidate_1")] - scores[(v, "candidate_2")] for v in variants}}
+
+
+def shipped_adapters(wanted: dict) -> dict:
+    """The trained adapters of ``wanted`` (label -> (metric, backbone)) found by name: label -> :class:`training.Shipped`.
+
+    Trains nothing: a missing adapter is one error naming every missing one and the command that trains it.
+    """
+    found, missing = {}, []
+    for label, (metric, backbone) in wanted.items():
+        try:
+            found[label] = training.shipped(metric, backbone)
+        except FileNotFoundError as exc:
+            missing.append(str(exc))
+    if missing:
+        raise FileNotFoundError("; ".join(missing))
+    return found
+
+
+def _where(folder: Path) -> str:
+    """Where an adapter was found, without the machine's paths: ``models/NAME`` or ``cache: trained/NAME``."""
+    folder = Path(folder)
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name == "models" else f"cache: trained/{folder.name}"
+
+
+def retrain_commands(found) -> list[str]:
+    """The commands that retrain a shipped adapter with the configuration its provenance records, record its
+    figures (before/after table and checkpoint curve) and ship it under ``models/``."""
+    p, run = found.provenance, f"runs/{found.name}"
+    train = (f"metricbias adapters train --metric {p['metric']} --backbone {p['metric_backbone']} "
+             f"--steps {p['steps']} --batch-size {p['batch_size']} --lr {p['lr']:g} --seed {p['seed']} --out {run}")
+    return [train, f"metricbias adapters evaluate --adapter {run} --out {run}.csv --record",
+            f"metricbias adapters ship --run {run}"]
+
+
+def shipped_summary(adapters: dict) -> pd.DataFrame:
+    """One row per shipped adapter (label -> :class:`training.Shipped`): which artifact, where it was found, and from
+    its provenance the device it was trained on, the wall-clock minutes, and whether its figures were recorded
+    (steps, batch, learning rate and seconds per step: :func:`adapter_summary`)."""
+    rows = []
+    for label, found in adapters.items():
+        p = found.provenance
+        rows.append({"metric": label, "artifact": found.name, "found in": _where(found.folder),
+                     "trained on": p.get("device_name", p["device"]), "minutes": p["seconds_total"] / 60,
+                     "figures recorded": "yes" if p.get("figures") else "no"})
+    return pd.DataFrame(rows)
+
+
+def recorded_results(adapters: dict, attributes=None) -> pd.DataFrame:
+    """The before/after tables recorded with the adapters (``metricbias adapters evaluate --record``), in the layout
+    of :func:`compare_all`, restricted to ``attributes`` (:func:`evaluated_attributes`: gender always)."""
+    keep = evaluated_attributes(attributes)
+    frames = []
+    for label, found in adapters.items():
+        table = found.evaluation()
+        if table.empty:
+            raise ValueError(f"{_where(found.folder)}: no figures recorded; run `{retrain_commands(found)[1]}`")
+        if keep is not None:
+            table = table[(table["kind"] != "bias") | table["name"].isin(keep)]
+        frames.append(table.assign(metric=label, backbone=found.meta["metric_backbone"]))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", "backbone", *COMPARE_COLUMNS]]
+
+
+def adapter_results(adapters: dict, *, attributes=None, sample_size: int = 0, quality_sample_size: int = 0,
+                    seed: int = 0, cache=None, device: str = "auto") -> tuple[pd.DataFrame, str]:
+    """The before/after table of the shipped adapters, and where it comes from (``"recorded"`` or ``"computed"``).
+
+    On the full sets (``sample_size`` and ``quality_sample_size`` 0), the figures recorded with each adapter
+    (:func:`recorded_results`) when every adapter has them and they were computed with the metric configured as
+    it is now (:func:`same_configuration`); otherwise :func:`compare_all` computes them here on the samples asked for.
+    """
+    if not sample_size and not quality_sample_size and all(not a.evaluation().empty for a in adapters.values()):
+        recorded = recorded_results(adapters, attributes)
+        current = {label: (metric_for(None, meta=a.meta).signature, metric_for(a.folder, meta=a.meta).signature)
+                   for label, a in adapters.items()}
+        if all(same_configuration(g, current[label]) for label, g in recorded.groupby("metric", sort=False)):
+            return recorded, "recorded"
+    folders = {label: a.folder for label, a in adapters.items()}
+    return compare_all(folders, attributes=evaluated_attributes(attributes), sample_size=sample_size,
+                       quality_sample_size=quality_sample_size, seed=seed, cache=cache, device=device), "computed"
+
+
+def same_configuration(recorded: pd.DataFrame, current: tuple[str, str]) -> bool:
+    """Whether a recorded before/after table (``signature_before``/``_after`` columns) is of the metric without
+    and with the adapter as configured now: the same signatures but for library versions (the figures of an
+    adapter trained and evaluated on a GPU machine hold there, with its torch build)."""
+    pairs = set(zip(recorded["signature_before"].map(configuration), recorded["signature_after"].map(configuration)))
+    return pairs == {tuple(configuration(s) for s in current)}
+
+
+def results_note(source: str, results: pd.DataFrame) -> str:
+    """A sentence (Markdown) saying where an :func:`adapter_results` table comes from and on how many examples."""
+    bias_rows, quality_rows = results[results["kind"] == "bias"], results[results["kind"] == "quality"]
+    sizes = (f"{int(bias_rows['n'].sum()):,} bias pairs over {len(bias_rows)} (metric, set) cells and "
+             f"{int(quality_rows['n'].sum()):,} quality items")
+    if source == "recorded":
+        return (f"These figures were recorded with each adapter when it was shipped (`metricbias adapters evaluate "
+                f"--record`, kept in its `provenance.json`, for the same metric configurations as here; the signatures "
+                f"name the library versions they were computed with): {sizes}. "
+                "The chapter reads them instead of scoring again.")
+    return f"These figures are computed here, on samples of the evaluation sets: {sizes}."
+
+
+def findings(results: pd.DataFrame, **thresholds) -> dict:
+    """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it).
+
+    Per adapter (key prefix: the metric label in lower case): ``gender_bias_cut_<dataset>`` on each gender
+    set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
+    ``criteria``, and ``largest_quality_change`` (relative, signed).
+    """
+    from ..bias.claims import format_p, permutation_floor
+
+    floor = permutation_floor(CHANGE_TEST_RESAMPLES)
+    out = {}
+    checks = criteria(results, **thresholds)
+    for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
+        # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
+        out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)
+    for row in criteria_summary(checks).to_dict("records"):
+        key = row["metric"].lower().replace(" ", "_")
+        for col, value in row.items():
+            if col.startswith("gender bias cut ("):
+                out[f"{key}_gender_bias_cut_{col[len('gender bias cut ('):-1]}"] = float(value)
+        out[f"{key}_criteria_met"], out[f"{key}_criteria"] = row["criteria met"], row["criteria"]
+        if "largest quality change" in row:
+            out[f"{key}_largest_quality_change"] = float(row["largest quality change"])
+    return out

@@ -1,0 +1,223 @@
+"""Chapter 7: the metrics it runs, Gao & Wan's Tables 5-9 as the page shows them beside ours, and the
+chapter's claims and summaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .gao2022 import side_by_side, table5, table6, table9
+
+
+def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
+                      device: str = "auto") -> list[tuple[str, object]]:
+    """``(label, metric)`` of every configuration chapter 7 runs: ``metric_names`` (comma-separated registry
+    names) or, when empty, the profile's suite, less ``skip_metrics`` (``device``: unused, kept for callers)."""
+    from .. import metrics, profiles
+
+    names = [n.strip() for n in metric_names.split(",") if n.strip()]
+    skip = profiles.names_of(skip_metrics)
+    entries = [(n, n, {}) for n in names if n not in skip] if names else profiles.suite(profile, skip)
+    return [(label, metrics.get(name, **options)) for label, name, options in entries]
+
+
+def without(scorers: list, skip: str) -> tuple[list, list[str]]:
+    """``(kept, left_out_labels)``: ``scorers`` without the registry names of ``skip`` (comma-separated)."""
+    from .. import profiles
+
+    names = profiles.names_of(skip)
+    return ([(label, m) for label, m in scorers if m.name not in names],
+            [label for label, m in scorers if m.name in names])
+
+
+def for_page(side: pd.DataFrame, values=("origin", "swap"), *, ran_only: bool = True,
+             differences: bool = True) -> pd.DataFrame:
+    """A :func:`side_by_side` table with the book's column names: the paper's numbers in ``(paper)`` columns
+    beside ours, then the differences (if ``differences``); only the rows we ran when ``ran_only``."""
+    if ran_only:
+        side = side[side["metric"].notna()]
+    front = [c for c in ("judges", "subset", "paper_metric", "paper_aggregation", "metric", "aggregation")
+             if c in side]
+    cols = front + [f"{w}_{v}" for v in values for w in ("paper", "ours")]
+    cols += [f"diff_{v}" for v in values] if differences else []
+    names = {"paper_metric": "paper row", "paper_aggregation": "their aggregation"}
+    for v in values:
+        label = v.replace("_", " ")
+        names.update({f"paper_{v}": f"{label} (paper)", f"ours_{v}": label, f"diff_{v}": f"{label} difference"})
+    return side[[c for c in cols if c in side]].rename(columns=names).reset_index(drop=True)
+
+
+#: what Table 5 reports per configuration (our preference table's columns)
+PREFERENCE_VALUES = ("mean_male", "mean_female", "share_male_higher", "share_female_higher", "share_equal")
+
+
+def table5_comparison(pref: pd.DataFrame, dataset: str = "Flickr8k") -> pd.DataFrame:
+    """Gao & Wan's Table 5 rows of ``dataset`` beside our :func:`~metricbias.metaeval.analysis.preference` rows."""
+    return side_by_side(pref, table5(dataset), values=PREFERENCE_VALUES)
+
+
+def flickr_comparison(performance_table: pd.DataFrame) -> pd.DataFrame:
+    """Table 9 (all examples) and Table 6 (male-only hypotheses) beside our example-level Spearman correlations,
+    for each way of using the judges in ``performance_table`` (``judges`` column)."""
+    frames = []
+    for judges, ours in performance_table[performance_table["statistic"] == "spearman"].groupby("judges", sort=False):
+        frames += [side_by_side(ours, paper).assign(judges=judges) for paper in (table9(), table6())]
+    return pd.concat(frames, ignore_index=True)
+
+
+def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) -> dict:
+    """Which of our metrics are within ``close`` of Table 7 on the original data, and which more than ``far`` away
+    (``within``, ``far``: comma-separated labels or "none")."""
+    within = t7.loc[t7["diff_origin"].abs() <= close, "metric"].tolist()
+    away = t7.loc[t7["diff_origin"].abs() > far, "metric"].tolist()
+    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none"}
+
+
+def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
+    """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
+    experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
+    stacked = repro[repro["judges"] == "stacked"]
+    return {"metrics": int(repro["paper_metric"].nunique()),
+            "within_stacked": int(stacked["within"].sum()),
+            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum()),
+            "off_stacked": ", ".join(stacked.loc[~stacked["within"], "paper_metric"]) or "none"}
+
+
+def stacking_effect(performance_table: pd.DataFrame, statistic: str = "spearman") -> dict:
+    """How stacking the experts moves the example-level correlations against using their mean, on the same
+    examples (two protocols on one data set, so a count rather than a test): ``lower`` of ``compared``
+    (configuration × subset × before/after swapping)."""
+    rows = performance_table[performance_table["statistic"] == statistic]
+    keys = ["metric", "aggregation", "subset"]
+    wide = rows.pivot_table(index=keys, columns="judges", values=["origin", "swap"], sort=False)
+    if "stacked" not in wide.columns.get_level_values(1) or "mean" not in wide.columns.get_level_values(1):
+        return {"lower": 0, "compared": 0}
+    stacked = wide.xs("stacked", axis=1, level=1).to_numpy().ravel()
+    mean = wide.xs("mean", axis=1, level=1).to_numpy().ravel()
+    ok = ~(np.isnan(stacked) | np.isnan(mean))
+    return {"lower": int((stacked[ok] < mean[ok]).sum()), "compared": int(ok.sum())}
+
+
+def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> str:
+    """What Table 7's ROUGE rows say about the data (Markdown, no math): per ROUGE row we ran, our Spearman beside
+    the paper's, and whether the paper's value lies inside our 95% interval over ``n_systems`` systems
+    (:func:`metricbias.bias.claims.spearman_interval`)."""
+    from ..bias.claims import spearman_interval
+
+    rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
+    if rouge.empty:
+        return "No ROUGE row of Table 7 ran in this profile, so the data cannot be checked against the paper here."
+    parts, inside, near = [], 0, 0
+    for r in rouge.itertuples():
+        low, high = spearman_interval(r.ours_origin, n_systems)
+        hit = low <= r.paper_origin <= high
+        inside += hit
+        near += abs(r.diff_origin) <= close + 1e-9
+        parts.append(f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
+                     f"{r.diff_origin:+.3f}; our 95% interval {low:.2f} to {high:.2f})")
+    n = len(rouge)
+    verdict = ("so on these rows the data and the human scores are consistent with the paper's, although an interval "
+               f"over {n_systems} systems is too wide to show that they are the same" if inside == n else
+               "so the data or the human scores differ from the paper's on at least one ROUGE row")
+    return (f"The ROUGE rows: {'; '.join(parts)}. {near} of {n} are within {close} of Table 7, and Table 7's value "
+            f"lies inside our interval (Fisher z with Bonett and Wright's standard error) for {inside} of {n}, "
+            f"{verdict}.")
+
+
+def metric_group(name: str) -> str:
+    """Gao & Wan's two groups (their section 3.1): "n-gram" for the n-gram family, "model-based" for every metric
+    that uses word vectors or a trained model (static embeddings included, as in their list)."""
+    from ..metrics.registry import metric_class
+
+    return "n-gram" if metric_class(name).family == "ngram" else "model-based"
+
+
+#: what :func:`shift_claim`'s verdicts mean for Gao & Wan's claim
+SHIFT_VERDICTS = {"higher": "model-based configurations shift more, as Gao & Wan claim",
+                  "lower": "model-based configurations shift less, against Gao & Wan's claim"}
+
+
+def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Gao & Wan's claim that the correlations of model-based metrics move more after swapping than those of n-gram
+    metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
+    table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
+    n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
+    resampled independently (:func:`metricbias.bias.claims.compare`)."""
+    from ..bias import claims
+
+    rows = []
+    for set_name, table in performances.items():
+        stat = "darr_tau" if (table["statistic"] == "darr_tau").any() else "spearman"
+        for subset, g in table[table["statistic"] == stat].groupby("subset", sort=False):
+            shift = g["delta"].abs()
+            group = g["name"].map(metric_group)
+            x, y = shift[group == "model-based"].dropna(), shift[group == "n-gram"].dropna()
+            row = {"set": set_name, "subset": subset, "statistic": stat, "model-based configurations": len(x),
+                   "n-gram configurations": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
+                   "mean |shift| n-gram": y.mean() if len(y) else np.nan}
+            if min(len(x), len(y)) >= 2:
+                c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
+                row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
+                           verdict=SHIFT_VERDICTS.get(c["verdict"], c["verdict"]))
+            else:
+                row.update(difference=row["mean |shift| model-based"] - row["mean |shift| n-gram"], ci_low=np.nan,
+                           ci_high=np.nan, verdict="too few configurations in a group (fewer than two) to test")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def shift_claim_sentence(claim: pd.DataFrame) -> str:
+    """One Markdown bullet per row of :func:`shift_claim`: the two means, the difference with its interval and the
+    verdict."""
+    from ..bias.claims import interval_text
+
+    lines = []
+    for r in claim.to_dict("records"):
+        where = f"{r['set']}" + ("" if r["subset"] == "all" else " (male-only hypotheses)")
+        diff = (interval_text({"difference": r["difference"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                               "confidence": 0.95}, digits=3) if not np.isnan(r["ci_low"]) else
+                ("undefined" if np.isnan(r["difference"]) else f"{r['difference']:+.3f}"))
+        n_model, n_ngram = r["model-based configurations"], r["n-gram configurations"]
+        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over {n_model} model-based "
+                     f"configuration{'s' if n_model != 1 else ''}, {r['mean |shift| n-gram']:.3f} over {n_ngram} "
+                     f"n-gram one{'s' if n_ngram != 1 else ''}; difference {diff}: {r['verdict']}.")
+    return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
+
+
+def preference_claim_sentence(pref: pd.DataFrame) -> str:
+    """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
+    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table)."""
+    from ..metaeval.analysis import preference_tests
+
+    tested = preference_tests(pref)
+    model = tested[tested["name"].map(metric_group) == "model-based"]
+    label = model["metric"] + " (" + model["aggregation"] + ")"
+    male, female = label[model["prefers"] == "male"], label[model["prefers"] == "female"]
+    head = "Gao & Wan's first claim, that model-based metrics prefer the male hypothesis,"
+    if model.empty:
+        return f"{head} is not tested here: no model-based metric ran."
+    text = (f"{head} holds for {len(male)} of the {len(model)} model-based configurations"
+            + (f" ({', '.join(male)})" if len(male) else "") + " by the sign tests above")
+    if len(female):
+        text += f"; {len(female)} significantly prefer the female one ({', '.join(female)})"
+    return text + ("; the others are not distinguishable from no preference at this size." if
+                   len(male) + len(female) < len(model) else ".")
+
+
+def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
+    |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
+    bootstrap interval and the verdict (:func:`metricbias.bias.claims.compare`); ``sentence`` says it."""
+    from ..bias import claims
+
+    wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
+        index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()
+    if "single_gender" not in wide or len(wide) < 2:
+        return {"configurations": len(wide), "sentence": "The male-only subset is too small here to compare."}
+    c = claims.compare(wide["single_gender"], wide["all"], paired=True, n_resamples=n_resamples, seed=seed)
+    words = {"higher": "the correlations move more on the male-only subset",
+             "lower": "the correlations move less on the male-only subset"}.get(c["verdict"], c["verdict"])
+    return {"configurations": len(wide), **c,
+            "sentence": (f"Over the {len(wide)} configurations, |shift| on the male-only subset minus |shift| on all "
+                         f"examples is {claims.interval_text(c, digits=3)}, paired by configuration: {words}.")}
