@@ -16,7 +16,9 @@ dev. A training pair is dropped when either side is held out; the counts say how
   least 4, and pairs of Flickr8k captions of the same image (images that the experts judged
   are evaluation data, and the registered Flickr8k source holds only those, so none
   remains); each pair in both directions;
-* **masked-LM sentences**: every sentence of MRPC train and STS-B train.
+* **masked-LM sentences**: every sentence of MRPC train and STS-B train (the held-out
+  validation sentences are drawn from these), plus, for training only, WordNet 3.0's usage
+  examples and glosses (Debian's WordNet, :mod:`metricbias.wordnet`; Fellbaum, 1998).
 
 **Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
 BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality` (Flickr8k Kendall,
@@ -49,7 +51,9 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
     out = out or backbones.trained_dirs(name)[1]
     if module.KIND == "mlm":
         sentences, counts = mlm_sentences()
-        return module.train(config, out, name=name, sentences=sentences, counts=counts, device=device,
+        extra, extra_counts = wordnet_sentences(held_out_texts(), seen=set(sentences))
+        return module.train(config, out, name=name, sentences=sentences, extra_sentences=extra,
+                            counts=pd.concat([counts, extra_counts], ignore_index=True), device=device,
                             progress=progress, command=command)
     examples, counts = paraphrase_pairs()
     return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
@@ -173,7 +177,27 @@ def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
     return out, pd.DataFrame(counts)
 
 
-# --- figures ---------------------------------------------------------------------------------------
+def wordnet_sentences(held_out, seen=()) -> tuple[list[str], pd.DataFrame]:
+    """``(texts, counts)``: WordNet's distinct usage examples and glosses not held out (nor in ``seen``), sorted."""
+    from . import wordnet
+    from .mitigation import cda
+
+    reader = wordnet.reader()
+    found = {"wordnet-examples": set(), "wordnet-glosses": set()}
+    for synset in reader.all_synsets():
+        found["wordnet-examples"].update(t.strip() for t in synset.examples() if t.strip())
+        found["wordnet-glosses"].add(synset.definition().strip())
+    out, counts, seen = [], [], set(seen)
+    for src, texts in found.items():
+        distinct = sorted(t for t in texts if t)
+        dropped = sum(cda.normalize_text(t) in held_out for t in distinct)
+        kept = [t for t in distinct if cda.normalize_text(t) not in held_out and t not in seen]
+        seen.update(kept)
+        out += kept
+        counts.append({"source": src, "sentences_read": len(distinct), "dropped_held_out": dropped,
+                       "sentences_used": len(kept)})
+    return out, pd.DataFrame(counts)
+
 
 # --- figures ---------------------------------------------------------------------------------------
 
@@ -245,4 +269,4 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
 
 __all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
            "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
-           "summary", "train"]
+           "summary", "train", "wordnet_sentences"]
