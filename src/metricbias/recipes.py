@@ -21,9 +21,9 @@ dev. A training pair is dropped when either side is held out; the counts say how
   examples and glosses (Debian's WordNet, :mod:`metricbias.wordnet`; Fellbaum, 1998).
 
 **Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
-BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality` (Flickr8k Kendall,
-WMT19 kk-en DARR tau, REALSumm system-level Spearman, STS-B dev Pearson), each set drawn down
-on a CPU (:data:`CPU_SAMPLE_SIZES`, seeded), recorded in the parts' ``provenance.json``
+BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality`: the WMT19 kk-en DARR
+tau over every pair and the STS-B dev Pearson over all 1,500 pairs (:data:`QUALITY_SIZES`),
+with BLEU's on the same items beside it, recorded in the parts' ``provenance.json``
 (``metricbias train NAME --quality``). Recording figures there does not change the metric's
 signature (:func:`metricbias.trained.parts.scores_fingerprint`).
 """
@@ -201,25 +201,31 @@ def wordnet_sentences(held_out, seen=()) -> tuple[list[str], pd.DataFrame]:
 
 # --- figures ---------------------------------------------------------------------------------------
 
-#: items per quality set on a CPU: Flickr8k images, WMT DARR pairs, REALSumm documents, STS-B dev pairs
-CPU_SAMPLE_SIZES = {"flickr8k": 20, "wmt19-kk-en": 200, "realsumm": 5, "stsb-dev": 200}
+#: the quality sets of a paraphraser, each whole (0: every item): WMT19 kk-en DARR pairs, STS-B dev pairs
+QUALITY_SIZES = {"wmt19-kk-en": 0, "stsb-dev": 0}
+#: what a paraphraser's BARTScore-F is set beside: the field's baseline, on the same sets
+QUALITY_REFERENCE = "bleu"
 
 
 def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, variant: str = "F",
-                    device: str = "auto", cache=None) -> pd.DataFrame:
-    """``dataset, statistic, value, n, sample_size`` of BARTScore-``variant`` on ``backbone``."""
+                    device: str = "auto", cache=None, reference: str | None = QUALITY_REFERENCE) -> pd.DataFrame:
+    """``metric, dataset, statistic, value, n, sample_size, signature`` of BARTScore-``variant`` on ``backbone``
+    and, on the same items, of the ``reference`` metric (BLEU)."""
     from . import metrics
     from .metaeval.quality import load_quality_sets, quality
 
-    sizes = CPU_SAMPLE_SIZES if sizes is None else sizes
-    metric = metrics.get("bartscore", backbone=backbone, variant=variant, device=device)
+    sizes = QUALITY_SIZES if sizes is None else sizes
+    scored = {f"bartscore {variant}": metrics.get("bartscore", backbone=backbone, variant=variant, device=device)}
+    if reference:
+        scored[reference] = metrics.get(reference)
     frames = []
     for name, size in sizes.items():
         sets = load_quality_sets((name,), sample_size=size, seed=seed)
-        frames.append(quality(metric, sets, cache=cache).assign(sample_size=size))
+        for label, metric in scored.items():
+            frames.append(quality(metric, sets, cache=cache).assign(metric=label, sample_size=size,
+                                                                      signature=metric.signature))
     out = pd.concat(frames, ignore_index=True)
-    out["signature"] = metric.signature
-    return out
+    return out[["metric", *[c for c in out.columns if c != "metric"]]]
 
 
 def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds: float | None = None) -> None:
@@ -229,7 +235,7 @@ def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds
     folder = backbones.resolve(backbone)
     path = folder / backbones.PROVENANCE_FILE
     info = json.loads(path.read_text(encoding="utf-8"))
-    info["quality"] = {"metric": "bartscore F", "seed": seed, "seconds": seconds,
+    info["quality"] = {"metric": "bartscore F", "reference": QUALITY_REFERENCE, "seed": seed, "seconds": seconds,
                        "rows": table.drop(columns="signature").to_dict("records")}
     with atomic_path(path, suffix=".json") as tmp:
         tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
@@ -240,6 +246,21 @@ def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed
     table = measure_quality(backbone, sizes=sizes, seed=seed, device=device)
     record_quality(backbone, table, seed=seed, seconds=round(time.perf_counter() - start, 1))
     return table
+
+
+def quality_beside_reference(info: dict) -> pd.DataFrame:
+    """``dataset, statistic, paraphraser, reference, gap, at_least_reference`` from a provenance's ``quality``."""
+    rows = pd.DataFrame(info.get("quality", {}).get("rows", []))
+    if rows.empty or "metric" not in rows:
+        return pd.DataFrame(columns=["dataset", "statistic", "paraphraser", "reference", "gap", "at_least_reference"])
+    wide = rows.pivot_table(index=["dataset", "statistic"], columns="metric", values="value").reset_index()
+    reference = info["quality"].get("reference", QUALITY_REFERENCE)
+    own = info["quality"].get("metric", "bartscore F")
+    out = wide.rename(columns={own: "paraphraser", reference: "reference"})[
+        ["dataset", "statistic", "paraphraser", "reference"]]
+    out["gap"] = out["paraphraser"] - out["reference"]
+    out["at_least_reference"] = out["gap"] >= 0
+    return out
 
 
 def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFrame:
@@ -261,12 +282,12 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
                "seconds": info["seconds"]["total"], **{k: v for k, v in info["data"].items() if k != "counts"},
                **{k: v for k, v in info["figures"].items() if k != "log"}}
         for q in info.get("quality", {}).get("rows", []):
-            row[f"{q['dataset']} {q['statistic']}"] = q["value"]
+            row[f"{q.get('metric', 'bartscore F')}: {q['dataset']} {q['statistic']}"] = q["value"]
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 
-__all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
+__all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "quality_beside_reference", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
            "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
            "summary", "train", "wordnet_sentences"]
