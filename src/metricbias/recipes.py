@@ -15,7 +15,8 @@ dev. A training pair is dropped when either side is held out; the counts say how
 * **paraphrase pairs**: MRPC train pairs labelled paraphrases, STS-B train pairs rated at
   least 4, and pairs of Flickr8k captions of the same image (images that the experts judged
   are evaluation data, and the registered Flickr8k source holds only those, so none
-  remains); each pair in both directions;
+  remains); each pair in both directions; and, if the recipe asks (``denoise_examples``),
+  masked-LM sentences rebuilt from a copy with words deleted (:func:`denoising_pairs`);
 * **masked-LM sentences**: every sentence of MRPC train and STS-B train (the held-out
   validation sentences are drawn from these), plus, for training only, WordNet 3.0's usage
   examples and glosses (Debian's WordNet, :mod:`metricbias.wordnet`; Fellbaum, 1998).
@@ -56,6 +57,10 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
                             counts=pd.concat([counts, extra_counts], ignore_index=True), device=device,
                             progress=progress, command=command)
     examples, counts = paraphrase_pairs()
+    if getattr(config, "denoise_examples", 0):
+        noisy, noisy_counts = denoising_pairs(config.denoise_examples, seed=config.seed, seen=set(examples["text"]))
+        examples = pd.concat([examples, noisy], ignore_index=True)
+        counts = pd.concat([counts, noisy_counts], ignore_index=True)
     return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
                         command=command)
 
@@ -154,6 +159,30 @@ def paraphrase_pairs(sources_=PAIR_SOURCES, held_out=None) -> tuple[pd.DataFrame
         counts.append({"source": src, "pairs_read": len(raw), "dropped_held_out": dropped, "pairs_used": len(kept)})
     examples = pd.DataFrame(rows, columns=["source", "pair", "text", "target"]).drop_duplicates(["text", "target"])
     return examples.reset_index(drop=True), pd.DataFrame(counts)
+
+
+#: a denoising pair drops this fraction of the words of its source sentence (at least one)
+DENOISE_DROP = 0.15
+
+
+def denoising_pairs(n: int, *, seed: int = 0, seen=()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(examples, counts)``: ``n`` seeded masked-LM sentences as targets, each with a copy missing a seeded
+    :data:`DENOISE_DROP` of its words as the source (BART's text infilling, in word deletion form): the copying a
+    paraphraser needs, from sentences that are not held out."""
+    sentences, _ = mlm_sentences()
+    rng = np.random.default_rng(seed)
+    chosen = [sentences[i] for i in sorted(rng.choice(len(sentences), min(n, len(sentences)), replace=False))]
+    rows = []
+    for i, target in enumerate(chosen):
+        words = target.split()
+        drop = set(rng.choice(len(words), max(1, int(round(DENOISE_DROP * len(words)))), replace=False).tolist())
+        source = " ".join(w for j, w in enumerate(words) if j not in drop) if len(words) > 1 else target
+        if source not in seen:
+            rows.append(("denoise", f"denoise-{i:05d}", source, target))
+    examples = pd.DataFrame(rows, columns=["source", "pair", "text", "target"])
+    counts = pd.DataFrame([{"source": "denoise", "pairs_read": len(chosen), "dropped_held_out": 0,
+                            "pairs_used": len(examples)}])
+    return examples, counts
 
 
 def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
@@ -289,5 +318,5 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
 
 
 __all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "quality_beside_reference", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
-           "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
+           "denoising_pairs", "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
            "summary", "train", "wordnet_sentences"]

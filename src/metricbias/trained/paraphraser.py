@@ -66,6 +66,7 @@ class Config:
     eval_every: int = 100
     predict: str = "mask"  # "mask": a [MASK] twin per target token predicts it; "shift": the token before does
     head_from: str = ""  # start the LM head from this masked-LM head (an mlm-* artifact); "": a new head
+    denoise_examples: int = 0  # add this many word-deletion copies of masked-LM sentences to the pairs (recipes)
 
 
 @dataclass

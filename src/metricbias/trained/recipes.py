@@ -30,11 +30,14 @@ RECIPES: dict[str, tuple[str, dict]] = {
                                           "epochs": 8, "batch_size": 256, "lr": 4e-3, "validation_fraction": 0.05}),
     "mlm-all-mpnet-base-v2": ("mlm_head", {"base": "all-mpnet-base-v2", "max_sentences": 5000, "epochs": 8,
                                            "batch_size": 256, "lr": 4e-3, "validation_fraction": 0.05}),
-    # paraphrasers: adapters in the top layers (the frozen layers below computed once per example), one epoch
-    "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 3, "steps": 300,
-                                              "batch_size": 16}),
+    # paraphrasers: a [MASK] twin per target token read by the masked-LM head trained above (head_from); MiniLM with
+    # adapters in every layer (so attention can learn to copy), on the paraphrase pairs and word-deletion copies
+    "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 6, "reduction_factor": 8,
+                                              "head_from": "mlm-all-MiniLM-L6-v2", "denoise_examples": 6000,
+                                              "steps": 600, "batch_size": 16}),
+    # MPNet: the first recipe (the token before a target token predicts it; adapters in the top 2 layers)
     "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 300,
-                                               "batch_size": 16, "max_examples": 1600}),
+                                               "batch_size": 16, "max_examples": 1600, "predict": "shift"}),
     # debiasing adapters (Sun et al. 2022, 3.2): Table 7's batch size; the learning rate chosen on the CDA
     # validation split (chapter 6)
     "debiased-bertscore-all-MiniLM-L6-v2": ("adapter", {"metric": "bertscore", "backbone": "all-MiniLM-L6-v2",
