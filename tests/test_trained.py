@@ -241,3 +241,21 @@ def test_quality_beside_bleu_from_a_provenance():
     assert by.loc["wmt19-kk-en", "gap"] == pytest.approx(0.05) and bool(by.loc["wmt19-kk-en", "at_least_reference"])
     assert by.loc["stsb-dev", "gap"] == pytest.approx(-0.10) and not bool(by.loc["stsb-dev", "at_least_reference"])
     assert recipes.quality_beside_reference({}).empty  # not measured yet
+
+
+def test_denoising_pairs_delete_a_seeded_share_of_the_words():
+    from metricbias import recipes
+
+    sentences = [f"word{i} " * 20 for i in range(30)] + ["one", "the cat sat on the mat"]
+    sentences = [s.strip() for s in sentences]
+    examples, counts = recipes.denoising_pairs(sentences, 10, seed=3)
+    again, _ = recipes.denoising_pairs(sentences, 10, seed=3)
+    pd.testing.assert_frame_equal(examples, again)
+    assert len(examples) == 10 and counts["pairs_used"].iloc[0] == 10
+    assert set(examples["target"]) <= set(sentences)
+    for text, target in zip(examples["text"], examples["target"]):
+        words, kept = target.split(), text.split()
+        if len(words) > 1:
+            assert len(words) - len(kept) == max(1, round(recipes.DENOISE_DROP * len(words)))
+            it = iter(words)
+            assert all(w in it for w in kept)  # the source is the target with words deleted, in order

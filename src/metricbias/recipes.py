@@ -58,7 +58,8 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
                             progress=progress, command=command)
     examples, counts = paraphrase_pairs()
     if getattr(config, "denoise_examples", 0):
-        noisy, noisy_counts = denoising_pairs(config.denoise_examples, seed=config.seed, seen=set(examples["text"]))
+        noisy, noisy_counts = denoising_pairs(mlm_sentences()[0], config.denoise_examples, seed=config.seed,
+                                              seen=set(examples["text"]))
         examples = pd.concat([examples, noisy], ignore_index=True)
         counts = pd.concat([counts, noisy_counts], ignore_index=True)
     return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
@@ -165,11 +166,10 @@ def paraphrase_pairs(sources_=PAIR_SOURCES, held_out=None) -> tuple[pd.DataFrame
 DENOISE_DROP = 0.15
 
 
-def denoising_pairs(n: int, *, seed: int = 0, seen=()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(examples, counts)``: ``n`` seeded masked-LM sentences as targets, each with a copy missing a seeded
-    :data:`DENOISE_DROP` of its words as the source (BART's text infilling, in word deletion form): the copying a
-    paraphraser needs, from sentences that are not held out."""
-    sentences, _ = mlm_sentences()
+def denoising_pairs(sentences: list[str], n: int, *, seed: int = 0, seen=()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(examples, counts)``: ``n`` seeded ``sentences`` (the masked-LM sentences: none held out) as targets, each
+    with a copy missing a seeded :data:`DENOISE_DROP` of its words as the source (BART's denoising, in word-deletion
+    form): the copying a paraphraser needs. A source already in ``seen`` is skipped."""
     rng = np.random.default_rng(seed)
     chosen = [sentences[i] for i in sorted(rng.choice(len(sentences), min(n, len(sentences)), replace=False))]
     rows = []

@@ -30,10 +30,10 @@ RECIPES: dict[str, tuple[str, dict]] = {
                                           "epochs": 8, "batch_size": 256, "lr": 4e-3, "validation_fraction": 0.05}),
     "mlm-all-mpnet-base-v2": ("mlm_head", {"base": "all-mpnet-base-v2", "max_sentences": 5000, "epochs": 8,
                                            "batch_size": 256, "lr": 4e-3, "validation_fraction": 0.05}),
-    # paraphrasers: a [MASK] twin per target token read by the masked-LM head trained above (head_from); MiniLM with
+    # paraphrasers: a [MASK] twin per target token predicts it (UniLM); MiniLM with
     # adapters in every layer (so attention can learn to copy), on the paraphrase pairs and word-deletion copies
     "para-all-MiniLM-L6-v2": ("paraphraser", {"base": "all-MiniLM-L6-v2", "adapter_layers": 6, "reduction_factor": 8,
-                                              "head_from": "mlm-all-MiniLM-L6-v2", "denoise_examples": 6000,
+                                              "denoise_examples": 6000,
                                               "steps": 600, "batch_size": 16}),
     # MPNet: the first recipe (the token before a target token predicts it; adapters in the top 2 layers)
     "para-all-mpnet-base-v2": ("paraphraser", {"base": "all-mpnet-base-v2", "adapter_layers": 2, "steps": 300,
