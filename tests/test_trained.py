@@ -196,3 +196,78 @@ def test_liu_table2_row_on_a_trained_head(trained_mlm):
     accuracy = liu_table2.head_accuracy([lm.name, "no-such-masked-lm"])
     assert accuracy[lm.name] == trained_mlm[1]["figures"]["masked_token_accuracy"]
     assert np.isnan(accuracy["no-such-masked-lm"])
+
+
+def test_mask_twins_predict_each_target_token_from_the_source_and_earlier_tokens(tiny_bert):
+    """With ``predict="mask"`` a target token's twin is a [MASK] at the token's position; the row of one pair scores
+    exactly as a plain masked-LM pass over ``[CLS] source [SEP] t_1 .. t_(j-1) [MASK]`` under the UniLM mask would."""
+    para = paraphraser.Paraphraser.new(paraphraser.Config(base=str(tiny_bert), adapter_layers=1), tiny_bert, "cpu")
+    (src, tgt), = para.encode(["A man is playing a guitar."], ["A man plays the guitar."])
+    with torch.no_grad():
+        lp, _ = para.log_probs([(src, tgt)])
+        for j in (0, 2, len(tgt) - 1):  # the twin of target token j against a row that ends in that twin
+            ids = torch.tensor([src + tgt[:j] + [para.tokenizer.mask_token_id]])
+            n = ids.shape[1]
+            mask = torch.tril(torch.ones(n, n))
+            mask[:, :len(src)] = 1.0  # the source sees the source; the target and the twin see it and their past
+            mask[:len(src), len(src):] = 0.0
+            packed = paraphraser.Packed(ids, mask[None], torch.arange(n)[None], torch.tensor([0]),
+                                        torch.tensor([n - 1]), torch.tensor([tgt[j]]), [[[0]]])
+            alone = para.node_log_probs(packed)
+            np.testing.assert_allclose(float(alone[0]), float(lp[j]), rtol=0, atol=1e-5)
+
+
+def test_artifacts_without_a_predict_field_load_as_shift_and_head_from_copies_the_head(trained_para, trained_mlm,
+                                                                                      tmp_path):
+    import shutil
+
+    old = tmp_path / "para-old"
+    shutil.copytree(trained_para[0], old)
+    info = json.loads((old / "provenance.json").read_text())
+    assert info["config"]["predict"] == "mask"
+    del info["config"]["predict"]
+    (old / "provenance.json").write_text(json.dumps(info))
+    assert paraphraser.Paraphraser.load(old).config.predict == "shift"
+
+    head = mlm_head.load(str(trained_mlm[0]))[1]
+    config = paraphraser.Config(base=trained_mlm[1]["base"], adapter_layers=1, steps=1, batch_size=2,
+                                head_from=str(trained_mlm[0]), lr=0.0, weight_decay=0.0)
+    examples = pd.DataFrame({"text": CORPUS[:4], "target": CORPUS[1:5], "pair": ["a", "b", "c", "d"]})
+    saved = paraphraser.train(config, tmp_path / "para-head", name="para-head", examples=examples,
+                              validation=examples.head(1), device="cpu", progress=False)
+    para = paraphraser.Paraphraser.load(tmp_path / "para-head")
+    for key, value in paraphraser.head_parameters(head).items():
+        torch.testing.assert_close(paraphraser.head_parameters(para.model)[key], value)
+    assert saved["head_from"] == "mlm-tiny"
+
+
+def test_quality_beside_bleu_from_a_provenance():
+    from metricbias import recipes
+
+    rows = [{"metric": "bartscore F", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.25, "n": 10},
+            {"metric": "bleu", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.20, "n": 10},
+            {"metric": "bartscore F", "dataset": "stsb-dev", "statistic": "pearson", "value": 0.30, "n": 8},
+            {"metric": "bleu", "dataset": "stsb-dev", "statistic": "pearson", "value": 0.40, "n": 8}]
+    table = recipes.quality_beside_reference({"quality": {"metric": "bartscore F", "reference": "bleu", "rows": rows}})
+    by = table.set_index("dataset")
+    assert by.loc["wmt19-kk-en", "gap"] == pytest.approx(0.05) and bool(by.loc["wmt19-kk-en", "at_least_reference"])
+    assert by.loc["stsb-dev", "gap"] == pytest.approx(-0.10) and not bool(by.loc["stsb-dev", "at_least_reference"])
+    assert recipes.quality_beside_reference({}).empty  # not measured yet
+
+
+def test_denoising_pairs_delete_a_seeded_share_of_the_words():
+    from metricbias import recipes
+
+    sentences = [f"word{i} " * 20 for i in range(30)] + ["one", "the cat sat on the mat"]
+    sentences = [s.strip() for s in sentences]
+    examples, counts = recipes.denoising_pairs(sentences, 10, seed=3)
+    again, _ = recipes.denoising_pairs(sentences, 10, seed=3)
+    pd.testing.assert_frame_equal(examples, again)
+    assert len(examples) == 10 and counts["pairs_used"].iloc[0] == 10
+    assert set(examples["target"]) <= set(sentences)
+    for text, target in zip(examples["text"], examples["target"]):
+        words, kept = target.split(), text.split()
+        if len(words) > 1:
+            assert len(words) - len(kept) == max(1, round(recipes.DENOISE_DROP * len(words)))
+            it = iter(words)
+            assert all(w in it for w in kept)  # the source is the target with words deleted, in order

@@ -667,8 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (default: <cache>/trained/NAME; models/NAME ships it with the project)")
     p.add_argument("--force", action="store_true", help="train again even if the trained part exists")
     p.add_argument("--quality", action="store_true",
-                   help="para-*: measure the trained paraphraser's quality (BARTScore-F on Flickr8k, WMT19 kk-en, "
-                        "REALSumm, STS-B dev; CPU sample sizes) and record it in its provenance.json")
+                   help="para-*: measure the trained paraphraser's quality (BARTScore-F, and BLEU beside it: WMT19 "
+                        "kk-en DARR tau over every pair, STS-B dev Pearson over all pairs) and record it in its "
+                        "provenance.json")
     p.add_argument("--backbone", type=_input("name", str), default=None,
                    help="stsb-*: frozen base encoder (default: the recipe's)")
     p.add_argument("--adapter", default=None, help="stsb-*: task adapter, an adapters config string")

@@ -15,13 +15,16 @@ dev. A training pair is dropped when either side is held out; the counts say how
 * **paraphrase pairs**: MRPC train pairs labelled paraphrases, STS-B train pairs rated at
   least 4, and pairs of Flickr8k captions of the same image (images that the experts judged
   are evaluation data, and the registered Flickr8k source holds only those, so none
-  remains); each pair in both directions;
-* **masked-LM sentences**: every sentence of MRPC train and STS-B train.
+  remains); each pair in both directions; and, if the recipe asks (``denoise_examples``),
+  masked-LM sentences rebuilt from a copy with words deleted (:func:`denoising_pairs`);
+* **masked-LM sentences**: every sentence of MRPC train and STS-B train (the held-out
+  validation sentences are drawn from these), plus, for training only, WordNet 3.0's usage
+  examples and glosses (Debian's WordNet, :mod:`metricbias.wordnet`; Fellbaum, 1998).
 
 **Quality** of a paraphraser as a metric, measured the way the book measures every metric's:
-BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality` (Flickr8k Kendall,
-WMT19 kk-en DARR tau, REALSumm system-level Spearman, STS-B dev Pearson), each set drawn down
-on a CPU (:data:`CPU_SAMPLE_SIZES`, seeded), recorded in the parts' ``provenance.json``
+BARTScore-F on it, through :func:`metricbias.metaeval.quality.quality`: the WMT19 kk-en DARR
+tau over every pair and the STS-B dev Pearson over all 1,500 pairs (:data:`QUALITY_SIZES`),
+with BLEU's on the same items beside it, recorded in the parts' ``provenance.json``
 (``metricbias train NAME --quality``). Recording figures there does not change the metric's
 signature (:func:`metricbias.trained.parts.scores_fingerprint`).
 """
@@ -49,9 +52,16 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
     out = out or backbones.trained_dirs(name)[1]
     if module.KIND == "mlm":
         sentences, counts = mlm_sentences()
-        return module.train(config, out, name=name, sentences=sentences, counts=counts, device=device,
+        extra, extra_counts = wordnet_sentences(held_out_texts(), seen=set(sentences))
+        return module.train(config, out, name=name, sentences=sentences, extra_sentences=extra,
+                            counts=pd.concat([counts, extra_counts], ignore_index=True), device=device,
                             progress=progress, command=command)
     examples, counts = paraphrase_pairs()
+    if getattr(config, "denoise_examples", 0):
+        noisy, noisy_counts = denoising_pairs(mlm_sentences()[0], config.denoise_examples, seed=config.seed,
+                                              seen=set(examples["text"]))
+        examples = pd.concat([examples, noisy], ignore_index=True)
+        counts = pd.concat([counts, noisy_counts], ignore_index=True)
     return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
                         command=command)
 
@@ -152,6 +162,29 @@ def paraphrase_pairs(sources_=PAIR_SOURCES, held_out=None) -> tuple[pd.DataFrame
     return examples.reset_index(drop=True), pd.DataFrame(counts)
 
 
+#: a denoising pair drops this fraction of the words of its source sentence (at least one)
+DENOISE_DROP = 0.15
+
+
+def denoising_pairs(sentences: list[str], n: int, *, seed: int = 0, seen=()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(examples, counts)``: ``n`` seeded ``sentences`` (the masked-LM sentences: none held out) as targets, each
+    with a copy missing a seeded :data:`DENOISE_DROP` of its words as the source (BART's denoising, in word-deletion
+    form): the copying a paraphraser needs. A source already in ``seen`` is skipped."""
+    rng = np.random.default_rng(seed)
+    chosen = [sentences[i] for i in sorted(rng.choice(len(sentences), min(n, len(sentences)), replace=False))]
+    rows = []
+    for i, target in enumerate(chosen):
+        words = target.split()
+        drop = set(rng.choice(len(words), max(1, int(round(DENOISE_DROP * len(words)))), replace=False).tolist())
+        source = " ".join(w for j, w in enumerate(words) if j not in drop) if len(words) > 1 else target
+        if source not in seen:
+            rows.append(("denoise", f"denoise-{i:05d}", source, target))
+    examples = pd.DataFrame(rows, columns=["source", "pair", "text", "target"])
+    counts = pd.DataFrame([{"source": "denoise", "pairs_read": len(chosen), "dropped_held_out": 0,
+                            "pairs_used": len(examples)}])
+    return examples, counts
+
+
 def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
     """``(sentences, counts)``: the distinct sentences of MRPC train and STS-B train that are not held out."""
     from .datasets import stsb
@@ -173,29 +206,55 @@ def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
     return out, pd.DataFrame(counts)
 
 
-# --- figures ---------------------------------------------------------------------------------------
+def wordnet_sentences(held_out, seen=()) -> tuple[list[str], pd.DataFrame]:
+    """``(texts, counts)``: WordNet's distinct usage examples and glosses not held out (nor in ``seen``), sorted."""
+    from . import wordnet
+    from .mitigation import cda
+
+    reader = wordnet.reader()
+    found = {"wordnet-examples": set(), "wordnet-glosses": set()}
+    for synset in reader.all_synsets():
+        found["wordnet-examples"].update(t.strip() for t in synset.examples() if t.strip())
+        found["wordnet-glosses"].add(synset.definition().strip())
+    out, counts, seen = [], [], set(seen)
+    for src, texts in found.items():
+        distinct = sorted(t for t in texts if t)
+        dropped = sum(cda.normalize_text(t) in held_out for t in distinct)
+        kept = [t for t in distinct if cda.normalize_text(t) not in held_out and t not in seen]
+        seen.update(kept)
+        out += kept
+        counts.append({"source": src, "sentences_read": len(distinct), "dropped_held_out": dropped,
+                       "sentences_used": len(kept)})
+    return out, pd.DataFrame(counts)
+
 
 # --- figures ---------------------------------------------------------------------------------------
 
-#: items per quality set on a CPU: Flickr8k images, WMT DARR pairs, REALSumm documents, STS-B dev pairs
-CPU_SAMPLE_SIZES = {"flickr8k": 20, "wmt19-kk-en": 200, "realsumm": 5, "stsb-dev": 200}
+#: the quality sets of a paraphraser, each whole (0: every item): WMT19 kk-en DARR pairs, STS-B dev pairs
+QUALITY_SIZES = {"wmt19-kk-en": 0, "stsb-dev": 0}
+#: what a paraphraser's BARTScore-F is set beside: the field's baseline, on the same sets
+QUALITY_REFERENCE = "bleu"
 
 
 def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, variant: str = "F",
-                    device: str = "auto", cache=None) -> pd.DataFrame:
-    """``dataset, statistic, value, n, sample_size`` of BARTScore-``variant`` on ``backbone``."""
+                    device: str = "auto", cache=None, reference: str | None = QUALITY_REFERENCE) -> pd.DataFrame:
+    """``metric, dataset, statistic, value, n, sample_size, signature`` of BARTScore-``variant`` on ``backbone``
+    and, on the same items, of the ``reference`` metric (BLEU)."""
     from . import metrics
     from .metaeval.quality import load_quality_sets, quality
 
-    sizes = CPU_SAMPLE_SIZES if sizes is None else sizes
-    metric = metrics.get("bartscore", backbone=backbone, variant=variant, device=device)
+    sizes = QUALITY_SIZES if sizes is None else sizes
+    scored = {f"bartscore {variant}": metrics.get("bartscore", backbone=backbone, variant=variant, device=device)}
+    if reference:
+        scored[reference] = metrics.get(reference)
     frames = []
     for name, size in sizes.items():
         sets = load_quality_sets((name,), sample_size=size, seed=seed)
-        frames.append(quality(metric, sets, cache=cache).assign(sample_size=size))
+        for label, metric in scored.items():
+            frames.append(quality(metric, sets, cache=cache).assign(metric=label, sample_size=size,
+                                                                      signature=metric.signature))
     out = pd.concat(frames, ignore_index=True)
-    out["signature"] = metric.signature
-    return out
+    return out[["metric", *[c for c in out.columns if c != "metric"]]]
 
 
 def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds: float | None = None) -> None:
@@ -205,7 +264,7 @@ def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds
     folder = backbones.resolve(backbone)
     path = folder / backbones.PROVENANCE_FILE
     info = json.loads(path.read_text(encoding="utf-8"))
-    info["quality"] = {"metric": "bartscore F", "seed": seed, "seconds": seconds,
+    info["quality"] = {"metric": "bartscore F", "reference": QUALITY_REFERENCE, "seed": seed, "seconds": seconds,
                        "rows": table.drop(columns="signature").to_dict("records")}
     with atomic_path(path, suffix=".json") as tmp:
         tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
@@ -216,6 +275,21 @@ def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed
     table = measure_quality(backbone, sizes=sizes, seed=seed, device=device)
     record_quality(backbone, table, seed=seed, seconds=round(time.perf_counter() - start, 1))
     return table
+
+
+def quality_beside_reference(info: dict) -> pd.DataFrame:
+    """``dataset, statistic, paraphraser, reference, gap, at_least_reference`` from a provenance's ``quality``."""
+    rows = pd.DataFrame(info.get("quality", {}).get("rows", []))
+    if rows.empty or "metric" not in rows:
+        return pd.DataFrame(columns=["dataset", "statistic", "paraphraser", "reference", "gap", "at_least_reference"])
+    wide = rows.pivot_table(index=["dataset", "statistic"], columns="metric", values="value").reset_index()
+    reference = info["quality"].get("reference", QUALITY_REFERENCE)
+    own = info["quality"].get("metric", "bartscore F")
+    out = wide.rename(columns={own: "paraphraser", reference: "reference"})[
+        ["dataset", "statistic", "paraphraser", "reference"]]
+    out["gap"] = out["paraphraser"] - out["reference"]
+    out["at_least_reference"] = out["gap"] >= 0
+    return out
 
 
 def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFrame:
@@ -237,12 +311,12 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
                "seconds": info["seconds"]["total"], **{k: v for k, v in info["data"].items() if k != "counts"},
                **{k: v for k, v in info["figures"].items() if k != "log"}}
         for q in info.get("quality", {}).get("rows", []):
-            row[f"{q['dataset']} {q['statistic']}"] = q["value"]
+            row[f"{q.get('metric', 'bartscore F')}: {q['dataset']} {q['statistic']}"] = q["value"]
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 
-__all__ = ["CPU_SAMPLE_SIZES", "PAIR_SOURCES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
-           "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
-           "summary", "train"]
+__all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "quality_beside_reference", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
+           "denoising_pairs", "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
+           "summary", "train", "wordnet_sentences"]

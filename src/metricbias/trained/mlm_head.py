@@ -39,6 +39,7 @@ class Config:
     mask_fraction: float = 0.15
     maskings: int = 1  # independent maskings of each training sentence
     max_sentences: int = 0  # train on a seeded sample of this many sentences (0: all)
+    max_extra: int = 0  # and on a seeded sample of this many training-only sentences (0: none)
     max_length: int = 64
     epochs: int = 4
     batch_size: int = 256  # masked positions per step
@@ -122,9 +123,13 @@ def accuracy(model, states, labels, flags, batch_size: int = 2048) -> dict:
             "masked_positions": n_mask}
 
 
-def train(config: Config, out, *, name: str, sentences: list[str], counts=None, device: str = "auto",
-          progress: bool = True, command: str = "") -> dict:
-    """Train the head of ``config.base`` on ``sentences`` into ``out`` (the project's: :mod:`metricbias.recipes`)."""
+def train(config: Config, out, *, name: str, sentences: list[str], extra_sentences=(), counts=None,
+          device: str = "auto", progress: bool = True, command: str = "") -> dict:
+    """Train the head of ``config.base`` on ``sentences`` into ``out`` (the project's: :mod:`metricbias.recipes`).
+
+    The validation sentences are drawn from ``sentences``; ``extra_sentences`` (a seeded sample of
+    ``config.max_extra`` of them) are added to the training side only.
+    """
     import torch
 
     start_time = time.perf_counter()
@@ -133,6 +138,11 @@ def train(config: Config, out, *, name: str, sentences: list[str], counts=None, 
     if config.max_sentences and len(train_idx) > config.max_sentences:
         train_idx = sorted(np.random.default_rng(config.seed).choice(train_idx, config.max_sentences, replace=False))
     train_s, val_s = [sentences[i] for i in train_idx], [sentences[i] for i in val_idx]
+    extra = list(extra_sentences)
+    if config.max_extra < len(extra):
+        extra = [extra[i] for i in sorted(np.random.default_rng(config.seed).choice(len(extra), config.max_extra,
+                                                                                     replace=False))]
+    train_s += extra
     parts.seed_everything(config.seed)
     base_path = backbones.resolve(config.base)
     tokenizer, model = _masked_lm(base_path)
@@ -177,7 +187,8 @@ def train(config: Config, out, *, name: str, sentences: list[str], counts=None, 
         "base_fingerprint": backbones.fingerprint_path(base_path), "config": asdict(config),
         "command": command or f"metricbias train {name}", "seed": config.seed, "steps": len(losses),
         "device": device, "trainable_parameters": int(sum(p.numel() for p in trainable)),
-        "data": {"train_sentences": len(train_s), "validation_sentences": len(val_s),
+        "data": {"train_sentences": len(train_s), "extra_train_sentences": len(extra),
+                 "validation_sentences": len(val_s),
                  "train_positions": len(y), "validation_positions": len(vy),
                  "train_fingerprint": parts.text_fingerprint(train_s),
                  "validation_fingerprint": parts.text_fingerprint(val_s),

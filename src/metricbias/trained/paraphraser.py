@@ -13,13 +13,16 @@ metrics use. Trained, and saved (fp16, :mod:`.parts`):
   decoder tied to the frozen word embeddings, plus an output bias); the dense, the LayerNorm
   and the bias are trained, the bias starting at the log unigram frequencies of the targets.
 
-The objective is next-token prediction: the hidden state of a position predicts the next
-target token (the source's closing [SEP] predicts the first one, the last target token the
-closing [SEP]), so one pass scores every target token. (UniLM trains by masking target
-tokens; the shifted form has the same attention pattern and gives the exact left-to-right
-factorisation BARTScore and PRISM average.) :func:`log_likelihood` is the mean log
-probability of the target tokens, the closing [SEP] included, as BARTScore counts
-``</s>``.
+**Prediction** (``predict="mask"``, UniLM's masked form with UniLMv2's pseudo masks, Bao et
+al., 2020): each target token gets a [MASK] twin at its own position that sees the source, the
+target tokens before it and itself, and the twin's hidden state predicts the token through the
+masked-LM head. A frozen encoder already fills a [MASK] from its context, so the head can start
+from a trained masked-LM head (``head_from``, :mod:`.mlm_head`), and one pass scores every
+target token with the exact left-to-right factorisation BARTScore and PRISM average.
+(``predict="shift"``, the form of the first paraphrasers: the hidden state of a position predicts
+the next target token; with frozen attention, copying from the source is then hard to learn.)
+:func:`log_likelihood` is the mean log probability of the target tokens, the closing [SEP]
+included, as BARTScore counts ``</s>``.
 
 **CPU recipe.** The layers below the adapters are frozen and see the same mask, so their
 output does not depend on anything trained: it is computed once per training example
@@ -61,6 +64,9 @@ class Config:
     validation_fraction: float = 0.05
     max_examples: int = 0  # train on a seeded sample of this many examples (0: all)
     eval_every: int = 100
+    predict: str = "mask"  # "mask": a [MASK] twin per target token predicts it; "shift": the token before does
+    head_from: str = ""  # start the LM head from this masked-LM head (an mlm-* artifact); "": a new head
+    denoise_examples: int = 0  # add this many word-deletion copies of masked-LM sentences to the pairs (recipes)
 
 
 @dataclass
@@ -192,7 +198,8 @@ class Paraphraser:
                     path.append(parent)
                 paths.append(path)
             rows.append((list(source), tokens, parents, depths, paths))
-        width = max(len(s) + len(t) for s, t, *_ in rows)
+        twins = self.config.predict == "mask"
+        width = max(len(s) + len(t) * (2 if twins else 1) for s, t, *_ in rows)
         pad = self.tokenizer.pad_token_id
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         positions = torch.zeros((len(rows), width), dtype=torch.long)
@@ -200,21 +207,35 @@ class Paraphraser:
         pred_rows, pred_cols, node_tokens, paths_out = [], [], [], []
         for i, (source, tokens, parents, depths, paths) in enumerate(rows):
             ls, n = len(source), len(tokens)
+            used = ls + n * (2 if twins else 1)
             ids[i, :ls + n] = torch.tensor(source + tokens)
             positions[i, :ls] = torch.arange(ls)
             positions[i, ls:ls + n] = torch.tensor(depths) + (ls - 1)
-            mask[i, :ls + n, :ls] = 1.0  # everyone sees the whole source
+            if twins:  # the [MASK] twins follow the nodes, each at its node's position
+                ids[i, ls + n:used] = self.tokenizer.mask_token_id
+                positions[i, ls + n:used] = positions[i, ls:ls + n]
+            mask[i, :used, :ls] = 1.0  # everyone sees the whole source
             first = len(node_tokens)  # flat index of this group's first node
             for j, parent in enumerate(parents):  # parents come first: a node sees what its parent sees, and itself
                 if parent >= 0:
                     mask[i, ls + j, ls:ls + n] = mask[i, ls + parent, ls:ls + n]
                 mask[i, ls + j, ls + j] = 1.0
                 pred_rows.append(i)
-                pred_cols.append(ls - 1 if parent < 0 else ls + parent)  # the hidden state before a token predicts it
+                if twins:  # the twin sees the node's ancestors (what its parent sees, and the parent) and itself
+                    if parent >= 0:
+                        mask[i, ls + n + j, ls:ls + n] = mask[i, ls + parent, ls:ls + n]
+                    mask[i, ls + n + j, ls + n + j] = 1.0
+                    pred_cols.append(ls + n + j)
+                else:  # the hidden state before a token predicts it
+                    pred_cols.append(ls - 1 if parent < 0 else ls + parent)
             node_tokens += tokens
             paths_out.append([[first + j for j in path] for path in paths])
         return Packed(ids, mask, positions, torch.tensor(pred_rows), torch.tensor(pred_cols),
                       torch.tensor(node_tokens), paths_out)
+
+    def row_length(self, source, target) -> int:
+        """Columns of the row of one ``(source, target)``: the source, the target and, if predicted by mask, its twins."""
+        return len(source) + len(target) * (2 if self.config.predict == "mask" else 1)
 
     def _extended(self, mask, dtype):
         return self.model.base_model.get_extended_attention_mask(mask.to(self.device), mask.shape[:2], dtype=dtype)
@@ -301,7 +322,7 @@ class Paraphraser:
         tensors, info = parts.load(folder)
         if info.get("kind") != KIND or info.get("model") != "unilm-paraphraser":
             raise parts.PartsError(f"{folder} does not hold a UniLM paraphraser")
-        config = Config(**info["config"])
+        config = Config(**{"predict": "shift", **info["config"]})  # artifacts from before the field predicted by shift
         para = cls.new(config, parts.base_of(info, folder), device)
         own = para.trained_tensors()
         if set(own) != set(tensors):
@@ -375,8 +396,18 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     para = Paraphraser.new(config, base_path, device)
     train_enc = para.encode(examples["text"].tolist(), examples["target"].tolist())
     val_enc = para.encode(validation["text"].tolist(), validation["target"].tolist()) if len(validation) else []
-    with torch.no_grad():
-        para.model.get_output_embeddings().bias.copy_(_unigram_bias(para.tokenizer, [t for _, t in train_enc]))
+    if config.head_from:  # a trained masked-LM head on the same base: the twins' predictions start as its fills
+        from . import mlm_head
+
+        _, head_model = mlm_head.load(config.head_from)
+        with torch.no_grad():
+            own = head_parameters(para.model)
+            for key, value in head_parameters(head_model).items():
+                own[key].copy_(value)
+        del head_model
+    else:
+        with torch.no_grad():
+            para.model.get_output_embeddings().bias.copy_(_unigram_bias(para.tokenizer, [t for _, t in train_enc]))
 
     # the frozen lower layers, once per example (fp16 in memory: MPNet's are ~100 kB each)
     cache = [None] * len(train_enc)
@@ -385,7 +416,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
         idx = order[b:b + 64]
         hidden = para.lower(para.pack([(train_enc[i][0], [train_enc[i][1]]) for i in idx])).half().cpu()
         for row, i in enumerate(idx):
-            cache[i] = hidden[row, :len(train_enc[i][0]) + len(train_enc[i][1])].clone()
+            cache[i] = hidden[row, :para.row_length(*train_enc[i])].clone()
     lower_seconds = time.perf_counter() - start_time
 
     trainable = [p for p in para.model.parameters() if p.requires_grad]
@@ -406,7 +437,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
 
     def batch_loss(idx):
         encoded = [train_enc[i] for i in idx]
-        width = max(len(s) + len(t) for s, t in encoded)
+        width = max(para.row_length(s, t) for s, t in encoded)
         lower = torch.zeros((len(idx), width, cache[idx[0]].shape[-1]))
         for row, i in enumerate(idx):
             lower[row, :cache[i].shape[0]] = cache[i].float()
@@ -432,6 +463,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
         "base_fingerprint": backbones.fingerprint_path(base_path), "config": asdict(config),
         "command": command or f"metricbias train {name}", "seed": config.seed, "steps": config.steps,
         "device": device, "trainable_parameters": int(sum(p.numel() for p in trainable)),
+        "head_from": config.head_from and str(parts.resolve_folder(config.head_from, "mlm").name),
         "data": {"train_examples": len(train_enc), "validation_examples": len(val_enc),
                  "train_fingerprint": parts.text_fingerprint(examples["text"] + "\x01" + examples["target"]),
                  "validation_fingerprint": parts.text_fingerprint(validation["text"] + "\x01" + validation["target"]),
