@@ -310,8 +310,9 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
                "device": info["device"], "trainable_parameters": info["trainable_parameters"],
                "seconds": info["seconds"]["total"], **{k: v for k, v in info["data"].items() if k != "counts"},
                **{k: v for k, v in info["figures"].items() if k != "log"}}
-        for q in info.get("quality", {}).get("rows", []):
-            row[f"{q.get('metric', 'bartscore F')}: {q['dataset']} {q['statistic']}"] = q["value"]
+        for q in info.get("quality", {}).get("rows", []):  # the paraphraser's own; the reference's prefixed
+            metric = q.get("metric", "bartscore F")
+            row[("" if metric == "bartscore F" else f"{metric} ") + f"{q['dataset']} {q['statistic']}"] = q["value"]
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -7,14 +7,15 @@ import numpy as np
 import pandas as pd
 
 
-#: the quality measures every metric is reported with (``recipes.summary`` column -> page column)
-TRAINED_QUALITY = {"flickr8k kendall": "Flickr8k Kendall", "wmt19-kk-en darr_tau": "WMT19 kk-en DARR tau",
-                   "realsumm spearman": "REALSumm system Spearman", "stsb-dev pearson": "STS-B dev Pearson"}
+#: the quality measures a paraphraser is reported with (``recipes.summary`` column -> page column): its BARTScore-F
+#: and BLEU's on the same items (every WMT19 kk-en DARR pair, all STS-B dev pairs)
+TRAINED_QUALITY = {"wmt19-kk-en darr_tau": "DARR tau", "bleu wmt19-kk-en darr_tau": "BLEU DARR tau",
+                   "stsb-dev pearson": "STS-B dev r", "bleu stsb-dev pearson": "BLEU STS-B dev r"}
 
 
 def trained_quality(summary: pd.DataFrame, kind: str = "seq2seq") -> pd.DataFrame:
     """The quality of the trained backbones of ``kind`` found here as metrics, from a ``recipes.summary()`` frame:
-    ``name, base, steps, device, validation perplexity`` and the four measures of :data:`TRAINED_QUALITY` (NaN where
+    ``name, base, steps, device, validation perplexity`` and the measures of :data:`TRAINED_QUALITY` (NaN where
     not measured yet)."""
     found = summary[summary["available"].astype(bool)]
     if "kind" in found:
