@@ -397,14 +397,13 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     train_enc = para.encode(examples["text"].tolist(), examples["target"].tolist())
     val_enc = para.encode(validation["text"].tolist(), validation["target"].tolist()) if len(validation) else []
     if config.head_from:  # a trained masked-LM head on the same base: the twins' predictions start as its fills
-        from . import mlm_head
-
-        _, head_model = mlm_head.load(config.head_from)
+        tensors, info = parts.load(parts.resolve_folder(config.head_from, "mlm"))
+        own = head_parameters(para.model)
+        if set(tensors) != set(own) or info.get("base_fingerprint") != backbones.fingerprint_path(base_path):
+            raise parts.PartsError(f"{config.head_from!r} is not a masked-LM head of {config.base}")
         with torch.no_grad():
-            own = head_parameters(para.model)
-            for key, value in head_parameters(head_model).items():
+            for key, value in tensors.items():
                 own[key].copy_(value)
-        del head_model
     else:
         with torch.no_grad():
             para.model.get_output_embeddings().bias.copy_(_unigram_bias(para.tokenizer, [t for _, t in train_enc]))
