@@ -87,7 +87,7 @@ def test_options_reach_the_trainer(calls, tmp_path):
     assert (config.max_steps, config.pooling, config.epochs, config.backbone) == (7, "cls", 2, "all-mpnet-base-v2")
     assert cli.main(["train", "mlm-all-MiniLM-L6-v2", "--epochs", "2", "--batch-size", "8",
                      "--out", str(tmp_path), "--force"]) == 0
-    assert (calls[1][2].epochs, calls[1][2].batch_size, calls[1][2].max_sentences) == (2, 8, 1500)
+    assert (calls[1][2].epochs, calls[1][2].batch_size, calls[1][2].max_extra) == (2, 8, 16000)
 
 
 def test_a_recipe_refuses_another_trainers_option(calls, capsys):
