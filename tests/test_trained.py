@@ -271,3 +271,17 @@ def test_denoising_pairs_delete_a_seeded_share_of_the_words():
             assert len(words) - len(kept) == max(1, round(recipes.DENOISE_DROP * len(words)))
             it = iter(words)
             assert all(w in it for w in kept)  # the source is the target with words deleted, in order
+
+
+def test_a_packed_row_wider_than_the_position_buffer_scores_as_its_rows(trained_para):
+    """Many long targets of one source pack into a row wider than BERT's 512-column buffers; positions stay per
+    target, so the row still scores like each pair alone."""
+    para = paraphraser.load(str(trained_para[0]), "cpu")
+    source = " ".join(["the nurse helped the doctor"] * 4)
+    targets = [f"{source} number {i} " + "again " * (i % 3) for i in range(16)]
+    encoded = para.encode([source], targets[:1])
+    assert len(encoded[0][0]) + 2 * sum(len(para.encode([source], [t])[0][1]) for t in targets) > 512
+    packed = para.log_likelihood([source] * len(targets), targets, batch_size=16)
+    with torch.no_grad():
+        alone = [float(para.log_probs(para.encode([source], [t]))[0].double().mean()) for t in targets[:3]]
+    np.testing.assert_allclose(packed[:3], alone, rtol=0, atol=1e-5)

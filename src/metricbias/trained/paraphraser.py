@@ -261,8 +261,11 @@ class Paraphraser:
         base = self.model.base_model
         offset = base.embeddings.padding_idx + 1 if self.model.config.model_type == "mpnet" else 0  # RoBERTa-style ids
         with torch.no_grad():
+            extra = {}
+            if self.model.config.model_type == "bert":  # a packed row may be wider than BERT's 512-column buffer
+                extra["token_type_ids"] = torch.zeros_like(packed.ids).to(self.device)
             hidden = base.embeddings(input_ids=packed.ids.to(self.device),
-                                     position_ids=(packed.positions + offset).to(self.device))
+                                     position_ids=(packed.positions + offset).to(self.device), **extra)
             return self.run_layers(hidden, packed, 0, self.split)
 
     def node_log_probs(self, packed: "Packed", lower_hidden=None):
