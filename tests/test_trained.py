@@ -241,20 +241,6 @@ def test_artifacts_without_a_predict_field_load_as_shift_and_head_from_copies_th
     assert saved["head_from"] == "mlm-tiny"
 
 
-def test_quality_beside_bleu_from_a_provenance():
-    from metricbias import recipes
-
-    rows = [{"metric": "bartscore F", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.25, "n": 10},
-            {"metric": "bleu", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.20, "n": 10},
-            {"metric": "bartscore F", "dataset": "stsb-dev", "statistic": "pearson", "value": 0.30, "n": 8},
-            {"metric": "bleu", "dataset": "stsb-dev", "statistic": "pearson", "value": 0.40, "n": 8}]
-    table = recipes.quality_beside_reference({"quality": {"metric": "bartscore F", "reference": "bleu", "rows": rows}})
-    by = table.set_index("dataset")
-    assert by.loc["wmt19-kk-en", "gap"] == pytest.approx(0.05) and bool(by.loc["wmt19-kk-en", "at_least_reference"])
-    assert by.loc["stsb-dev", "gap"] == pytest.approx(-0.10) and not bool(by.loc["stsb-dev", "at_least_reference"])
-    assert recipes.quality_beside_reference({}).empty  # not measured yet
-
-
 def test_denoising_pairs_delete_a_seeded_share_of_the_words():
     from metricbias import recipes
 

@@ -52,7 +52,9 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
     out = out or backbones.trained_dirs(name)[1]
     if module.KIND == "mlm":
         sentences, counts = mlm_sentences()
-        extra, extra_counts = wordnet_sentences(held_out_texts(), seen=set(sentences))
+        # WordNet is read only for a recipe that trains on it
+        extra, extra_counts = (wordnet_sentences(held_out_texts(), seen=set(sentences)) if config.max_extra
+                               else ([], counts.iloc[0:0]))
         return module.train(config, out, name=name, sentences=sentences, extra_sentences=extra,
                             counts=pd.concat([counts, extra_counts], ignore_index=True), device=device,
                             progress=progress, command=command)
@@ -277,21 +279,6 @@ def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed
     return table
 
 
-def quality_beside_reference(info: dict) -> pd.DataFrame:
-    """``dataset, statistic, paraphraser, reference, gap, at_least_reference`` from a provenance's ``quality``."""
-    rows = pd.DataFrame(info.get("quality", {}).get("rows", []))
-    if rows.empty or "metric" not in rows:
-        return pd.DataFrame(columns=["dataset", "statistic", "paraphraser", "reference", "gap", "at_least_reference"])
-    wide = rows.pivot_table(index=["dataset", "statistic"], columns="metric", values="value").reset_index()
-    reference = info["quality"].get("reference", QUALITY_REFERENCE)
-    own = info["quality"].get("metric", "bartscore F")
-    out = wide.rename(columns={own: "paraphraser", reference: "reference"})[
-        ["dataset", "statistic", "paraphraser", "reference"]]
-    out["gap"] = out["paraphraser"] - out["reference"]
-    out["at_least_reference"] = out["gap"] >= 0
-    return out
-
-
 def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFrame:
     """One row per trained backbone found here: what it is, how it was trained and the figures it reached.
 
@@ -318,6 +305,6 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
 
 
 
-__all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "quality_beside_reference", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
+__all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
            "denoising_pairs", "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
            "summary", "train", "wordnet_sentences"]
