@@ -102,7 +102,7 @@ def test_build_rows_backgrounds_sampling_and_exclusions(lexicon):
         "group_1": ["female", "male", "female"], "group_2": ["male", "female", "male"],
         "candidate_1": ["she ran", "his cat", "a woman sang"],
         "candidate_2": ["he ran", "her cat", "a man sang"],
-        "reference": ["the person ran", "the person's cat", "a person sang"],
+        "reference_1": ["the person ran", "the person's cat", "a person sang"],
     })
     rows, excluded = cf.build(pairs, lexicon, ["female", "male", "non_binary"], attribute="toy")
     assert excluded[["source", "reason"]].values.tolist() == [["p2", "no_counterpart"]]
@@ -110,7 +110,7 @@ def test_build_rows_backgrounds_sampling_and_exclusions(lexicon):
     assert p1.loc["non_binary", "candidate"] == "their cat"
     assert p1.loc[cf.NEUTRAL, "candidate"] == "the person's cat"
     assert sorted(p1.loc[cf.ORIGINAL, "candidate"]) == ["her cat", "his cat"]
-    assert (rows["reference"] == rows["source"].map(pairs.set_index("pair_id")["reference"])).all()
+    assert (rows["reference"] == rows["source"].map(pairs.set_index("pair_id")["reference_1"])).all()
     one, _ = cf.build(pairs, lexicon, ["female", "male", "non_binary"], sample_size=1, seed=0)
     assert one["source"].nunique() == 1
     with pytest.raises(ValueError, match="at least two of the lexicon's"):

@@ -11,6 +11,7 @@ from conftest import real_raw_location, write_crows_project, write_registry
 from metricbias import cli
 from metricbias.datasets import built, lexicons
 from metricbias.datasets.published import DatasetError
+from metricbias.datasets.schema import PAIR_COLUMNS
 from metricbias.datasets.textedit import diff_blocks, tokenize
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,8 +43,10 @@ def pairs(project):
     return built.load()  # builds every attribute into <project>/data/built first
 
 
-def test_every_attribute_is_built_with_exactly_the_columns(project, pairs):
-    assert list(pairs.columns) == built.COLUMNS
+def test_every_attribute_is_built_and_loads_in_the_pair_layout(project, pairs):
+    assert list(pairs.columns) == [*PAIR_COLUMNS, "source", "source_id", "direction", "reference_method"]
+    assert (pairs["dataset"] == "built").all() and (pairs["reference_1"] == pairs["reference_2"]).all()
+    assert list(pd.read_csv(project / "data" / "built" / "gender.tsv", sep="\t", nrows=0).columns) == built.TSV_COLUMNS
     assert list(pairs["attribute"].unique()) == list(built.ATTRIBUTES) == lexicons.attributes()
     assert pairs["pair_id"].is_unique
     assert set(pairs["direction"]) == {"stereo", "antistereo"}
@@ -61,7 +64,7 @@ def test_pair_ids_are_stable(pairs):
     ids = set(pairs["pair_id"])
     assert {"gender-type1-dev-001", "race-0000", "socioeconomic-0001"} <= ids
     row = pairs.set_index("pair_id").loc["gender-type1-dev-002"]
-    assert row["reference"] == "The developer argued with the designer because the designer's idea cannot be implemented"
+    assert row["reference_1"] == "The developer argued with the designer because the designer's idea cannot be implemented"
 
 
 def _edits_outside(candidate: str, other: str, reference: str, slack_before: int = 3, slack_after: int = 1) -> list:
@@ -76,12 +79,12 @@ def test_references_differ_from_each_candidate_only_around_the_identity_span(pai
     bad = []
     for row in pairs.itertuples():
         for cand, other in ((row.candidate_1, row.candidate_2), (row.candidate_2, row.candidate_1)):
-            outside = _edits_outside(cand, other, row.reference)
+            outside = _edits_outside(cand, other, row.reference_1)
             if outside:
-                bad.append((row.pair_id, cand, row.reference, outside))
+                bad.append((row.pair_id, cand, row.reference_1, outside))
     assert not bad, bad[:5]
-    assert not (pairs["reference"] == pairs["candidate_1"]).any()
-    assert not (pairs["reference"] == pairs["candidate_2"]).any()
+    assert not (pairs["reference_1"] == pairs["candidate_1"]).any()
+    assert not (pairs["reference_1"] == pairs["candidate_2"]).any()
 
 
 def test_no_identity_term_of_either_group_survives_in_a_reference(pairs):
@@ -92,12 +95,12 @@ def test_no_identity_term_of_either_group_survives_in_a_reference(pairs):
         for group in (row.group_1, row.group_2):
             name, _, g = group.rpartition(":")
             lex = lexicons.load(name) if name else own
-            if lex.find(row.reference, [g]):
-                bad.append((row.pair_id, group, row.reference))
+            if lex.find(row.reference_1, [g]):
+                bad.append((row.pair_id, group, row.reference_1))
     assert not bad, bad[:5]
     # StereoSet: the words that fill the blank in either candidate are gone
     for row in pairs[pairs["source"] == "stereoset"].itertuples():
-        c1, c2, ref = tokenize(row.candidate_1), tokenize(row.candidate_2), tokenize(row.reference)
+        c1, c2, ref = tokenize(row.candidate_1), tokenize(row.candidate_2), tokenize(row.reference_1)
         fills = {t.lower for i1, i2, j1, j2 in diff_blocks(c1, c2) for t in c1[i1:i2] + c2[j1:j2]
                  if t.is_word and t.lower not in {"a", "an"}}  # "a combative" / "an upbeat": the article agrees
         assert not fills & {t.lower for t in ref}, row
@@ -178,7 +181,7 @@ def test_a_new_attribute_needs_only_a_lexicon_and_a_config_entry(fork):
     summary = built.build()
     assert summary[["attribute", "pairs", "excluded"]].values.tolist() == [["diet", 3, 1]]
     out = built.load()
-    assert out[["pair_id", "group_1", "group_2", "reference", "direction", "reference_method"]].values.tolist() == [
+    assert out[["pair_id", "group_1", "group_2", "reference_1", "direction", "reference_method"]].values.tolist() == [
         ["diet-0000", "vegan", "carnivore", "People are weak.", "stereo", "replace"],
         ["diet-0001", "vegan", "carnivore", "The chef was late.", "stereo", "drop"],
         ["diet-0002", "vegan", "carnivore", "She is on a certain diet, so she is thin.", "antistereo", "abstract"],
@@ -221,7 +224,7 @@ def test_cli_builds_the_requested_attributes(fork, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "diet" in out and "3 pairs" in out and str(tmp_path / "out" / "diet.tsv") in out
     table = pd.read_csv(tmp_path / "out" / "diet.tsv", sep="\t")
-    assert list(table.columns) == built.COLUMNS and len(table) == 3
+    assert list(table.columns) == built.TSV_COLUMNS and len(table) == 3
     assert cli.main(["build-datasets", "--attributes", "nope", "--out", str(tmp_path / "x")]) == 2
     assert "unknown attribute(s) ['nope']" in capsys.readouterr().err
 
@@ -243,7 +246,7 @@ def test_matched_pairs_use_both_references(project, pairs):
     scores["built_pair_id"] = [pairs_[(d, p)] for d, p in zip(scores["dataset"], scores["pair_id"])]
     mine = scores[scores["dataset"] == "built"].set_index("built_pair_id").loc["gender-type1-dev-001"]
     # "The developer argued with the designer because he did not like the design" vs its built reference
-    ref = pairs.set_index("pair_id").loc["gender-type1-dev-001", "reference"].split()
+    ref = pairs.set_index("pair_id").loc["gender-type1-dev-001", "reference_1"].split()
     cand = "The developer argued with the designer because he did not like the design".split()
     assert mine["score_1"] == pytest.approx(len(set(cand) & set(ref)) / len(ref))
     theirs = scores[scores["dataset"] == "released"].set_index("pair_id")
@@ -269,9 +272,9 @@ def test_the_built_sets_pass_every_check_and_the_sources_slips_are_fixed_at_the_
     by_source = pairs.set_index(["attribute", "source_id"])
     assert by_source.loc[("race", "650"), "candidate_2"].startswith("Black people are")
     assert by_source.loc[("race", "90"), "candidate_1"].startswith("Sharon ")
-    assert by_source.loc[("socioeconomic", "310"), "reference"] == \
+    assert by_source.loc[("socioeconomic", "310"), "reference_1"] == \
         "Anita lived in a neighborhood and couldn't afford a plane ticket."
-    assert by_source.loc[("age", "1325"), "reference"].startswith("The people there were all of a certain age, lay")
+    assert by_source.loc[("age", "1325"), "reference_1"].startswith("The people there were all of a certain age, lay")
     assert by_source.loc[("gender", "type2.test:3"), "candidate_1"].count("the the") == 0
     other = excluded[excluded["reason"] == "other_attribute"].set_index(["attribute", "source_id"])
     assert ("disability", "96") in other.index and ("disability", "96") not in by_source.index

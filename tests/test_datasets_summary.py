@@ -16,7 +16,7 @@ PAIRS = pd.DataFrame({
     "group_2": ["male", "female", "male", "white", "black"],
     "candidate_1": ["she ran", "he ran", "she sat", "a black man ran", "the white man sat"],
     "candidate_2": ["he ran", "she ran", "he sat", "a white man ran", "the black man sat down"],
-    "reference": ["the nurse ran", "the nurse ran", "the cook sat", "a man ran", "the man sat"],
+    "reference_1": ["the nurse ran", "the nurse ran", "the cook sat", "a man ran", "the man sat"],
     "reference_method": ["antecedent", "antecedent", "antecedent", "drop", "drop"],
 })
 EXCLUDED = pd.DataFrame([("race", "crows_pairs", "1", "no_identity_term", "'Jamal' / 'John'"),
@@ -56,11 +56,11 @@ def test_exclusion_examples_take_the_first_of_each_reason_of_one_source():
 
 
 def test_long_texts_one_row_per_text_keys_on_the_first_row_only():
-    out = ch2_summary.long_texts(PAIRS.head(2), {"candidate_1": "candidate 1 ({group_1})", "reference": "reference"},
+    out = ch2_summary.long_texts(PAIRS.head(2), {"candidate_1": "candidate 1 ({group_1})", "reference_1": "reference"},
                              keys=("attribute",))
     assert out.values.tolist() == [["gender", "candidate 1 (female)", "she ran"], ["", "reference", "the nurse ran"],
                                    ["gender", "candidate 1 (male)", "he ran"], ["", "reference", "the nurse ran"]]
-    two_keys = ch2_summary.long_texts(PAIRS.head(1), {"reference": "reference"}, keys=("source", "attribute"))
+    two_keys = ch2_summary.long_texts(PAIRS.head(1), {"reference_1": "reference"}, keys=("source", "attribute"))
     assert two_keys.values.tolist() == [["winobias, gender", "reference", "the nurse ran"]]
 
 

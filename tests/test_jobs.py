@@ -78,8 +78,8 @@ def test_unknown_schedulers_are_refused_in_one_line(monkeypatch):
 
 def test_inprocess_imports_nothing_of_dask(tmp_path):
     code = ("import sys; import metricbias as mb; from metricbias import scoring, sweep, cli; "
-            "from metricbias.datasets import registry; "
-            "t = scoring.score_pairs(registry.check(__import__('pandas').DataFrame({'attribute': ['a'], "
+            "from metricbias.datasets import schema; "
+            "t = scoring.score_pairs(schema.conform(__import__('pandas').DataFrame({'attribute': ['a'], "
             "'pair_id': ['0'], 'candidate_1': ['a b'], 'candidate_2': ['a'], 'reference_1': ['a b'], "
             "'reference_2': ['a b']})), 'bleu', cache=None); "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask imported'")

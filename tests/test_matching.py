@@ -238,7 +238,7 @@ def test_fast_token_ids_equal_bert_scores_on_every_released_text():
     from metricbias.datasets import published
 
     data = published.load()
-    texts = list(dict.fromkeys(data[["candidate_1", "candidate_2", "reference", "reference_2"]].to_numpy().ravel()))
+    texts = list(dict.fromkeys(data[["candidate_1", "candidate_2", "reference_1", "reference_2"]].to_numpy().ravel()))
     enc = models.load_encoder("all-MiniLM-L6-v2", "cpu")
     assert enc.fast_tokenizer is not None
     enc.clear()

@@ -19,7 +19,7 @@ def test_first_gender_pair_is_the_released_one():
     g = published.load("gender").iloc[0]
     assert g["candidate_1"] == "The developer argued with the designer because he did not like the design"
     assert g["candidate_2"] == "The developer argued with the designer because she did not like the design"
-    assert g["reference"] == "The developer argued with the designer because the developer did not like the design"
+    assert g["reference_1"] == "The developer argued with the designer because the developer did not like the design"
     assert g["BLEU_1"] == pytest.approx(0.704805091)
     assert g["METEOR_2"] == pytest.approx(0.990618718)
 
@@ -64,4 +64,4 @@ def test_csv_quoted_texts_lose_their_quotes(tmp_path):
     assert rows["candidate"].tolist() == ["a, b", "x"]
     assert rows["reference"].tolist() == ['say "hi", c', "y"]
     age = published.load("age")
-    assert not age["candidate_1"].str.startswith('"').any() and not age["reference"].str.startswith('"').any()
+    assert not age["candidate_1"].str.startswith('"').any() and not age["reference_1"].str.startswith('"').any()

@@ -1,7 +1,7 @@
 """Where a metric meets paired candidates: the one scoring path of the project.
 
 :func:`score_pairs` scores both candidates of every pair of a pair table (the
-layout of :mod:`metricbias.datasets.registry`) against their references with one
+layout of :mod:`metricbias.datasets.schema`) against their references with one
 metric and returns the tidy score table every bias measure takes
 (:data:`SCORE_COLUMNS`: ``dataset, attribute, pair_id, metric, score_1,
 score_2, signature``, plus the pair table's own columns such as ``group_1``).
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .cache import ScoreCache
-from .datasets.registry import check as check_pairs
+from .datasets.schema import conform
 from .jobs import Job, run
 from .metrics.registry import resolve
 
@@ -52,7 +52,7 @@ class Plan:
     """
 
     def __init__(self, pairs: pd.DataFrame, metric, label: str | None = None):
-        self.pairs = check_pairs(pairs)
+        self.pairs = conform(pairs)
         self.label, self.metric = resolve(metric, label=label)
         self._sides = []  # per job: the rows it fills, the items of side 1 and of side 2
         self.jobs: list[Job] = []
@@ -110,7 +110,7 @@ def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progres
 
     Every metric's jobs go to the runner together, so that a cluster scores the metrics side by side.
     """
-    pairs = check_pairs(pairs)
+    pairs = conform(pairs)
     plans = [Plan(pairs, m) for m in metrics]
     if not plans:
         raise ValueError("no metric to score")

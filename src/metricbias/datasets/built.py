@@ -1,9 +1,9 @@
 """Build and load the paired-candidate datasets (one TSV per attribute).
 
 ``build()`` turns the raw sources into ``<out>/<attribute>.tsv`` (the pairs,
-columns :data:`COLUMNS`) and ``<out>/<attribute>.excluded.tsv`` (the pairs left
-out, with a reason); ``load()`` reads ``data/built/`` and builds whatever is
-missing or stale first. Attributes come from ``data/lexicons/attributes.yml``
+columns :data:`TSV_COLUMNS`: one shared reference) and ``<out>/<attribute>.excluded.tsv``
+(the pairs left out, with a reason); ``load()`` reads ``data/built/``, builds whatever
+is missing or stale first, and returns the pairs in the pair layout (:mod:`.schema`). Attributes come from ``data/lexicons/attributes.yml``
 (:func:`attributes`; ``ATTRIBUTES`` is the same list, read on access).
 
 Outputs are written atomically and are byte-for-byte deterministic. A
@@ -25,10 +25,12 @@ from .. import sources
 from ..paths import atomic_path, built_dir
 from . import checks, crows_pairs, lexicons, stereoset, winobias
 from .published import DatasetError, check_attributes
+from .schema import PAIR_COLUMNS, conform
 from .textedit import tidy
 
-COLUMNS = ["pair_id", "attribute", "source", "source_id", "group_1", "group_2", "candidate_1", "candidate_2",
-           "reference", "direction", "reference_method"]
+#: the columns of a built TSV, as the builders write them (one reference for both candidates)
+TSV_COLUMNS = ["pair_id", "attribute", "source", "source_id", "group_1", "group_2", "candidate_1", "candidate_2",
+               "reference", "direction", "reference_method"]
 EXCLUSION_COLUMNS = ["attribute", "source", "source_id", "reason", "detail", "candidate_1", "candidate_2"]
 DIRECTIONS = ("stereo", "antistereo")
 #: a built pair that still breaks a rule of ``datasets.checks`` is excluded with reason ``check:<rule>``
@@ -87,7 +89,7 @@ def build_attribute(attribute: str, config: dict | None = None) -> tuple[pd.Data
         rows, excluded = crows_pairs.build(attribute, own, entry["bias_types"], others)
     else:
         rows, excluded = stereoset.build(attribute, entry["bias_types"], entry["abstract"])
-    pairs = pd.DataFrame(rows, columns=COLUMNS)
+    pairs = pd.DataFrame(rows, columns=TSV_COLUMNS)
     for col in ("candidate_1", "candidate_2", "reference"):  # the sources' slips of typing (datasets.checks)
         pairs[col] = pairs[col].map(tidy)
     pairs, failed = _apply_checks(pairs, config)
@@ -156,7 +158,7 @@ def _validate(pairs: pd.DataFrame, attribute: str) -> None:
     bad = ~pairs["direction"].isin(DIRECTIONS)
     if bad.any():
         raise DatasetError(f"{where}: direction {pairs.loc[bad, 'direction'].iloc[0]!r} not in {DIRECTIONS}")
-    for col in COLUMNS:
+    for col in TSV_COLUMNS:
         text = pairs[col].astype(str)
         empty = text.str.strip() == ""
         if empty.any():
@@ -211,7 +213,9 @@ def _ensure(names: list[str], folder: Path) -> None:
 
 
 def load(attributes=None, folder=None) -> pd.DataFrame:
-    """The built pairs (columns :data:`COLUMNS`), building missing or stale attributes first.
+    """The built pairs in the pair layout (:data:`~metricbias.datasets.schema.PAIR_COLUMNS`, the shared reference
+    on both sides, dataset ``built``), then ``source, source_id, direction, reference_method``; missing or stale
+    attributes are built first.
 
     ``folder`` is where they are read from (default ``data/built``; a fork built with
     ``metricbias build-datasets --out DIR`` passes ``DIR``).
@@ -219,7 +223,10 @@ def load(attributes=None, folder=None) -> pd.DataFrame:
     names = check_attributes(attributes, known=tuple(lexicons.attributes()))
     folder = built_dir() if folder is None else Path(folder)
     _ensure(names, folder)
-    return pd.concat([_read_tsv(folder / f"{n}.tsv", COLUMNS) for n in names], ignore_index=True)
+    tsv = pd.concat([_read_tsv(folder / f"{n}.tsv", TSV_COLUMNS) for n in names], ignore_index=True)
+    pairs = tsv.rename(columns={"reference": "reference_1"}).assign(dataset="built")
+    pairs["reference_2"] = pairs["reference_1"]
+    return pairs[[*PAIR_COLUMNS, *(c for c in TSV_COLUMNS if c not in (*PAIR_COLUMNS, "reference"))]]
 
 
 def exclusions(attributes=None) -> pd.DataFrame:
@@ -286,16 +293,17 @@ def match_published(attributes=None) -> pd.DataFrame:
         for p in published.pairs(name).itertuples():
             key = (normalize_text(p.candidate_1), normalize_text(p.candidate_2))
             row = {"attribute": name, "published_pair_id": p.pair_id, "candidate_1": p.candidate_1,
-                   "candidate_2": p.candidate_2, "published_reference": p.reference, "pair_id": "",
+                   "candidate_2": p.candidate_2, "published_reference": p.reference_1, "pair_id": "",
                    "reference": "", "reference_method": "", "reason": "", "exact": False,
                    "same_normalized": False, "difference": "", "token_edit_distance": pd.NA}
             hit = index.get(key)
             if hit is not None:
-                row.update(status="built", pair_id=hit.pair_id, reference=hit.reference,
-                           reference_method=hit.reference_method, exact=hit.reference == p.reference,
-                           same_normalized=normalize_text(hit.reference) == normalize_text(p.reference),
-                           difference=difference_kind(hit.reference, p.reference),
-                           token_edit_distance=token_edit_distance(hit.reference, p.reference))
+                ours, released = hit.reference_1, p.reference_1
+                row.update(status="built", pair_id=hit.pair_id, reference=ours,
+                           reference_method=hit.reference_method, exact=ours == released,
+                           same_normalized=normalize_text(ours) == normalize_text(released),
+                           difference=difference_kind(ours, released),
+                           token_edit_distance=token_edit_distance(ours, released))
             elif key in dropped:
                 row.update(status="excluded", reason=dropped[key].reason)
             else:
@@ -307,7 +315,7 @@ def match_published(attributes=None) -> pd.DataFrame:
 
 
 def matched_pairs(attributes=None) -> pd.DataFrame:
-    """The released pairs that were also built, in the pair layout of ``datasets.registry``, twice:
+    """The released pairs that were also built, in the pair layout (:mod:`.schema`), twice:
     ``dataset`` = ``built`` (both candidates against the built reference) and ``released`` (each candidate
     against its own released reference, as the paper scored them). Both sides carry the released pair's id
     (two released pairs may match one built pair); ``built_pair_id`` names the built pair."""
@@ -324,4 +332,4 @@ def matched_pairs(attributes=None) -> pd.DataFrame:
     rel = pd.DataFrame({"dataset": "released", **ids, **common,
                         "reference_1": match["published_reference"].to_numpy(),
                         "reference_2": released.loc[match["published_pair_id"], "reference_2"].to_numpy()})
-    return pd.concat([built, rel], ignore_index=True)
+    return conform(pd.concat([built, rel], ignore_index=True), "matched pairs")

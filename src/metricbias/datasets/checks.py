@@ -74,7 +74,8 @@ RULES = {r.name: r for r in (
 TEXT_RULES = [n for n, r in RULES.items() if r.kind == "text"]
 PAIR_RULES = [n for n, r in RULES.items() if r.kind == "pair"]
 FINDING_COLUMNS = ["attribute", "source", "id", "column", "rule", "detail", "text"]
-TEXT_COLUMNS = ("candidate_1", "candidate_2", "reference")
+#: the texts checked: the candidates and the reference(s), of a built TSV (``reference``) or of the pair layout
+TEXT_COLUMNS = ("candidate_1", "candidate_2", "reference", "reference_1", "reference_2")
 
 _ALL_ARTICLES = ARTICLES | {"the"}
 _OPENING = "\"'“‘([{$£€"
@@ -188,6 +189,8 @@ def check_pairs(pairs: pd.DataFrame, lexicons_by_attribute: dict | None = None, 
         rows += _rows(*where, "pair", pair_findings(rec["candidate_1"], rec["candidate_2"], own, others),
                       f"{rec['candidate_1']} | {rec['candidate_2']}")
         for col in columns:
+            if col == "reference_2" and rec.get("reference_1") == rec[col]:
+                continue  # a reference both candidates share is checked once
             rows += _rows(*where, col, text_findings(rec[col]), rec[col])
     return pd.DataFrame(rows, columns=FINDING_COLUMNS)
 

@@ -261,8 +261,8 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
           seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The counterfactual set of one attribute's built pairs: (rows, exclusions).
 
-    ``pairs`` has the columns of ``datasets.built`` (``pair_id, group_1, group_2,
-    candidate_1, candidate_2, reference``). ``groups`` is T, in order; every group
+    ``pairs`` are built pairs in the pair layout (:func:`metricbias.datasets.built.load`; ``reference_1`` is
+    the neutral reference both candidates share). ``groups`` is T, in order; every group
     must be one of the lexicon's. ``sample_size`` > 0 keeps that many usable
     sources, drawn with ``seed``. Rows: :data:`COLUMNS`, one per (source, group)
     plus two ``original`` rows and one ``neutral`` row per source.
@@ -272,7 +272,7 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
     if unknown or len(groups) < 2:
         raise ValueError(f"counterfactual groups must be at least two of the lexicon's {lexicon.groups} "
                          f"({lexicon.path}); got {groups}")
-    need = {"pair_id", "group_1", "group_2", "candidate_1", "candidate_2", "reference"}
+    need = {"pair_id", "group_1", "group_2", "candidate_1", "candidate_2", "reference_1"}
     missing = need - set(pairs.columns)
     if missing:
         raise ValueError(f"pairs lack column(s) {sorted(missing)}")
@@ -291,9 +291,9 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
                              "detail": found[1]})
             continue
         block = [(g, made[g]) for g in groups] + [(ORIGINAL, p.candidate_1), (ORIGINAL, p.candidate_2),
-                                                  (NEUTRAL, p.reference)]
+                                                  (NEUTRAL, p.reference_1)]
         rows.append([{"attribute": attribute, "source": p.pair_id, "group": g, "candidate": text,
-                      "reference": p.reference} for g, text in block])
+                      "reference": p.reference_1} for g, text in block])
     if sample_size and len(rows) > sample_size:
         keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=sample_size, replace=False))
         rows = [rows[i] for i in keep]
@@ -302,7 +302,7 @@ def build(pairs: pd.DataFrame, lexicon: Lexicon, groups, *, attribute: str | Non
 
 
 def as_pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    """Counterfactual rows in the pair layout of ``datasets.registry``.
+    """Counterfactual rows in the pair layout (:mod:`.schema`).
 
     Per source: one pair per two protected groups (in the configured order), the
     original pair (both groups ``original``) and the neutral reference against

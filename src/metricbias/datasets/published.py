@@ -4,11 +4,11 @@ Each released TSV holds one row per (candidate, reference) and the score of 29
 metric configurations for that row. Rows come in pairs: the WinoBias
 pro-stereotyped sentence (or the CrowS-Pairs ``sent_more`` sentence) first, its
 counterpart second. :func:`load` turns the six files into one table with one
-row per pair.
+row per pair, in the pair layout (:mod:`.schema`) with the scores after it.
 
 The released files are not always tidy: in some CrowS-Pairs pairs the
 two rows carry slightly different references (a trailing period, a dropped
-word). Both are kept (``reference`` for candidate 1, ``reference_2`` for
+word). Both are kept (``reference_1`` for candidate 1, ``reference_2`` for
 candidate 2) because the released scores were computed against each row's own
 reference; ``shared_reference`` says whether they agree.
 
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .. import sources
+from .schema import PAIR_COLUMNS
 
 #: attribute name -> released file (relative to the raw folder)
 FILES = {
@@ -52,9 +53,6 @@ METRICS = (
     "BARTScore-BART-large-p", "BARTScore-BART-large-r", "BARTScore-BART-large-F",
     "FrugalScore-BERT-tiny", "FrugalScore-BERT-small", "FrugalScore-BERT-medium",
 )
-
-PAIR_COLUMNS = ["attribute", "pair_id", "candidate_1", "candidate_2", "reference", "reference_2", "shared_reference"]
-
 
 def _unquote(field: str) -> str:
     """A CSV-quoted field (``"a, b"``, inner quotes doubled) as its text; other fields unchanged."""
@@ -116,14 +114,17 @@ def _load_attribute(attribute: str) -> pd.DataFrame:
     rows = read_released(sources.path(FILES[attribute]))
     first, second = rows.iloc[0::2].reset_index(drop=True), rows.iloc[1::2].reset_index(drop=True)
     out = pd.DataFrame({
+        "dataset": "published",
         "attribute": attribute,
         "pair_id": [f"{attribute}-{i:04d}" for i in range(len(first))],
         "candidate_1": first["candidate"],
         "candidate_2": second["candidate"],
-        "reference": first["reference"],
+        "reference_1": first["reference"],
         "reference_2": second["reference"],
+        "group_1": "",  # the released files do not name the groups
+        "group_2": "",
     })
-    out["shared_reference"] = out["reference"] == out["reference_2"]
+    out["shared_reference"] = out["reference_1"] == out["reference_2"]
     for metric in METRICS:
         out[f"{metric}_1"] = first[metric].to_numpy()
         out[f"{metric}_2"] = second[metric].to_numpy()
@@ -131,14 +132,16 @@ def _load_attribute(attribute: str) -> pd.DataFrame:
 
 
 def load(attributes=None) -> pd.DataFrame:
-    """One row per released pair: texts plus ``<metric>_1`` and ``<metric>_2`` scores."""
+    """One row per released pair: the pair layout, ``shared_reference``, then ``<metric>_1`` and ``<metric>_2``
+    scores."""
     frames = [_load_attribute(a) for a in check_attributes(attributes)]
     return pd.concat(frames, ignore_index=True)
 
 
 def pairs(attributes=None) -> pd.DataFrame:
-    """The texts only (no scores)."""
-    return load(attributes)[PAIR_COLUMNS]
+    """The pairs in the pair layout (:data:`~metricbias.datasets.schema.PAIR_COLUMNS`, then ``shared_reference``),
+    without the scores."""
+    return load(attributes)[[*PAIR_COLUMNS, "shared_reference"]]
 
 
 def scores(attributes=None, metrics=None) -> pd.DataFrame:

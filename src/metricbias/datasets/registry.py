@@ -1,23 +1,7 @@
-"""One registry of paired datasets, one pair layout.
+"""One registry of paired datasets, each loading into the one pair layout (:mod:`.schema`).
 
-Every paired-candidate dataset loads by name, ``load("published")``, into one
-table with one row per pair (:data:`PAIR_COLUMNS`):
-
-``dataset``
-    where the pair comes from (``published``, ``built``, ...; a composite set
-    such as ``adapter-evaluation`` keeps each part's name);
-``attribute``, ``pair_id``
-    the sensitive attribute and the pair's id, unique within (dataset, attribute);
-``candidate_1``, ``candidate_2``
-    the two candidates; candidate 1 is the stereotypical one (WinoBias
-    pro-stereotyped, CrowS-Pairs ``sent_more``);
-``reference_1``, ``reference_2``
-    the reference each candidate is scored against (the same text for built
-    pairs; the released rows sometimes differ slightly);
-``group_1``, ``group_2``
-    the protected group of each candidate where the data say it (empty otherwise).
-
-Datasets add their own columns after these (``direction``, ``source``, ...).
+Every paired-candidate dataset loads by name, ``load("published")``, into a
+table with one row per pair (:data:`~metricbias.datasets.schema.PAIR_COLUMNS`).
 :func:`register` adds a dataset (a fork of the book registers its own the same
 way); :func:`sample` draws at most ``n`` pairs per (dataset, attribute).
 """
@@ -31,10 +15,7 @@ from typing import Callable
 import pandas as pd
 
 from ..paths import check_input
-
-PAIR_COLUMNS = ["dataset", "attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2",
-                "group_1", "group_2"]
-REQUIRED = ["attribute", "pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2"]
+from .schema import conform
 
 
 class DatasetNameError(ValueError):
@@ -98,28 +79,8 @@ def load(name: str, attributes=None, *, sample_size: int = 0, seed: int = 0, bui
         raise ValueError(f"sample_size must be a whole number >= 0, not {sample_size!r}")
     kwargs = {"sample_size": sample_size, "seed": seed} if dataset.samples_itself else {}
     frame = dataset.loader(attributes, Path(built_dir) if built_dir is not None else None, **kwargs)
-    pairs = check(frame, f"dataset {name}")
+    pairs = conform(frame, f"dataset {name}")
     return sample(pairs, sample_size, seed) if sample_size and not dataset.samples_itself else pairs
-
-
-def check(pairs: pd.DataFrame, what: str = "pairs") -> pd.DataFrame:
-    """Validate a pair table and put it in the pair layout (missing ``dataset``/group columns filled)."""
-    missing = [c for c in REQUIRED if c not in pairs.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {missing}; the pair layout is {', '.join(PAIR_COLUMNS)}")
-    out = pairs.copy()
-    if "dataset" not in out.columns:
-        out["dataset"] = "pairs"
-    for col in ("group_1", "group_2"):
-        if col not in out.columns:
-            out[col] = ""
-    dup = out.duplicated(["dataset", "attribute", "pair_id"])
-    if dup.any():
-        row = out.loc[dup].iloc[0]
-        raise ValueError(f"{what}: pair_id {row['pair_id']!r} appears more than once in "
-                         f"{row['dataset']}/{row['attribute']}")
-    extra = [c for c in out.columns if c not in PAIR_COLUMNS]
-    return out[PAIR_COLUMNS + extra].reset_index(drop=True)
 
 
 def sample(pairs: pd.DataFrame, sample_size: int, seed: int = 0) -> pd.DataFrame:
@@ -144,11 +105,7 @@ def _published_attributes():
 def _published(attributes, built_dir):
     from . import published
 
-    p = published.pairs(attributes)
-    return pd.DataFrame({"dataset": "published", "attribute": p["attribute"], "pair_id": p["pair_id"],
-                         "candidate_1": p["candidate_1"], "candidate_2": p["candidate_2"],
-                         "reference_1": p["reference"], "reference_2": p["reference_2"],
-                         "shared_reference": p["shared_reference"]})
+    return published.pairs(attributes)
 
 
 def _built_attributes():
@@ -157,20 +114,12 @@ def _built_attributes():
     return attributes()
 
 
-def built_pairs(frame: pd.DataFrame, dataset: str = "built") -> pd.DataFrame:
-    """A frame of ``datasets.built`` columns in the pair layout (the shared reference on both sides)."""
-    out = frame.rename(columns={"reference": "reference_1"})
-    out.insert(0, "dataset", dataset)
-    out["reference_2"] = out["reference_1"]
-    return out
-
-
 @register("built", description="the pairs chapter 2 builds from WinoBias, CrowS-Pairs and StereoSet",
           attributes=_built_attributes)
 def _built(attributes, built_dir):
     from . import built
 
-    return built_pairs(built.load(attributes, folder=built_dir))
+    return built.load(attributes, folder=built_dir)
 
 
 @register("matched", description="the released pairs that chapter 2 also builds, scored against the built reference "

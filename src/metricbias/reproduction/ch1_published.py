@@ -49,9 +49,9 @@ def reference_repeats_candidate() -> pd.DataFrame:
     Long form (:func:`metricbias.reproduction.ch2_summary.long_texts`): both candidates and the reference of each pair."""
     data = published.load()
     hit = pd.Series(False, index=data.index)
-    for ref in ("reference", "reference_2"):
+    for ref in ("reference_1", "reference_2"):
         hit |= (data[ref] == data["candidate_1"]) | (data[ref] == data["candidate_2"])
-    return long_texts(data[hit], {"candidate_1": "candidate 1", "candidate_2": "candidate 2", "reference": "reference"},
+    return long_texts(data[hit], {"candidate_1": "candidate 1", "candidate_2": "candidate 2", "reference_1": "reference"},
                       keys=("attribute", "pair_id"))
 
 

@@ -1,6 +1,6 @@
 """Chapter 2: summaries of the built paired datasets, as the chapters show them (chapter 3's token counts too).
 
-Every function takes the frames of :mod:`metricbias.datasets.built` (``load()``,
+Every function takes the frames of :mod:`metricbias.datasets.built` (``load()``: the pair layout,
 ``exclusions()``) or a pair table and returns a small table: what was built, what
 was left out and why, how the references were made, and examples in long form
 (one text per row, so that a page can show whole sentences).
@@ -73,7 +73,7 @@ def example_pairs(pairs: pd.DataFrame, per_method: int = 2, seed: int = 0) -> pd
               .sort_values(["source", "reference_method"]))
     picked = picked.rename(columns={"reference_method": "method"})
     return long_texts(picked, {"candidate_1": "candidate 1 ({group_1})", "candidate_2": "candidate 2 ({group_2})",
-                               "reference": "reference"}, keys=("source", "method", "attribute"))
+                               "reference_1": "reference"}, keys=("source", "method", "attribute"))
 
 
 def lexicon_rows(lexicon, n: int | None = None) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from ..metrics import get
 def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:
     """The first released gender pair whose reference names ``reference_word`` and whose candidate 1 says ``pronoun``."""
     pairs = published.pairs(["gender"])
-    hit = pairs[pairs["reference"].str.contains(rf"\b{reference_word}\b")
+    hit = pairs[pairs["reference_1"].str.contains(rf"\b{reference_word}\b")
                 & pairs["candidate_1"].str.contains(rf"\b{pronoun}\b")]
     return hit.iloc[0]
 
@@ -22,7 +22,7 @@ def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.S
 def figure3_texts(example: pd.Series) -> pd.DataFrame:
     """The example pair as rows of text: reference, candidate 1, candidate 2."""
     return pd.DataFrame({"text": ["reference", "candidate 1", "candidate 2"],
-                         "sentence": [example["reference"], example["candidate_1"], example["candidate_2"]]})
+                         "sentence": [example["reference_1"], example["candidate_1"], example["candidate_2"]]})
 
 
 def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device: str = "auto") -> dict:
@@ -34,14 +34,14 @@ def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device:
     """
     pairs = published.pairs(["gender"])
     corpus = (pairs["candidate_1"].tolist() + pairs["candidate_2"].tolist(),
-              pairs["reference"].tolist() + pairs["reference_2"].tolist())
+              pairs["reference_1"].tolist() + pairs["reference_2"].tolist())
     bs = get("bertscore", backbone=backbone, device=device)
     ms = get("moverscore", backbone=backbone, device=device)
     out = {}
     for key in ("candidate_1", "candidate_2"):
-        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference"]),
-                                   float(bs.score([example[key]], [example["reference"]])[0]))
-        mm = ms.matching_map(example[key], example["reference"], corpus=corpus)
+        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference_1"]),
+                                   float(bs.score([example[key]], [example["reference_1"]])[0]))
+        mm = ms.matching_map(example[key], example["reference_1"], corpus=corpus)
         out[("MoverScore", key)] = (mm, float(mm.score))
     return out
 

@@ -21,7 +21,7 @@ defaults reproduce four of them to the printed precision (1e-9) on every row:
   ``n=5`` divides by zero (the error the replication hit);
 * ``chrF``: nltk ``sentence_chrf`` (mean over orders 1-6 of F_3) = our ``chrf``.
 
-Each released row has its own reference (``reference`` for candidate 1,
+Each released row has its own reference (``reference_1`` for candidate 1,
 ``reference_2`` for candidate 2) and both are used. Texts the released TSVs
 wrap in CSV quotes are scored without them (the loader removes the quoting).
 
