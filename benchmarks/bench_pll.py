@@ -3,7 +3,7 @@
 The straightforward version does what Nangia et al.'s and Kaneko & Bollegala's code do: for
 each sentence of each pair, one model call per masked copy (CPS: one copy per shared token;
 SSS: the modified tokens masked at once; AUL: the sentence unmasked), full vocabulary logits
-at every position, log-softmax, read the target token. Ours (``metricbias.bias.pll.score_pairs``)
+at every position, log-softmax, read the target token. Ours (``metricbias.bias.pll.score_sentence_pairs``)
 collects every masked copy of every pair, encodes each distinct one once in length-sorted
 padded batches, and runs the masked-LM head only at the positions read. Both get the loaded
 model; the score cache is off. Scores agree to float precision (the maximum difference is
@@ -75,7 +75,7 @@ def main() -> None:
             with Timer() as ref:
                 a = per_sentence(lm, pairs, methods)
             with Timer() as ours:
-                b = pll.score_pairs(lm, pairs, methods=methods, cache=None)
+                b = pll.score_sentence_pairs(lm, pairs, methods=methods, cache=None)
             diff = float(np.nanmax(np.abs(a[["score_st", "score_at"]].to_numpy() - b[["score_st", "score_at"]].to_numpy())))
             run = {"model": name, "dataset": dataset, "pairs": len(pairs), "per_sentence_s": round(ref.seconds, 2),
                    "ours_s": round(ours.seconds, 2), "speedup": round(ref.seconds / ours.seconds, 2),

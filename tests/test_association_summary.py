@@ -90,14 +90,14 @@ def test_shared_words_matches_and_vector_coverage():
     shared_test = SeatTest(name="T", level="word", source="-", x=("home office",), y=("amy",), a=("office",),
                            b=("career",), categories=WORD.categories)
     assert su.shared_word_pairs([WORD, SENT, shared_test]) == {"C6-N (word)": 0, "T (word)": 1}
-    matched = su.matched_pairs([WORD, SENT], Letters(), cache=None)
+    matched = su.matched_word_pairs([WORD, SENT], Letters(), cache=None)
     # every word-level pair shares some letter with another one, so the baseline is the smallest S of the test
     s = asc.similarity(Letters(), WORD.targets, WORD.attributes)
     assert len(matched) == int((s > s.min() + 1e-9).sum()) and set(matched["test"]) == {"C6-N"}
-    assert su.matched_pairs([WORD], None) is None
-    demo = su.pair_scores(Letters(), ["ab"], ["bc"], cache=None)
+    assert su.matched_word_pairs([WORD], None) is None
+    demo = su.aligned_similarities(Letters(), ["ab"], ["bc"], cache=None)
     assert demo["S"].tolist() == pytest.approx([0.5])  # (1/2 + 1/2) / 2
-    assert su.pair_scores(None, ["a"], ["b"])["S"].isna().all()
+    assert su.aligned_similarities(None, ["a"], ["b"])["S"].isna().all()
     coverage = su.vector_coverage([WORD, SENT], Vectors({"john", "amy", "career", "home", "family"}))
     assert coverage.to_dict("records") == [{"test": "C6-N", "level": "word", "targets": 4, "targets with a vector": 2,
                                             "attributes with a vector": 3}]

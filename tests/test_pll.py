@@ -89,7 +89,7 @@ PAIRS = pd.DataFrame({
 
 
 def test_score_pairs_and_bias_table(lm):
-    scores = pll.score_pairs(lm, PAIRS)
+    scores = pll.score_sentence_pairs(lm, PAIRS)
     assert len(scores) == 3 * len(PAIRS) and set(scores["method"]) == set(pll.METHODS)
     table = pll.bias_table(scores)
     aul = scores[scores.method == "aul"]
@@ -109,7 +109,7 @@ def test_batched_scores_equal_the_one_sentence_definitions(lm):
     pairs = pd.concat([PAIRS, pd.DataFrame({"stereotype": ["there is special coffee"],
                                             "anti_stereotype": ["there is special tea"], "bias_type": ["x"]})],
                       ignore_index=True)
-    scores = pll.score_pairs(lm, pairs).set_index(["pair", "method"])
+    scores = pll.score_sentence_pairs(lm, pairs).set_index(["pair", "method"])
     for k, row in pairs.iterrows():
         ids_st, sp_st = pll._encode(lm, row.stereotype)
         ids_at, sp_at = pll._encode(lm, row.anti_stereotype)
@@ -127,28 +127,28 @@ def test_scores_are_cached_by_model_and_pair(lm, tmp_path, monkeypatch):
 
     cache = ScoreCache(tmp_path / "scores.sqlite")
     lm = pll.MaskedLM(lm.tokenizer, lm.model, lm.device, lm.name, fingerprint="tiny")
-    first = pll.score_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache)
+    first = pll.score_sentence_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache)
     assert cache.count() == 2 * len(PAIRS) * 2
     monkeypatch.setattr(pll, "log_probs_at", lambda *a, **k: pytest.fail("a cached score was recomputed"))
-    pd.testing.assert_frame_equal(pll.score_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache), first)
+    pd.testing.assert_frame_equal(pll.score_sentence_pairs(lm, PAIRS, methods=("aul", "sss"), cache=cache), first)
     unfingerprinted = pll.MaskedLM(lm.tokenizer, lm.model, lm.device, lm.name)
     with pytest.raises(pytest.fail.Exception):  # a model without a fingerprint is never read from the cache
-        pll.score_pairs(unfingerprinted, PAIRS, methods=("aul",), cache=cache)
+        pll.score_sentence_pairs(unfingerprinted, PAIRS, methods=("aul",), cache=cache)
 
 
 def test_identical_sentences_score_alike_and_no_preference(lm):
     same = pd.DataFrame({"stereotype": ["a nurse is here"] * 3, "anti_stereotype": ["a nurse is here"] * 3,
                          "bias_type": ["x"] * 3})
-    scores = pll.score_pairs(lm, same, methods=("aul", "cps"))
+    scores = pll.score_sentence_pairs(lm, same, methods=("aul", "cps"))
     assert np.allclose(scores.score_st, scores.score_at)
     assert (pll.bias_table(scores).query("bias_type == 'all'")["indicator"] == 0).all()
 
 
 def test_bad_input_and_a_checkpoint_without_an_mlm_head(lm):
     with pytest.raises(ValueError, match="lack column"):
-        pll.score_pairs(lm, PAIRS.drop(columns="bias_type"))
+        pll.score_sentence_pairs(lm, PAIRS.drop(columns="bias_type"))
     with pytest.raises(ValueError, match="unknown PLL method"):
-        pll.score_pairs(lm, PAIRS, methods=("pppl",))
+        pll.score_sentence_pairs(lm, PAIRS, methods=("pppl",))
     with pytest.raises(backbones.BackboneError, match="no trained masked-LM head"):
         pll.load_masked_lm("all-MiniLM-L6-v2", device="cpu")
 

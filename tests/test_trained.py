@@ -157,8 +157,8 @@ def test_mlm_head_round_trip_gives_identical_pll_scores(trained_mlm):
     pairs = pd.DataFrame({"stereotype": ["The nurse helped the doctor because she was kind."],
                           "anti_stereotype": ["The nurse helped the doctor because he was kind."],
                           "bias_type": ["gender"]})
-    first = pll.score_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
-    again = pll.score_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
+    first = pll.score_sentence_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
+    again = pll.score_sentence_pairs(pll.load_masked_lm(str(trained_mlm[0]), device="cpu"), pairs)
     pd.testing.assert_frame_equal(first, again)
     assert np.isfinite(first[["score_st", "score_at"]].to_numpy()).all()
     assert set(first["method"]) == {"aul", "cps", "sss"}

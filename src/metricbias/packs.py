@@ -187,7 +187,7 @@ class PLLConfig:
         pairs = list(dict.fromkeys(tuple(r.split("\x1f", 1)) for r in references))
         frame = pd.DataFrame({"stereotype": [p[0] for p in pairs], "anti_stereotype": [p[1] for p in pairs],
                               "bias_type": ""})
-        scored = pll.score_pairs(self.lm, frame, methods=[self.method], cache=None)
+        scored = pll.score_sentence_pairs(self.lm, frame, methods=[self.method], cache=None)
         by_pair = {p: (st, at) for p, st, at in zip(pairs, scored["score_st"], scored["score_at"])}
         return np.array([by_pair[tuple(r.split("\x1f", 1))][0 if c == r.split("\x1f", 1)[0] else 1]
                          for c, r in zip(candidates, references)], dtype=float)
@@ -280,7 +280,7 @@ def _pll_jobs(loader: str):
         pairs = getattr(pll, loader)()
         st, at = pairs["stereotype"].astype(str).tolist(), pairs["anti_stereotype"].astype(str).tolist()
         both = [f"{a}\x1f{b}" for a, b in zip(st, at)]
-        return [(st + at, both * 2)]  # as pll.score_pairs keys them: the stereotypes, then the anti-stereotypes
+        return [(st + at, both * 2)]  # as pll.score_sentence_pairs keys them: stereotypes, then anti-stereotypes
 
     return jobs
 

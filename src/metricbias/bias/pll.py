@@ -36,7 +36,8 @@ from . import distributional as dist
 METHODS = ("aul", "cps", "sss")
 #: the pair sets of Liu's Table 2 (loaders of this module) and the score functions measured on each
 RUNS = {"stereoset": ("sss", "aul"), "crows_pairs": ("cps", "aul")}
-PAIR_COLUMNS = ("stereotype", "anti_stereotype", "bias_type")
+#: a sentence pair (Liu's S_st, S_at), not a candidate pair of ``datasets.schema``
+SENTENCE_PAIR_COLUMNS = ("stereotype", "anti_stereotype", "bias_type")
 
 
 @dataclass
@@ -220,10 +221,10 @@ def sss(lm: MaskedLM, ids: np.ndarray, modified) -> float:
     return _one(lm, "sss", ids, np.zeros(len(ids), bool), {"M": list(modified)})
 
 
-def check_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    missing = set(PAIR_COLUMNS) - set(pairs.columns)
+def check_sentence_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    missing = set(SENTENCE_PAIR_COLUMNS) - set(pairs.columns)
     if missing:
-        raise ValueError(f"sentence pairs lack column(s) {sorted(missing)}; need {list(PAIR_COLUMNS)}")
+        raise ValueError(f"sentence pairs lack column(s) {sorted(missing)}; need {list(SENTENCE_PAIR_COLUMNS)}")
     for col in ("stereotype", "anti_stereotype"):
         empty = pairs.index[pairs[col].astype(str).str.strip() == ""].tolist()
         if empty:
@@ -253,7 +254,7 @@ def stereoset() -> pd.DataFrame:
     from ..datasets import stereoset as ss
 
     rows = ss.read()
-    return pd.DataFrame({k: [r[k] for r in rows] for k in PAIR_COLUMNS},
+    return pd.DataFrame({k: [r[k] for r in rows] for k in SENTENCE_PAIR_COLUMNS},
                         index=pd.Index([r["id"] for r in rows], name="id"))
 
 
@@ -269,7 +270,7 @@ class _Signature:
         self.signature = signature(lm.name, lm.fingerprint, method)
 
 
-def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
+def score_sentence_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
                 cache=None) -> pd.DataFrame:
     """f(S_st) and f(S_at) for every pair and method: columns ``bias_type, method, score_st, score_at``.
 
@@ -277,7 +278,7 @@ def score_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress:
     the default score cache, or a :class:`~metricbias.cache.ScoreCache`) and a model whose weights
     have a fingerprint, each sentence's score is stored under (method, model, the other sentence of
     its pair) and read back on a rerun."""
-    check_pairs(pairs)
+    check_sentence_pairs(pairs)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown PLL method(s) {unknown}; known: {', '.join(METHODS)}")
@@ -360,6 +361,6 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "aul", "bias_table", "check_pairs", "cps",
-           "crows_pairs", "load_masked_lm", "log_probs_at", "score_pairs", "signature", "split_tokens", "sss", "stereoset",
-           "weights_fingerprint"]
+__all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "SENTENCE_PAIR_COLUMNS", "aul", "bias_table",
+           "check_sentence_pairs", "cps", "crows_pairs", "load_masked_lm", "log_probs_at", "score_sentence_pairs",
+           "signature", "split_tokens", "sss", "stereoset", "weights_fingerprint"]

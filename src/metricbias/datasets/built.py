@@ -3,8 +3,9 @@
 ``build()`` turns the raw sources into ``<out>/<attribute>.tsv`` (the pairs,
 columns :data:`TSV_COLUMNS`: one shared reference) and ``<out>/<attribute>.excluded.tsv``
 (the pairs left out, with a reason); ``load()`` reads ``data/built/``, builds whatever
-is missing or stale first, and returns the pairs in the pair layout (:mod:`.schema`). Attributes come from ``data/lexicons/attributes.yml``
-(:func:`attributes`; ``ATTRIBUTES`` is the same list, read on access).
+is missing or stale first, and returns the pairs in the pair layout (:mod:`.schema`).
+Attributes come from ``data/lexicons/attributes.yml`` (:func:`attributes`;
+``ATTRIBUTES`` is the same list, read on access).
 
 Outputs are written atomically and are byte-for-byte deterministic. A
 ``<attribute>.fingerprint`` file records what a TSV was built from (the

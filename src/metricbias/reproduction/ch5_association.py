@@ -4,7 +4,7 @@
 * effect sizes by metric and level (:func:`by_level`);
 * the n-gram control: word n-gram metrics cannot associate texts that share no
   word (:func:`shared_word_pairs`, :func:`ngram_control`, :func:`ngram_findings`),
-  and the word pairs METEOR matches by stem or synonym (:func:`matched_pairs`);
+  and the word pairs METEOR matches by stem or synonym (:func:`matched_word_pairs`);
 * which targets and attributes a static-embedding metric has vectors for
   (:func:`vector_coverage`);
 * how far drawing sentence-level sets down moves the effect sizes (:func:`sampling_check`).
@@ -154,7 +154,7 @@ def ngram_note(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
     return " ".join(parts) or "No n-gram metric ran."
 
 
-def pair_scores(metric, x, y, *, cache=True) -> pd.DataFrame:
+def aligned_similarities(metric, x, y, *, cache=True) -> pd.DataFrame:
     """S(x, y) of a metric for aligned lists of texts (columns x, y, S); S is empty when ``metric`` is None."""
     frame = pd.DataFrame({"x": list(x), "y": list(y)})
     frame["S"] = association.similarity(metric, frame["x"], frame["y"], cache=cache).diagonal() if metric is not None \
@@ -162,7 +162,7 @@ def pair_scores(metric, x, y, *, cache=True) -> pd.DataFrame:
     return frame
 
 
-def matched_pairs(tests, metric, *, cache=True) -> pd.DataFrame | None:
+def matched_word_pairs(tests, metric, *, cache=True) -> pd.DataFrame | None:
     """Word-level (target, attribute) pairs that ``metric`` scores above its no-match baseline (the smallest S
     of the test), e.g. METEOR's stem and synonym matches; columns test, target, target_set, attribute,
     attribute_set, S. None when ``metric`` is None (it did not run)."""
@@ -258,8 +258,7 @@ def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str
     return text
 
 
-__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "by_level", "direction", "label_of", "matched_pairs",
-           "metric_named",
-           "ngram_control", "ngram_findings", "ngram_note", "overview", "pair_counts", "pair_scores", "sampling_check",
-           "sampling_check_note", "sampling_findings", "sampling_note", "shared_word_pairs", "static_spread", "timing",
-           "vector_coverage"]
+__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "by_level", "direction", "label_of",
+           "matched_word_pairs", "metric_named", "ngram_control", "ngram_findings", "ngram_note", "overview",
+           "pair_counts", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note",
+           "shared_word_pairs", "static_spread", "timing", "vector_coverage"]

@@ -168,7 +168,7 @@ def paper_meteor(threshold: float = 0.1) -> pd.DataFrame:
 
 def meteor_note(matched: pd.DataFrame | None) -> str:
     """Why Gao & Wan's METEOR is no n-gram control and what ours does (Markdown, no math); ``matched``: the
-    word-level pairs our METEOR matches (:func:`metricbias.reproduction.ch5_association.matched_pairs`), None when
+    word-level pairs our METEOR matches (:func:`metricbias.reproduction.ch5_association.matched_word_pairs`), None when
     METEOR did not run."""
     cells = ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples())
     note = (f"Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in {cells}. Their METEOR is MultEval's, the "

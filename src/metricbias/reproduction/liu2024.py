@@ -59,7 +59,7 @@ def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
     bias_type, method, score_st, score_at`` (SSS and AUL on StereoSet, CPS and AUL on CrowS-Pairs).
 
     ``sample_size`` > 0 draws that many pairs of each dataset (seeded). ``cache`` is
-    :func:`metricbias.bias.pll.score_pairs`'s: by default the sentences' scores are stored in the score cache.
+    :func:`metricbias.bias.pll.score_sentence_pairs`'s: by default the sentences' scores are stored in the score cache.
     """
     from ..bias import pll
 
@@ -69,7 +69,7 @@ def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
             pairs = getattr(pll, loader)()
             if sample_size:
                 pairs = pairs.sample(n=min(sample_size, len(pairs)), random_state=seed)
-            scored = pll.score_pairs(lm, pairs, methods=methods, progress=progress, cache=cache)
+            scored = pll.score_sentence_pairs(lm, pairs, methods=methods, progress=progress, cache=cache)
             frames.append(scored.assign(dataset=dataset, model=lm.name))
     columns = ["dataset", "model", "pair", "bias_type", "method", "score_st", "score_at"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
