@@ -30,14 +30,14 @@ tests = seat.tests(names, None if levels == "all" else levels, sample_size=int(s
 specs = profiles.prepare(profiles.suite(profile), progress=False)
 metrics = association.build_metrics(specs)
 up = time.perf_counter()
-with jobs.use(scheduler, int(workers) or None) as runner, jobs.collect() as ran:
+with jobs.use(scheduler, int(workers) or None) as executor, jobs.collect() as ran:
     ready = time.perf_counter()
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = association.run(tests, metrics, cache=True, seed=0, batch_size=int(chunk))
     seconds = time.perf_counter() - t
-    slots = getattr(runner, "slots", 1)
+    slots = getattr(executor, "slots", 1)
 print(json.dumps({"scoring_and_tests": seconds, "cluster_start": ready - up, "process_to_results": time.perf_counter() - start,
                   "slots": slots, "tests": len(tests), "configurations": len(metrics), "cells": len(results),
                   "pairs_per_metric": association.pairs_needed(tests), "jobs": len(ran),

@@ -1,4 +1,4 @@
-"""Metrics and a Dask worker plugin for the job-runner tests, in a module the workers can import."""
+"""Metrics and a Dask worker plugin for the scoring-job tests, in a module the workers can import."""
 
 from __future__ import annotations
 

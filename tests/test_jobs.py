@@ -1,4 +1,4 @@
-"""The job runner in process: the driver's cache use, chunks, retries, and sweeps (manifest, resume, failures)."""
+"""Scoring jobs in process: the driver's cache use, chunks, retries, and sweeps (manifest, resume, failures)."""
 
 import os
 import subprocess
@@ -66,14 +66,14 @@ def test_transient_failures_are_retried_and_bad_input_is_not():
 
 def test_unknown_schedulers_are_refused_in_one_line(monkeypatch):
     with pytest.raises(ValueError, match="unknown scheduler 'spark'.*inprocess, local or tcp://HOST:PORT"):
-        jobs.runner("spark")
+        jobs.executor("spark")
     monkeypatch.setenv(jobs.SCHEDULER_ENV, "spark")
     with pytest.raises(ValueError, match="METRICBIAS_SCHEDULER='spark'"):
         scoring.score_pairs(PAIRS, Overlap(), cache=None)
     monkeypatch.setenv(jobs.SCHEDULER_ENV, "inprocess")
     assert isinstance(jobs.current(), jobs.InProcess)
     with pytest.raises(ValueError, match="--workers must be at least 1"):
-        jobs.runner("local", 0)
+        jobs.executor("local", 0)
 
 
 def test_inprocess_imports_nothing_of_dask(tmp_path):
@@ -138,12 +138,13 @@ def test_sweep_configurations():
 
 
 def test_a_worker_builds_each_configuration_once_and_checks_its_signature():
-    recipe = jobs.Recipe.of(Overlap())
-    assert recipe.build() is recipe.build() is jobs.Recipe.of(Overlap()).build()  # models load once per process
+    blueprint = jobs.MetricBlueprint.of(Overlap())
+    # models load once per process
+    assert blueprint.build() is blueprint.build() is jobs.MetricBlueprint.of(Overlap()).build()
     texts, cand_idx, ref_idx = jobs._packed(CANDS, REFS)
-    scores, seconds, where = jobs.compute(recipe, texts, cand_idx, ref_idx)
+    scores, seconds, where = jobs.compute(blueprint, texts, cand_idx, ref_idx)
     assert scores.tolist() == EXPECTED and seconds >= 0 and where.endswith(f":{os.getpid()}")
-    other = jobs.Recipe(Overlap, {}, Overlap().signature.replace("metricbias-", "metricbias-0"))
+    other = jobs.MetricBlueprint(Overlap, {}, Overlap().signature.replace("metricbias-", "metricbias-0"))
     with pytest.raises(MetricError, match="install the same versions"):
         other.build()
 

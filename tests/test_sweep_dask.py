@@ -21,11 +21,11 @@ def cluster(tmp_path_factory):
     every use of the score cache on a worker is written to ``cluster.cache_log``."""
     log = tmp_path_factory.mktemp("workers") / "cache-use.log"
     log.write_text("")
-    runner = jobs.runner("local", 2)
-    runner.client.register_plugin(RecordCacheUse(str(log)))
-    runner.cache_log = log
-    yield runner
-    runner.close()
+    executor = jobs.executor("local", 2)
+    executor.client.register_plugin(RecordCacheUse(str(log)))
+    executor.cache_log = log
+    yield executor
+    executor.close()
 
 
 @pytest.fixture(autouse=True)
@@ -117,8 +117,8 @@ def test_the_issue_command_writes_the_bias_commands_table(tmp_path, own_cache, c
 def test_a_scheduler_address_sends_the_jobs_to_that_clusters_workers(cluster):
     address = cluster.client.scheduler.address
     assert address.startswith("tcp://")
-    with jobs.use(address, workers=2) as runner:
-        assert isinstance(runner, jobs.DaskRunner) and runner.slots == 2
+    with jobs.use(address, workers=2) as executor:
+        assert isinstance(executor, jobs.DaskExecutor) and executor.slots == 2
         job, = jobs.run([jobs.Job(Overlap(), ["a b", "a c", "b"], ["a b c", "c", "b"])], None, chunk_size=1)
     assert job.scores.tolist() == [2.0, 1.0, 1.0] and job.status == "done"
     assert len(job.workers) >= 1 and not any(w.endswith(f":{os.getpid()}") for w in job.workers)

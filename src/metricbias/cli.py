@@ -38,7 +38,7 @@ def _specs(text: str | None, option: str):
     return [parse(n) for n in names]
 
 
-def _runner(args):
+def _executor(args):
     """The ``--scheduler`` / ``--workers`` of a command that scores (default: METRICBIAS_SCHEDULER, else in process)."""
     from . import jobs
 
@@ -91,7 +91,7 @@ def _cmd_bias(args) -> int:
             raise SystemExit("metricbias bias: --scores live needs --metrics m1,m2 (see `metricbias metrics`)")
         specs = on_backbones(_specs(args.metrics, "--metrics"), _split(args.backbones))
         pairs = datasets.load(args.dataset, args.attributes, built_dir=args.built_dir)
-        with _runner(args):
+        with _executor(args):
             scores = score_metrics(pairs, specs)
     else:
         raise SystemExit(f"metricbias bias: --scores must be published or live, not {args.scores!r}")
@@ -154,7 +154,7 @@ def _cmd_weat(args) -> int:
     tests = seat.tests(args.test, args.level, sample_size=args.sample_size, seed=args.seed)
     spec, = metrics.on_backbones(_specs(args.metric, "--metric"), [args.backbone] if args.backbone else None)
     metric = spec.build()
-    with _runner(args):
+    with _executor(args):
         table = association.run(tests, {args.metric: metric}, cache=True, n_permutations=args.n_permutations,
                                 seed=args.seed, progress=True, oov=args.oov)
     out = write_csv_atomic(association.for_download(table, args.n_permutations), args.out)
@@ -438,7 +438,7 @@ def _cmd_metaeval(args) -> int:
 
     built = [(spec.label, spec.build()) for spec in _specs(args.metrics, "--metrics")]  # unknown names fail now
     dataset = meta_eval.load(args.dataset).sample(args.sample, seed=args.seed)
-    with _runner(args):
+    with _executor(args):
         table = analysis.run(dataset, built, swap=args.swap, judges=args.judges,
                              cache=None if args.no_cache else ScoreCache.default())
     out = write_csv_atomic(analysis.for_download(table), args.out)  # p below 1e-300 (or 0): the bound, flagged

@@ -7,14 +7,14 @@ or, for a corpus-dependent metric (idf weights, document frequencies), the one
 signature and a hash of its pairs (:attr:`Job.id`).
 
 :func:`run` is the driver. For each job it looks the pairs up in the score cache,
-sends the pairs not found to a runner in chunks of at most ``chunk_size`` pairs,
+sends the pairs not found to an executor in chunks of at most ``chunk_size`` pairs,
 stores each chunk's scores in the cache as soon as they come back, and fills the
 job's scores. Workers only compute (``metric._score_dedup``); the driver alone
 writes the score cache, so an interrupted run resumes from the chunks it stored.
 Every scoring function of the library (``score_pairs``, the association tests,
 the meta-evaluation) goes through :func:`run`.
 
-Runners, chosen by a *scheduler* string:
+Executors, chosen by a *scheduler* string:
 
 ``inprocess`` (the default)
     chunks are computed in this process, one after the other; nothing of Dask is imported;
@@ -26,7 +26,7 @@ Runners, chosen by a *scheduler* string:
     ``dask-jobqueue``, the Dask Kubernetes operator). Workers that advertise a ``GPU``
     resource (``dask worker ... --resources GPU=1``) get the model-based metrics.
 
-Library calls use the runner of the innermost :func:`use` block, else the one that
+Library calls use the executor of the innermost :func:`use` block, else the one that
 ``METRICBIAS_SCHEDULER`` (and ``METRICBIAS_WORKERS``) name, else ``inprocess``: that is
 how ``make book SCHEDULER=tcp://...`` sends the chapters' scoring to a cluster.
 
@@ -114,7 +114,7 @@ class Job:
 # --- what a worker runs ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Recipe:
+class MetricBlueprint:
     """How a worker builds a metric: its class and options, and the signature the driver expects."""
 
     cls: type
@@ -122,7 +122,7 @@ class Recipe:
     signature: str
 
     @classmethod
-    def of(cls, metric: Metric) -> "Recipe":
+    def of(cls, metric: Metric) -> "MetricBlueprint":
         return cls(type(metric), dict(metric.options), metric.signature)
 
     def build(self) -> Metric:
@@ -145,11 +145,11 @@ _BUILT: dict[tuple, Metric] = {}
 def compute(metric, texts: list[str], cand_idx: np.ndarray, ref_idx: np.ndarray) -> tuple[np.ndarray, float, str]:
     """Scores of the pairs ``(texts[cand_idx[i]], texts[ref_idx[i]])``, the seconds taken and where.
 
-    ``metric`` is a :class:`Metric` (in process) or a :class:`Recipe` (on a worker).
+    ``metric`` is a :class:`Metric` (in process) or a :class:`MetricBlueprint` (on a worker).
     Nothing here touches the score cache.
     """
     start = time.perf_counter()
-    if isinstance(metric, Recipe):
+    if isinstance(metric, MetricBlueprint):
         metric = metric.build()
     scores = metric._score_dedup([texts[i] for i in cand_idx], [texts[i] for i in ref_idx])
     return np.asarray(scores, dtype=float), time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
@@ -163,7 +163,7 @@ def _packed(cands: Sequence[str], refs: Sequence[str]) -> tuple[list[str], np.nd
     return list(code), cand_idx, ref_idx
 
 
-# --- runners ---------------------------------------------------------------------------------
+# --- executors ---------------------------------------------------------------------------------
 
 class InProcess:
     """Chunks computed here, when submitted."""
@@ -192,7 +192,7 @@ class InProcess:
         pass
 
 
-class DaskRunner:
+class DaskExecutor:
     """Chunks computed by the workers of a Dask cluster (``local``: a LocalCluster here; else a scheduler address)."""
 
     def __init__(self, scheduler: str, workers: int | None = None):
@@ -224,12 +224,12 @@ class DaskRunner:
         self.slots = max(1, sum(w.get("nthreads", 1) for w in info))
         self.gpu = any(w.get("resources", {}).get("GPU") for w in info)
         self._done = distributed.as_completed()
-        self._recipes: dict[int, tuple[Metric, Recipe]] = {}
+        self._blueprints: dict[int, tuple[Metric, MetricBlueprint]] = {}
 
-    def payload(self, metric: Metric) -> Recipe:
-        if id(metric) not in self._recipes:  # the metric is kept with its recipe, so its id is not reused
-            self._recipes[id(metric)] = (metric, Recipe.of(metric))
-        return self._recipes[id(metric)][1]
+    def payload(self, metric: Metric) -> MetricBlueprint:
+        if id(metric) not in self._blueprints:  # the metric is kept with its blueprint, so its id is not reused
+            self._blueprints[id(metric)] = (metric, MetricBlueprint.of(metric))
+        return self._blueprints[id(metric)][1]
 
     def submit(self, args: tuple, key: str, gpu: bool):
         resources = {"GPU": 1} if gpu and self.gpu else None
@@ -258,15 +258,15 @@ class DaskRunner:
             self._cluster.close()
 
 
-def runner(scheduler: str | None = None, workers: int | None = None):
-    """A runner for ``scheduler`` (``inprocess``, ``local`` or ``tcp://HOST:PORT``)."""
+def executor(scheduler: str | None = None, workers: int | None = None):
+    """An executor for ``scheduler`` (``inprocess``, ``local`` or ``tcp://HOST:PORT``)."""
     scheduler = (scheduler or "inprocess").strip()
     if workers is not None and workers < 1:
         raise ValueError(f"--workers must be at least 1, not {workers}")
     if scheduler == "inprocess":
         return InProcess()
     if scheduler == "local" or scheduler.startswith("tcp://"):
-        return DaskRunner(scheduler, workers)
+        return DaskExecutor(scheduler, workers)
     raise ValueError(f"unknown scheduler {scheduler!r}: use inprocess, local or tcp://HOST:PORT")
 
 
@@ -276,7 +276,7 @@ _COLLECTORS: list[list[Job]] = []
 
 
 def current():
-    """The runner library calls use: the innermost :func:`use`, else ``METRICBIAS_SCHEDULER``, else in-process."""
+    """The executor library calls use: the innermost :func:`use`, else ``METRICBIAS_SCHEDULER``, else in-process."""
     if _ACTIVE:
         return _ACTIVE[-1]
     scheduler = os.environ.get(SCHEDULER_ENV, "").strip() or "inprocess"
@@ -286,7 +286,7 @@ def current():
     key = (scheduler, workers)
     if key not in _FROM_ENV:  # one cluster per process, closed when the process ends
         try:
-            _FROM_ENV[key] = runner(scheduler, int(workers) if workers else None)
+            _FROM_ENV[key] = executor(scheduler, int(workers) if workers else None)
         except ValueError as exc:
             raise ValueError(f"{SCHEDULER_ENV}={scheduler!r} / {WORKERS_ENV}={workers!r}: {exc}") from None
         atexit.register(_FROM_ENV[key].close)
@@ -295,15 +295,15 @@ def current():
 
 @contextlib.contextmanager
 def use(scheduler=None, workers: int | None = None) -> Iterator:
-    """Run the scoring inside the block on ``scheduler`` (a name, an address or a runner); None: :func:`current`.
+    """Run the scoring inside the block on ``scheduler`` (a name, an address or an executor); None: :func:`current`.
 
-    A runner started here (a LocalCluster, a client) is closed when the block ends.
+    An executor started here (a LocalCluster, a client) is closed when the block ends.
     """
     if scheduler is None:
         yield current()
         return
     own = isinstance(scheduler, str)
-    active = runner(scheduler, workers) if own else scheduler
+    active = executor(scheduler, workers) if own else scheduler
     _ACTIVE.append(active)
     try:
         yield active
@@ -404,9 +404,9 @@ def _finish(jobs: list[Job]) -> None:
             job.status = "done" if job.computed else "cached"
 
 
-def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES, chunk_size: int | None = None,
+def run(jobs: Sequence[Job], cache=None, *, executor=None, retries: int = RETRIES, chunk_size: int | None = None,
         progress=None, raise_errors: bool = True) -> list[Job]:
-    """Score every job: cached scores from ``cache``, the rest on ``runner`` (default :func:`current`).
+    """Score every job: cached scores from ``cache``, the rest on ``executor`` (default :func:`current`).
 
     ``cache``: a :class:`~metricbias.cache.ScoreCache`, ``True`` for the default one, or None.
     ``chunk_size``: pairs per chunk (default :data:`CHUNK_SIZE`).
@@ -422,7 +422,7 @@ def run(jobs: Sequence[Job], cache=None, *, runner=None, retries: int = RETRIES,
         from .cache import ScoreCache
 
         cache = ScoreCache.default()
-    active = runner or current()
+    active = executor or current()
     bar = None if progress is None or isinstance(progress, bool) else progress
     if progress is True:
         from .progress import tqdm
@@ -513,10 +513,11 @@ def log_records(records: list[dict]) -> None:
 
 def score(metric: Metric, candidates: Sequence[str], references: Sequence[str], cache=None, *, what: str = "",
           **kwargs) -> np.ndarray:
-    """``metric.score(candidates, references, cache)`` as one job on the current runner (``what``: the pairs' name)."""
+    """``metric.score(candidates, references, cache)`` as one job on the current executor (``what``: the pairs'
+    name)."""
     job, = run([Job(metric, candidates, references, what=what)], cache, **kwargs)
     return job.scores
 
 
-__all__ = ["CHUNK_SIZE", "Job", "RETRIES", "Recipe", "collect", "compute", "current", "log_records", "run", "runner",
-           "score", "use"]
+__all__ = ["CHUNK_SIZE", "RETRIES", "Job", "MetricBlueprint", "collect", "compute", "current", "executor", "log_records",
+           "run", "score", "use"]

@@ -98,7 +98,7 @@ def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = 
     ``label`` names the metric in the ``metric`` column (default: the metric's
     configuration label, e.g. ``BERTScore-MiniLM``). ``cache``: True for the default
     score cache, a :class:`~metricbias.cache.ScoreCache`, or None/False for none.
-    The jobs run on the current runner (:func:`metricbias.jobs.use`).
+    The jobs run on the current executor (:func:`metricbias.jobs.use`).
     """
     plan = Plan(pairs, metric, label)
     run(plan.jobs, _cache(cache))
@@ -108,7 +108,7 @@ def score_pairs(pairs: pd.DataFrame, metric, *, cache=True, label: str | None = 
 def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progress: bool = True) -> pd.DataFrame:
     """:func:`score_pairs` for every metric (names, specifications, ``Metric``s, profile entries), stacked.
 
-    Every metric's jobs go to the runner together, so that a cluster scores the metrics side by side.
+    Every metric's jobs go to the executor together, so that a cluster scores the metrics side by side.
     """
     pairs = conform(pairs)
     plans = [Plan(pairs, m) for m in metrics]

@@ -3,7 +3,7 @@
 :func:`sweep` (``metricbias sweep``) takes the metric configurations of a profile
 (or those named, on the backbones named), the paired datasets named, and runs one
 job per configuration and dataset (per (dataset, attribute) for a corpus-dependent
-metric) through :func:`metricbias.jobs.run` on the runner chosen by ``scheduler``.
+metric) through :func:`metricbias.jobs.run` on the executor chosen by ``scheduler``.
 Jobs whose scores are all in the score cache are not sent; every chunk a worker
 finishes is stored by the driver at once, so a sweep that was interrupted resumes
 where it stopped when run again. Failed jobs are retried (``retries``) and reported.
@@ -72,7 +72,7 @@ def sweep(profile: str, out, *, metrics=None, backbones=None, datasets=None, sch
     """Run a sweep and write its tables and manifest in ``out``; returns the manifest.
 
     ``datasets``: registered paired datasets and/or ``seat`` (default :data:`DEFAULT_DATASETS`);
-    ``scheduler``/``workers``: see :func:`metricbias.jobs.runner` (None: ``METRICBIAS_SCHEDULER``
+    ``scheduler``/``workers``: see :func:`metricbias.jobs.executor` (None: ``METRICBIAS_SCHEDULER``
     or in process); ``n_resamples``/``seed``: the bootstrap of the bias tables (as ``metricbias bias``);
     ``sample_size``/``n_permutations``: the association tests' sentence sets (0: whole) and partitions.
     """
@@ -90,14 +90,14 @@ def sweep(profile: str, out, *, metrics=None, backbones=None, datasets=None, sch
     cache = True if cache is True else (cache or None)
     started = time.perf_counter()
     written = []
-    with jobs.use(scheduler, workers) as runner, jobs.collect() as ran:
+    with jobs.use(scheduler, workers) as executor, jobs.collect() as ran:
         built = [resolve(spec) for spec in specs]  # one Metric per configuration, shared by the datasets
         plans = {}
         for name in names:
             if name != ASSOCIATION:
                 pairs = pair_datasets.load(name)
                 plans[name] = [Plan(pairs, entry) for entry in built]
-        jobs.run([j for ps in plans.values() for p in ps for j in p.jobs], cache, runner=runner, retries=retries,
+        jobs.run([j for ps in plans.values() for p in ps for j in p.jobs], cache, executor=executor, retries=retries,
                  progress=progress, raise_errors=False)
         for name, ps in plans.items():
             done = [p.table() for p in ps if all(j.scores is not None for j in p.jobs)]

@@ -426,7 +426,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     Returns one row per test × metric: :data:`COLUMNS` plus ``statistic``,
     ``n_partitions``, ``exact``, ``name`` (the metric's registry name), ``family``,
     ``dropped`` (the dropped words, per set) and ``scoring_seconds`` (seconds spent on that metric's
-    pairs: cache reads and writes, and computing them, in this process or on the runner's workers).
+    pairs: cache reads and writes, and computing them, in this process or on the executor's workers).
     ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|, counting the
     words kept; ``n_dropped`` counts the words dropped from the four sets.
     """
