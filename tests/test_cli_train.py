@@ -21,7 +21,7 @@ def calls(monkeypatch, tmp_path):
     import metricbias.metrics.regression as regression
     import metricbias.mitigation.cda as cda
     import metricbias.mitigation.evaluation as evaluation
-    import metricbias.recipes as recipes
+    import metricbias.training_data as training_data
 
     seen = []
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
@@ -42,7 +42,7 @@ def calls(monkeypatch, tmp_path):
                                      "seconds_per_step": 0}, out=out)
 
     monkeypatch.setattr(regression, "train", regression_train)
-    monkeypatch.setattr(recipes, "train", parts_train)
+    monkeypatch.setattr(training_data, "train", parts_train)
     monkeypatch.setattr(training, "train", adapter_train)
     monkeypatch.setattr(evaluation, "held_out_texts", lambda: ())
     monkeypatch.setattr(cda, "build", lambda exclude, limit: SimpleNamespace(

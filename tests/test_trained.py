@@ -125,11 +125,11 @@ def test_generation_metrics_score_with_the_paraphraser_and_survive_a_reload(trai
     again = metrics.get("bartscore", backbone=out, variant="F", device="cpu").score(TARGETS, SOURCES)
     np.testing.assert_array_equal(again, f)
     # recording figures in the provenance (quality measured after training) does not change the signature
-    from metricbias import recipes
+    from metricbias import training_data
 
     before = bart["F"].signature
-    recipes.record_quality(out, pd.DataFrame({"dataset": ["stsb-dev"], "statistic": ["pearson"], "value": [0.1], "n": [2],
-                                      "sample_size": [2], "signature": [before]}))
+    training_data.record_quality(out, pd.DataFrame({"dataset": ["stsb-dev"], "statistic": ["pearson"], "value": [0.1],
+                                                    "n": [2], "sample_size": [2], "signature": [before]}))
     assert json.loads((trained_para[0] / "provenance.json").read_text())["quality"]["rows"][0]["value"] == 0.1
     assert metrics.get("bartscore", backbone=out, variant="F", device="cpu").signature == before
     with pytest.raises(metrics.MetricError, match="no language tag"):
@@ -242,19 +242,19 @@ def test_artifacts_without_a_predict_field_load_as_shift_and_head_from_copies_th
 
 
 def test_denoising_pairs_delete_a_seeded_share_of_the_words():
-    from metricbias import recipes
+    from metricbias import training_data
 
     sentences = [f"word{i} " * 20 for i in range(30)] + ["one", "the cat sat on the mat"]
     sentences = [s.strip() for s in sentences]
-    examples, counts = recipes.denoising_pairs(sentences, 10, seed=3)
-    again, _ = recipes.denoising_pairs(sentences, 10, seed=3)
+    examples, counts = training_data.denoising_pairs(sentences, 10, seed=3)
+    again, _ = training_data.denoising_pairs(sentences, 10, seed=3)
     pd.testing.assert_frame_equal(examples, again)
     assert len(examples) == 10 and counts["pairs_used"].iloc[0] == 10
     assert set(examples["target"]) <= set(sentences)
     for text, target in zip(examples["text"], examples["target"]):
         words, kept = target.split(), text.split()
         if len(words) > 1:
-            assert len(words) - len(kept) == max(1, round(recipes.DENOISE_DROP * len(words)))
+            assert len(words) - len(kept) == max(1, round(training_data.DENOISE_DROP * len(words)))
             it = iter(words)
             assert all(w in it for w in kept)  # the source is the target with words deleted, in order
 

@@ -334,14 +334,15 @@ def _train_parts(args) -> int:
     """A paraphraser or a masked-LM head (:mod:`metricbias.trained`)."""
     from dataclasses import fields, replace
 
-    from . import backbones, recipes
+    from . import backbones, training_data
+    from .trained.recipes import recipe
 
-    module, config = recipes.recipe(args.name)
+    module, config = recipe(args.name)
     done = backbones.trained_path(args.name)
     if args.quality:
         if done is None:
             raise SystemExit(f"metricbias train: {args.name} is not trained yet; train it first")
-        table = recipes.measure_and_record_quality(args.name, seed=args.seed or 0, device=args.device)
+        table = training_data.measure_and_record_quality(args.name, seed=args.seed or 0, device=args.device)
         print(table.drop(columns="signature").to_string(index=False))
         print(f"recorded in {done / backbones.PROVENANCE_FILE}")
         return 0
@@ -356,7 +357,7 @@ def _train_parts(args) -> int:
         return 0
     out = args.out or backbones.trained_dirs(args.name)[1]
     command = " ".join(["metricbias train", args.name, *sys.argv[3:]]) if len(sys.argv) > 2 else ""
-    saved = recipes.train(args.name, out, config=replace(config, **changes), device=args.device, command=command)
+    saved = training_data.train(args.name, out, config=replace(config, **changes), device=args.device, command=command)
     figures = {k: v for k, v in saved["figures"].items() if not isinstance(v, (list, dict))}
     print(f"trained {args.name} ({saved['steps']} steps, {saved['seconds']['total']} s on {saved['device']}): "
           + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()) + f"; saved to {out}")

@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 
 
-#: the quality measures a paraphraser is reported with (``recipes.summary`` column -> page column): its BARTScore-F
-#: and BLEU's on the same items (every WMT19 kk-en DARR pair, all STS-B dev pairs)
+#: the quality measures a paraphraser is reported with (``training_data.summary`` column -> page column): its
+#: BARTScore-F and BLEU's on the same items (every WMT19 kk-en DARR pair, all STS-B dev pairs)
 TRAINED_QUALITY = {"wmt19-kk-en darr_tau": "DARR tau", "bleu wmt19-kk-en darr_tau": "BLEU DARR tau",
                    "stsb-dev pearson": "STS-B dev r", "bleu stsb-dev pearson": "BLEU STS-B dev r"}
 
 
 def trained_quality(summary: pd.DataFrame, kind: str = "seq2seq") -> pd.DataFrame:
-    """The quality of the trained backbones of ``kind`` found here as metrics, from a ``recipes.summary()`` frame:
+    """The quality of the trained backbones of ``kind`` found here as metrics, from a ``training_data.summary()`` frame:
     ``name, base, steps, device, validation perplexity`` and the measures of :data:`TRAINED_QUALITY` (NaN where
     not measured yet)."""
     found = summary[summary["available"].astype(bool)]

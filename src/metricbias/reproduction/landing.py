@@ -210,7 +210,7 @@ def reproduce_box(record: dict) -> str:
 # --- the closing chapter's limitations --------------------------------------------------------------------------
 
 def trained_parts_findings(trained: pd.DataFrame) -> dict:
-    """The quality of the trained stand-ins, from their provenance (a ``metricbias.recipes.summary()`` frame):
+    """The quality of the trained stand-ins, from their provenance (a ``metricbias.training_data.summary()`` frame):
     the paraphrasers' validation perplexity (``para_perplexity_min``/``_max``) and best STS-B dev Pearson as a
     metric (``para_stsb_max``, NaN where not measured), the masked-LM heads' held-out masked-token accuracy
     (``mlm_accuracy_min``/``_max``), and how many of each were found (``paraphrasers``, ``mlm_heads``)."""

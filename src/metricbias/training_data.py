@@ -1,4 +1,4 @@
-"""What the project trains on top of its frozen encoders, on what data, and how well it came out.
+"""The training data of the paraphrasers and masked-LM heads, their training, and how well they came out.
 
 The trained parts themselves (a UniLM paraphraser, a masked-LM head; saving, loading,
 training loops) are in :mod:`metricbias.trained`, and the recipe of every trained part in
