@@ -171,8 +171,9 @@ def test_example_pair_is_the_first_released_gender_pair():
 
     first = published.pairs("gender").iloc[0]
     pair = ch6_adapters.example_pair("gender", 0)
-    assert pair == {"candidate_1": first["candidate_1"], "candidate_2": first["candidate_2"],
-                    "reference": first["reference"]}
+    assert pair[["pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2"]].tolist() == \
+        first[["pair_id", "candidate_1", "candidate_2", "reference_1", "reference_2"]].tolist()
+    assert pair["reference_1"] == pair["reference_2"]  # WinoBias pairs share their reference
 
 
 def test_matching_maps_before_and_after_an_adapter(tiny_bert, tmp_path):
@@ -180,7 +181,8 @@ def test_matching_maps_before_and_after_an_adapter(tiny_bert, tmp_path):
     from test_adapters import _config, toy_data
 
     run = training.train(_config(tiny_bert, steps=2, checkpoint_every=0), toy_data(), tmp_path / "a", progress=False)
-    pair = {"candidate_1": "He is a doctor.", "candidate_2": "She is a doctor.", "reference": "The person is a doctor."}
+    pair = {"candidate_1": "He is a doctor.", "candidate_2": "She is a doctor.", "reference_1": "The person is a doctor.",
+            "reference_2": "The person is a doctor."}
     out = ch6_adapters.matching_maps(run.out, pair, device="cpu")
     assert set(out["maps"]) == {(v, c) for v in ("original", "adapter") for c in ("candidate_1", "candidate_2")}
     orig, adapted = out["maps"][("original", "candidate_1")], out["maps"][("adapter", "candidate_1")]

@@ -172,14 +172,14 @@ def trade_off(points: pd.DataFrame) -> pd.DataFrame:
                          "quality_change": quality.set_index("step")["relative_change"].reindex(bias.index).to_numpy()})
 
 
-def example_pair(attribute: str = "gender", index: int = 0) -> dict:
-    """One pair of the released dataset of ``attribute``: ``candidate_1, candidate_2, reference``."""
-    pair = datasets.load("published", [attribute]).iloc[index]
-    return {"candidate_1": pair["candidate_1"], "candidate_2": pair["candidate_2"], "reference": pair["reference_1"]}
+def example_pair(attribute: str = "gender", index: int = 0) -> pd.Series:
+    """One pair of the released dataset of ``attribute``, in the pair layout (:mod:`metricbias.datasets.schema`)."""
+    return datasets.load("published", [attribute]).iloc[index]
 
 
-def matching_maps(adapter, pair: dict, *, device: str = "auto") -> dict:
-    """BERTScore's matching maps of both candidates of ``pair`` against its reference, without and with ``adapter``.
+def matching_maps(adapter, pair, *, device: str = "auto") -> dict:
+    """BERTScore's matching maps of both candidates of ``pair`` (a row of the pair layout) against their
+    references, without and with ``adapter``.
 
     Returns ``{"maps": {(variant, candidate): MatchingMap}, "gap_original": ..., "gap_adapter": ...}``; variant
     is ``original`` or ``adapter``, candidate ``candidate_1`` or ``candidate_2``; a gap is the F score of
@@ -192,9 +192,9 @@ def matching_maps(adapter, pair: dict, *, device: str = "auto") -> dict:
                 "adapter": metric_for(adapter, meta=meta, device=device)}
     maps, scores = {}, {}
     for variant, metric in variants.items():
-        for cand in ("candidate_1", "candidate_2"):
-            maps[(variant, cand)] = metric.matching_map(pair[cand], pair["reference"])
-            scores[(variant, cand)] = float(metric.score([pair[cand]], [pair["reference"]])[0])
+        for cand, ref in (("candidate_1", "reference_1"), ("candidate_2", "reference_2")):
+            maps[(variant, cand)] = metric.matching_map(pair[cand], pair[ref])
+            scores[(variant, cand)] = float(metric.score([pair[cand]], [pair[ref]])[0])
     return {"maps": maps, **{f"gap_{v}": scores[(v, "candidate_1")] - scores[(v, "candidate_2")] for v in variants}}
 
 
