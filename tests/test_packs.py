@@ -220,11 +220,11 @@ def test_pll_packs_round_trip_on_a_tiny_masked_lm(setup, tmp_path):
         cache = ScoreCache(setup / "fresh.sqlite")
         assert [c.status for c in packs.import_packs(out, cache, device="cpu")] == ["imported"]
         lm = pll.load_masked_lm(str(model), device="cpu")
-        live = pll.score_pairs(lm, pairs, methods=["cps"], cache=None)
+        live = pll.score_sentence_pairs(lm, pairs, methods=["cps"], cache=None)
         log = setup / "jobs.jsonl"
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv(jobs.LOG_ENV, str(log))
-            packed = pll.score_pairs(lm, pairs, methods=["cps"], cache=cache)
+            packed = pll.score_sentence_pairs(lm, pairs, methods=["cps"], cache=cache)
         assert json.loads(log.read_text())["packed"] == 40
         np.testing.assert_allclose(packed[["score_st", "score_at"]], live[["score_st", "score_at"]], rtol=1e-6)
     finally:
