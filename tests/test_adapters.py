@@ -198,7 +198,7 @@ def test_ship_find_by_name_and_record(trained, tmp_path, monkeypatch):
     by_name = metrics.get("bertscore", backbone=backbone, layer=1, adapter=name, device="cpu")
     by_run = metrics.get("bertscore", backbone=backbone, layer=1, adapter=str(trained.out), device="cpu")
     assert by_name.signature == by_run.signature  # checkpoints and provenance are not the adapter
-    np.testing.assert_allclose(by_name.score(*training.check_pairs()), found.provenance["check"]["scores"],
+    np.testing.assert_allclose(by_name.score(*training.reload_check_pairs()), found.provenance["check"]["scores"],
                                rtol=0, atol=1e-6)
     table = pd.DataFrame({"kind": ["bias"], "dataset": ["published"], "name": ["gender"], "before": [2.0],
                           "after": [1.0], "p_value": [np.nan]})
@@ -221,13 +221,13 @@ def test_shipped_adapters_load_and_score_as_recorded(metric):
         assert size <= 8 * 2**20 and (found.folder / f).stat().st_size == size
     recorded = found.provenance["check"]["scores"]  # by the differentiable metric that trained it (GPU or CPU)
     with torch.no_grad():
-        loaded = training.load_scorer(found.folder, device="cpu")(*training.check_pairs()).double().numpy()
+        loaded = training.load_scorer(found.folder, device="cpu")(*training.reload_check_pairs()).double().numpy()
     np.testing.assert_allclose(loaded, recorded, rtol=0, atol=1e-5)
     options = {"layer": found.meta["layer"]} if metric == "bertscore" else {}
     m = metrics.get(metric, backbone=found.meta["metric_backbone"], adapter=found.name, device="cpu", **options)
     # the registry metric batches differently: bert-score's greedy match zeroes padded positions, so a reference token
     # whose every real match is negative scores 0 when its candidate is padded (one check pair here, by 9e-5)
-    np.testing.assert_allclose(m.score(*training.check_pairs()), recorded, rtol=0,
+    np.testing.assert_allclose(m.score(*training.reload_check_pairs()), recorded, rtol=0,
                                atol=1e-5 if metric == "regression" else 2e-4)
     criteria = pd.DataFrame(found.provenance["figures"]["criteria"])
     assert {"gender bias cut on the published gender set", "gender bias cut on the built gender set",

@@ -528,11 +528,11 @@ def _versions() -> dict:
     return versions(("torch", "transformers", "adapters", "bert-score"))
 
 
-#: the first STS-B dev pairs whose scores with the trained adapter provenance.json records (see :func:`check_pairs`)
+#: the first STS-B dev pairs whose scores with the trained adapter provenance.json records (:func:`reload_check_pairs`)
 CHECK_ROWS = 16
 
 
-def check_pairs() -> tuple[list[str], list[str]]:
+def reload_check_pairs() -> tuple[list[str], list[str]]:
     """``(candidates, references)``: the first :data:`CHECK_ROWS` STS-B dev pairs (candidate = sentence 2)."""
     from ..datasets import stsb
 
@@ -550,7 +550,7 @@ def _provenance(out: Path, config: TrainConfig, meta: dict, target, command: str
 
     files = [*stsb.FILES.values(), *cda.MRPC_FILES.values(), cda.STEREOSET_FILE]
     with torch.no_grad():  # so that a test can check that the shipped adapter, loaded, scores as the trained one did
-        check = target(*check_pairs()).double().cpu().numpy().tolist()
+        check = target(*reload_check_pairs()).double().cpu().numpy().tolist()
     return {
         "name": out.name, "kind": "debiasing adapter", "metric": config.metric, "metric_backbone": config.backbone,
         "layer": meta["layer"], "command": command or provenance.command(), "seed": config.seed,
