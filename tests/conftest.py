@@ -71,7 +71,9 @@ def copy_book(root: Path) -> Path:
     for name in ("_config.yml", "_toc.yml", "notebooks", "book", "data", "models"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("_build", "chapters", "raw", "built", "*.ipynb"))
+            # not the score packs: the smoke chapters score their few pairs live (tests/test_packs.py tests the packs)
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("_build", "chapters", "raw", "built", "*.ipynb",
+                                                                            "packs"))
         else:
             root.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, root / name)

@@ -157,6 +157,3 @@ def test_limitations_read_the_trained_parts_and_chapter_5s_sampling():
     assert (found["paraphrasers"], found["mlm_heads"]) == (2, 1)
     assert (found["para_perplexity_min"], found["para_perplexity_max"], found["para_stsb_max"]) == (90.0, 150.0, 0.1)
     assert found["mlm_accuracy_min"] == found["mlm_accuracy_max"] == 0.08
-    assert "16 texts per set" in landing.seat_sampling_sentence({"levels": "all", "sample_size": 16})
-    assert "ran whole" in landing.seat_sampling_sentence({"levels": "word,sent", "sample_size": 0})
-    assert "only the word-level" in landing.seat_sampling_sentence({"levels": "word", "sample_size": 8})

@@ -14,6 +14,7 @@ from metricbias.bias.claims import UNDECIDED
 from metricbias.metaeval import correlation
 from metricbias.metaeval import quality as q
 from metricbias.metaeval.quality import configuration_quality, full_sizes, load_quality_sets, quality
+from metricbias.metrics.base import Metric
 from metricbias.metrics.registry import Spec
 from metricbias.mitigation import evaluation
 from metricbias.reproduction import ch3_quality
@@ -110,13 +111,14 @@ def test_matched_quality_gaps_and_sentence():
     assert UNDECIDED in text  # five configurations: the correlation's interval is wide
 
 
-class Lengths:
+class Lengths(Metric):
     """A toy metric: the candidate's length in words."""
 
     name = "lengths"
+    family = "user"
 
-    def score(self, candidates, references, cache=None):
-        return [len(c.split()) for c in candidates]
+    def _score(self, candidates, references):
+        return np.array([len(c.split()) for c in candidates], dtype=float)
 
 
 def test_stsb_dev_is_the_pearson_with_the_ratings():

@@ -261,15 +261,33 @@ def test_the_text_sets_are_the_texts_the_library_scores(setup):
 def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     from metricbias import pack_plan
 
-    entries = pack_plan.plan("full", configs="Regression-MiniLM")
+    entries = pack_plan.plan("offline", configs="Regression-MiniLM")
     assert [e.text_set for e in entries] == [
-        "pairs:published", "pairs:built", "pairs:counterfactual",
-        "association:tests=all;levels=all;sample_size=16;seed=0",  # chapter 5's parameters under `full`
+        "pairs:published", "pairs:built",
+        "quality:wmt19-kk-en;pairs=1000;seed=0", "quality:stsb-dev;pairs=0;seed=0",  # chapter 3's quality draws
+        "pairs:counterfactual",
+        "association:tests=all;levels=all;sample_size=16;seed=0",  # chapter 5's parameters under `offline`
         "metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"]
-    published = {e.config.label for e in pack_plan.plan("full", sets="pairs:published")}
-    assert "Regression-MiniLM" in published and "BLEU" not in published and "BERTScore-MiniLM" not in published
-    assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options))
-               for e in pack_plan.plan("full", sets="pairs:published"))
+    published = pack_plan.plan("offline", sets="pairs:published")
+    labels = {e.config.label for e in published}
+    assert {"Regression-MiniLM", "BERTScore-MiniLM"} <= labels and "BLEU" not in labels and "WMD" not in labels
+    assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options)) for e in published)
+    # the fixed-backbone grid's own configurations (its P and R variants) are packed on the released pairs only, and
+    # a grid configuration that is also the suite's (same signature) is one file
+    assert {"BARTScore-P-MiniLM", "BARTScore-R-MiniLM"} <= labels
+    assert len({e.config.signature for e in published}) == len(published)
+    assert not any("-P-" in e.config.label for e in pack_plan.plan("offline", sets="pairs:built"))
+
+
+def test_a_quality_text_set_is_the_call_that_measures_quality():
+    from metricbias.metaeval import quality
+
+    sets = {name: quality.load_quality_sets((name,), sample_size=12, seed=3)[name] for name in ("stsb-dev",
+                                                                                                 "wmt19-kk-en")}
+    with jobs.collect() as ran:
+        quality.quality(LengthRatio(), sets)
+    assert [(j.candidates, j.references) for j in ran] == [
+        tuple(map(list, packs.text_set(f"quality:{name};pairs=12;seed=3").jobs(None)[0])) for name in sets]
 
 
 def test_a_corpus_dependent_sample_is_scored_with_the_whole_calls_idf(tmp_path):

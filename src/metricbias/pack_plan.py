@@ -2,20 +2,24 @@
 
 Each chapter's text sets are declared in :data:`metricbias.profiles.PACK_SETS` (``{name}`` filled with the
 chapter's parameters under the profile, as :func:`metricbias.runner.chapter_parameters` reads them); its
-configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics``, kept when
-:func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``.
+configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics`` (and, on the sets of
+:data:`metricbias.profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``.
 """
 
 from __future__ import annotations
 
 
+#: the metric families whose configurations run a transformer per pair: minutes on two CPU cores at the book's sizes
+SLOW_FAMILIES = ("matching", "regression", "generation")
+
+
 def is_slow(spec) -> bool:
-    """Slow on two CPU cores: the MPNet configurations and the regression and generation metrics (the PLL scores
-    are slow too: :func:`plan` adds them)."""
+    """Slow on two CPU cores: every configuration that runs a transformer (BERTScore, MoverScore, the regression
+    and generation metrics; the PLL scores are slow too: :func:`plan` adds them). The n-gram and static-embedding
+    metrics take seconds and stay live."""
     from .metrics.registry import metric_class
 
-    family = metric_class(spec.name).family
-    return family in ("regression", "generation") or "mpnet" in str(spec.options.get("backbone", "")).lower()
+    return metric_class(spec.name).family in SLOW_FAMILIES
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
@@ -36,21 +40,31 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
         named = profiles.names_of(params.get("metric_names", ""))  # a chapter given metric names runs those instead
         suite = [Spec.of(n) for n in sorted(named - profiles.names_of(skip))] if named else profiles.suite(profile, skip)
         specs = [s for s in suite if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
+        grid_sets = [t.format(**params) for t in profiles.PACK_GRID_SETS.get(chapter, [])]
         for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
             if wanted_sets and name not in wanted_sets:
                 continue
+            here = specs + ([s for s in _grid_specs() if (s.label in wanted or s.name in wanted if wanted
+                                                         else is_slow(s))] if name in grid_sets else [])
             if text_set(name).kind == "pll":
                 loader = name.split(":", 1)[1]
                 configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
                 if wanted:
                     configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]
             else:
-                configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in specs]
+                configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in here]
             for config in configs_here:
-                if (name, config.label) not in seen:
-                    seen.add((name, config.label))
+                # the grid's labels differ from the suite's for the same configuration: one file per signature
+                if (name, config.signature) not in seen:
+                    seen.add((name, config.signature))
                     out.append(Entry(config, name))
     return out
+
+
+def _grid_specs():
+    from .metrics import backbone_grid
+
+    return backbone_grid.entries()
 
 
 def estimate(entries: list[Entry]) -> list[dict]:

@@ -10,7 +10,9 @@ metric one job per (dataset, attribute), its corpus); ``metaeval:<name>`` is a
 meta-evaluation set and its gender swap, each as one metric call scores it
 (:func:`metricbias.metaeval.scoring.scored_texts`); ``association:tests=..;levels=..;sample_size=..;seed=..``
 is every ordered (x, y) pair of the association tests ``seat.tests`` loads
-(:func:`metricbias.bias.association.pairs_of`); ``pll:<set>`` is every
+(:func:`metricbias.bias.association.pairs_of`); ``quality:<set>;pairs=..;seed=..`` is the one metric call
+that measures a configuration's quality on a quality set (:func:`metricbias.metaeval.quality.scored_texts`);
+``pll:<set>`` is every
 (stereotype, anti-stereotype) pair of a PLL pair set, both sentences. The jobs'
 (candidate, reference) pairs, in order, are the text set's *canonical order*.
 
@@ -228,7 +230,8 @@ def register_text_set(name: str, kind: str = "metric"):
 def text_set(name: str) -> TextSet:
     """A registered text set; ``pairs:<dataset>`` for every registered paired dataset, ``metaeval:<name>`` for every
     meta-evaluation set (original and gender-swapped), ``association:tests=..;levels=..;sample_size=..;seed=..``
-    for association tests as ``seat.tests`` loads them."""
+    for association tests as ``seat.tests`` loads them, ``quality:<set>;pairs=..;seed=..`` for a quality set as
+    :func:`metricbias.metaeval.quality.configuration_quality` scores it."""
     if name in TEXT_SETS:
         return TEXT_SETS[name]
     if name.startswith("metaeval:"):
@@ -255,6 +258,20 @@ def text_set(name: str) -> TextSet:
             names, levels, sample_size, seed = tests_args
             return association.pairs_of(seat.tests(names, levels, sample_size=sample_size, seed=seed),
                                         per_test=config.corpus_dependent)
+
+        return TextSet(name, jobs)
+    if name.startswith("quality:"):
+        try:
+            measure, rest = name.split(":", 1)[1].split(";", 1)
+            args = dict(part.split("=", 1) for part in rest.split(";"))
+            size, seed = int(args["pairs"]), int(args["seed"])
+        except (KeyError, ValueError):
+            raise ValueError(f"text set {name!r}: write quality:<set>;pairs=N;seed=N") from None
+
+        def jobs(config):
+            from .metaeval.quality import scored_texts
+
+            return [scored_texts(measure, size, seed)]
 
         return TextSet(name, jobs)
     if name.startswith("pairs:"):

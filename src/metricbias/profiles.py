@@ -1,9 +1,8 @@
 """Run profiles: what a profile runs, in one place.
 
 ``offline`` (the default of ``make book``) runs every configuration that works on a
-machine without a model hub, on seeded samples sized for a fresh build in under 20
-minutes on two CPU cores; ``full`` runs the same configurations on the full offline
-sizes (about 50 minutes there); ``smoke`` is a fast run on small samples used by the
+machine without a model hub on the whole data, its slow configurations read from the
+verified score packs of ``models/packs`` (``full`` is another name for it); ``smoke`` is a fast run on small samples used by the
 test suite to check that every chapter executes and the book builds; ``paper``
 names the paper's backbones by hub id for readers who have the hub.
 
@@ -28,51 +27,39 @@ from __future__ import annotations
 from .metrics import backbone_grid
 from .metrics.registry import Spec
 
-#: the full offline run: every pair of the released sets, up to 100 built pairs per attribute, the PLL measures on
-#: 100 pairs per dataset, the sentence-level SEAT sets drawn to 16 texts, every Flickr8k image and REALSumm document
+#: ``make book``: every number on the whole data. The slow configurations' scores come from the verified score packs
+#: of ``models/packs`` (``metricbias.packs``); what is still drawn says so on its page
 _FULL = {
     "common": {"sample_size": 0, "seed": 0, "device": "auto", "n_resamples": 9999},
+    # every released and built pair; each configuration's quality on all STS-B dev pairs and 1,000 DARR pairs
+    "03_metrics_and_backbones": {"built_sample_size": 0, "stsb_pairs": 0, "darr_pairs": 1000},
     # chapters 4, 5 and 7 leave out the generation metrics (a seq2seq pass per pair and direction) and, on the
-    # larger text sets of 4 and 7, the MPNet configurations (5x MiniLM's size): chapter 3 measures every one
-    "03_metrics_and_backbones": {"built_sample_size": 100},
+    # larger text sets of 4 and 7, the MPNet configurations (5x MiniLM's size): chapter 3 measures every one.
+    # Every counterfactual source; the PLL measures on 100 pairs per data set (no pack holds them yet)
     "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "pll_sample_size": 100,
                          "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
     # sentence-level SEAT sets drawn down to 16 texts per set (word-level tests stay whole): the
     # full sets need 2.7M (x, y) pairs per metric, hours of CPU for the n-gram family alone
     "05_association_tests": {"sample_size": 16, "skip_metrics": "bartscore,prism"},
-    "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
-    # the invariant wrapper of both adapted metrics, on 100 pairs per attribute and 100 items per quality set
-    "06_debiasing_adapters": {"invariant_sample_size": 100, "invariant_quality_sample_size": 100,
-                              "invariant_metrics": "BERTScore,regression"},
-    # chapter 8 reuses chapter 3's live scores and chapter 4's counterfactual scores (same samples, same
-    # configurations: the score cache answers); the simulation runs 2,000 datasets per size
+    # every Flickr8k image, REALSumm document and WMT19 kk-en DARR pair
+    "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "darr_pairs": 0},
+    # the invariant wrapper of BERTScore scored live on 40 pairs per attribute and 25 items per quality set
+    "06_debiasing_adapters": {"invariant_sample_size": 40, "invariant_quality_sample_size": 25},
+    # chapter 8 reuses chapter 3's live scores and chapter 4's counterfactual scores (the score cache answers);
+    # the simulation runs 2,000 datasets per size
     "08_trust": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "sim_reps": 2000, "sim_resamples": 999,
-                 "sim_test_resamples": 199},
-    # the closing chapter's summary figure: chapter 3's live scores (same sample, so the score cache answers)
+                 "sim_test_resamples": 199, "comparison_resamples": 999},
+    # the closing chapter's summary figure: chapter 3's live scores (the score cache answers)
     "09_metric_users": {},
+    # the appendix reads chapter 7's DARR pairs back in the user formats (their cached scores)
+    "A1_using_metricbias": {"darr_pairs": 0},
 }
 
 PROFILES: dict[str, dict[str, dict]] = {
-    # `make book`: a fresh build in under 20 minutes on two CPU cores (benchmarks/README.md). Every configuration
-    # still runs in chapter 3 and every metric family in every chapter, on seeded samples: each page says how
-    # large, and `make book PROFILE=full` (about 50 minutes) runs the full offline sizes
-    "offline": {
-        "common": {"profile": "offline", **_FULL["common"]},
-        "03_metrics_and_backbones": {"sample_size": 40, "built_sample_size": 20, "stsb_pairs": 500, "darr_pairs": 400},
-        "04_bias_measures": {**_FULL["04_bias_measures"], "n_seeds": 10, "pll_sample_size": 30, "sample_size": 200},
-        "05_association_tests": {"sample_size": 8, "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
-        # the invariant wrapper of BERTScore scored live on 40 pairs per attribute and 25 items per quality set
-        # (REALSumm's long summaries dominate; 25 documents are chapter 7's sample, so the encodings are shared)
-        "06_debiasing_adapters": {"invariant_sample_size": 40, "invariant_quality_sample_size": 25},
-        "07_gender_swap": {**_FULL["07_gender_swap"], "sample_size": 150, "summary_sample_size": 25,
-                           "darr_pairs": 400},
-        # chapter 3's and chapter 4's samples (their cached scores)
-        "08_trust": {**_FULL["08_trust"], "sample_size": 40, "counterfactual_sample_size": 200,
-                     "comparison_resamples": 999},
-        "09_metric_users": {"sample_size": 40},  # chapter 3's sample
-        # the appendix reads chapter 7's DARR sample back in the user formats (its cached scores)
-        "A1_using_metricbias": {"darr_pairs": 400},
-    },
+    # `make book`: the whole data (benchmarks/README.md: a fresh build with the score packs)
+    "offline": {"common": {"profile": "offline", **_FULL["common"]},
+                **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
+    # the name earlier versions gave the whole-data run: the same parameters
     "full": {"common": {"profile": "full", **_FULL["common"]},
              **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
     "smoke": {
@@ -109,11 +96,16 @@ PROFILES: dict[str, dict[str, dict]] = {
 #: its ``skip_metrics``). A set a chapter scores that is missing here is computed live, and the chapter's pack
 #: sentence (``packs.chapter_sentence``) shows it.
 PACK_SETS: dict[str, list[str]] = {
-    "03_metrics_and_backbones": ["pairs:published", "pairs:built"],
+    "03_metrics_and_backbones": ["pairs:published", "pairs:built",
+                                 "quality:wmt19-kk-en;pairs={darr_pairs};seed={seed}",
+                                 "quality:stsb-dev;pairs={stsb_pairs};seed={seed}"],
     "04_bias_measures": ["pairs:counterfactual", "pll:crows_pairs", "pll:stereoset"],
     "05_association_tests": ["association:tests={tests};levels={levels};sample_size={sample_size};seed={seed}"],
     "07_gender_swap": ["metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"],
 }
+
+#: the text sets a chapter also scores with the fixed-backbone grid (``metrics.backbone_grid.entries()``)
+PACK_GRID_SETS: dict[str, list[str]] = {"03_metrics_and_backbones": ["pairs:published"]}
 
 
 def names() -> list[str]:

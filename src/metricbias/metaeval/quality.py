@@ -50,16 +50,30 @@ def load_quality_sets(measures=tuple(QUALITY), sample_size: int = 0, seed: int =
     return out
 
 
+def _stsb_texts(data: pd.DataFrame) -> tuple[list[str], list[str]]:
+    return list(data["sentence2"]), list(data["sentence1"])
+
+
+def scored_texts(measure: str, sample_size: int = 0, seed: int = 0) -> tuple[list[str], list[str]]:
+    """The (candidate, reference) pairs of the one metric call that measures quality on ``measure`` (a key of
+    :data:`QUALITY`), drawn as :func:`load_quality_sets` draws them: what a score pack of the set holds."""
+    from .scoring import scored_texts as meta_eval_texts
+
+    data = load_quality_sets((measure,), sample_size=sample_size, seed=seed)[measure]
+    return _stsb_texts(data) if measure == "stsb-dev" else meta_eval_texts(data)
+
+
 def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
     """One row per measure: ``dataset, statistic, value, n`` of ``metric`` (higher is better for every measure)."""
     from scipy import stats
 
+    from ..jobs import score
     from .analysis import correlations
 
     rows = []
     for name, data in sets.items():
         if name == "stsb-dev":
-            s = np.asarray(metric.score(list(data["sentence2"]), list(data["sentence1"]), cache=cache), dtype=float)
+            s = np.asarray(score(metric, *_stsb_texts(data), cache=cache, what=name), dtype=float)
             if getattr(metric, "direction", "higher") == "lower":  # a distance: the more similar pair scores lower
                 s = -s
             rows.append({"dataset": name, "statistic": "pearson",
@@ -129,4 +143,4 @@ def configuration_quality(specs, *, darr_pairs: int = 0, stsb_pairs: int = 0, se
 
 
 __all__ = ["CONFIGURATION_MEASURES", "QUALITY", "QUALITY_COLUMNS", "configuration_quality", "full_sizes",
-           "load_quality_sets", "quality"]
+           "load_quality_sets", "quality", "scored_texts"]

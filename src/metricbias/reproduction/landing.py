@@ -229,18 +229,6 @@ def trained_parts_findings(trained: pd.DataFrame) -> dict:
             "mlm_accuracy_max": float(accuracy.max())}
 
 
-def seat_sampling_sentence(parameters: dict) -> str:
-    """How chapter 5 ran the sentence-level SEAT sets under its ``parameters`` (``levels``, ``sample_size``)."""
-    levels = str(parameters.get("levels", "all"))
-    if levels != "all" and not any(level.strip().startswith("sent") for level in levels.split(",")):
-        return "only the word-level tests ran; the sentence-level SEAT sets did not"
-    n = int(parameters.get("sample_size") or 0)
-    if n:
-        return (f"the sentence-level SEAT sets were drawn down to {n} texts per set, so their effect sizes and "
-                "p-values are those of a sample")
-    return "the sentence-level SEAT sets ran whole"
-
-
 __all__ = ["AVERAGE_COLUMNS", "FIGURE", "PARADIGM_ORDER", "build_record", "commit", "duration", "executed_profiles",
-           "paradigm_averages", "paradigm_sentence", "reproduce_box", "save_figure", "seat_sampling_sentence",
+           "paradigm_averages", "paradigm_sentence", "reproduce_box", "save_figure",
            "summary_figure", "summary_findings", "trained_parts_findings"]
