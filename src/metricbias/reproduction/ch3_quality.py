@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .ch3_paradigms import paradigm_gaps
+from .notes import interval_text
 
 
 #: the configuration whose quality is the bar: a finding from a configuration below it rests on a weak metric
@@ -98,7 +99,7 @@ def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.
     """Chapter 3's paradigm finding restated with quality in view (Markdown): how many configurations are at least
     as good as ``reference``, the PLM-based gap over all configurations and over those, and whether the average
     bias follows quality."""
-    from ..bias.claims import UNDECIDED, interval_text
+    from ..bias.claims import UNDECIDED
 
     matched = points[points["at_least_reference"]]
     words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",
