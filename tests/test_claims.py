@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from metricbias.bias import claims
+from metricbias.reproduction import notes
 
 
 def test_sign_test_matches_the_binomial_by_hand():
@@ -121,11 +122,11 @@ def test_compare_verdicts():
 
 
 def test_interval_text():
-    text = claims.interval_text({"difference": 0.123, "ci_low": 0.03, "ci_high": 0.21, "confidence": 0.95})
+    text = notes.interval_text({"difference": 0.123, "ci_low": 0.03, "ci_high": 0.21, "confidence": 0.95})
     assert text == "+0.12 (95% CI +0.03 to +0.21)"
-    near = claims.interval_text({"difference": 0.003, "ci_low": 0.0004, "ci_high": 0.01, "confidence": 0.95}, 3)
+    near = notes.interval_text({"difference": 0.003, "ci_low": 0.0004, "ci_high": 0.01, "confidence": 0.95}, 3)
     assert near == "+0.003 (95% CI +4.0e-04 to +0.010)"
-    assert claims.interval_text({"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "confidence": 0.9}) == \
+    assert notes.interval_text({"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "confidence": 0.9}) == \
         "+0.00 (90% CI +0.00 to +0.00)"
 
 

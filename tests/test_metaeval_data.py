@@ -9,6 +9,7 @@ import pytest
 
 from metricbias.datasets import meta_eval
 from metricbias.datasets.meta_eval import DatasetError
+from metricbias.reproduction import notes
 from tests.conftest import real_raw_location
 
 GOOD = [
@@ -248,13 +249,13 @@ def test_cli_reads_a_darr_pickle_and_a_pair_jsonl(real_data, tmp_path, monkeypat
     assert values["wmt19-kk-en"] == values["jsonl"] == values["pickle"]
 
 
-def test_sample_note_names_what_each_draw_kept():
+def test_drawn_sets_note_names_what_each_draw_kept():
     from metricbias.datasets import meta_eval
 
     flickr = meta_eval.load_flickr8k()
     wmt = meta_eval.load("wmt19-kk-en")
-    note = meta_eval.sample_note({"Flickr8k images": (flickr.sample(10, seed=0), flickr, "sample_size"),
-                                  "WMT19 kk-en DARR pairs": (wmt, wmt, "darr_pairs")})
+    note = notes.drawn_sets_note({"Flickr8k images": (flickr.sample(10, seed=0), flickr, "sample_size"),
+                                 "WMT19 kk-en DARR pairs": (wmt, wmt, "darr_pairs")})
     assert note.startswith("Drawn with the seed") and "10 of the 1,000 Flickr8k images (`sample_size`)" in note
     assert "DARR" not in note  # kept whole
-    assert meta_eval.sample_note({"WMT19 kk-en DARR pairs": (wmt, wmt, "darr_pairs")}) == ""
+    assert notes.drawn_sets_note({"WMT19 kk-en DARR pairs": (wmt, wmt, "darr_pairs")}) == ""

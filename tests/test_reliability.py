@@ -9,6 +9,7 @@ from scipy import stats
 
 from metricbias.bias import power, reliability, testing
 from metricbias.bias.pairwise import absolute_bias, bootstrap_ci
+from metricbias.reproduction import ch8_trust
 
 
 def test_size_robust_value_by_hand():
@@ -47,7 +48,7 @@ def _cell(n, seed=0, delta=0.5):
 
 
 def test_eq2_grows_on_small_draws_and_the_size_robust_bias_does_not():
-    ratios = reliability.ratio_summary(reliability.sample_size_ratios(_cell(2000), (20, 160), n_draws=300, seed=0))
+    ratios = ch8_trust.ratio_summary(reliability.sample_size_ratios(_cell(2000), (20, 160), n_draws=300, seed=0))
     r = ratios.set_index(["measure", "n"])["mean_ratio"]
     # the range of 40 normal scores is far below that of 4000: Eq. 2 is inflated at n = 20
     assert r["eq2", 20] > 1.3 and r["eq2", 160] > 1.1
@@ -103,7 +104,7 @@ def test_cell_tests_adjust_over_the_grid():
     tests = testing.cell_tests(pd.concat(frames), n_resamples=999, seed=0)
     assert list(tests["q_value"]) == pytest.approx(list(stats.false_discovery_control(tests["p_value"], method="bh")))
     assert (tests.loc[tests["metric"].isin(["m2", "m3"]), "q_value"] < 0.05).all()
-    summary = testing.grid_summary(tests)
+    summary = ch8_trust.grid_summary(tests)
     assert summary["cells"] == 4 and summary["bh_significant"] >= 2
 
 

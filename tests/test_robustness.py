@@ -9,6 +9,7 @@ from metricbias.bias import generalized as g
 from metricbias.bias import pairwise as pw
 from metricbias.bias import robustness as rb
 from metricbias.bias import significance as sig
+from metricbias.reproduction import ch4_measures
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # the study and the tests keep their tables in the result cache
 
@@ -164,7 +165,7 @@ def test_stability_findings_by_hand():
     assert mean.loc["y"].to_dict() == pytest.approx({"eq2": 0.3, "indicator": 0.4, "kls": 0.7, "jss": 0.2})
     overall = rb.overall_by_rate(summary)
     assert list(overall.index) == [0.3, 0.8] and list(overall.columns) == list(rb.MEASURES)
-    found = rb.stability_findings(summary)
+    found = ch4_measures.stability_findings(summary)
     # per panel (mean over rates): all -> eq2 0.75 (indicator 0.725); x -> eq2; y -> kls
     assert found["most_stable"] == "eq2" and found["most_stable_panels"] == 2 and found["panels"] == 3
     assert found["wins"] == "**eq2** in 2 of 3 panels, **kls** in 1 of 3 panels"

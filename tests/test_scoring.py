@@ -10,6 +10,7 @@ from metricbias.bias.pairwise import BIAS_COLUMNS
 from metricbias.cache import ScoreCache
 from metricbias.datasets import published
 from metricbias.metrics.base import Metric
+from metricbias.reproduction import notes
 
 PAIRS = pd.DataFrame({
     "attribute": ["a", "a", "b"],
@@ -120,15 +121,15 @@ def test_a_chapter_can_leave_metrics_out_of_the_suite_and_says_so():
     full = profiles.suite("paper")
     kept = profiles.suite("paper", "bartscore, prism")
     assert kept == [e for e in full if e.name not in ("bartscore", "prism")] and len(kept) < len(full)
-    note = profiles.left_out_note("paper", "prism")
+    note = notes.left_out_note("paper", "prism")
     assert all(e.label in note for e in full if e.name == "prism") and "-p skip_metrics=''" in note
-    assert profiles.left_out_note("paper", "") == "" == profiles.left_out_note("paper", "no_such_metric")
-    assert profiles.left_out_note("paper", "prism", metric_names="bleu,chrf") == ""  # named metrics, not the suite
+    assert notes.left_out_note("paper", "") == "" == notes.left_out_note("paper", "no_such_metric")
+    assert notes.left_out_note("paper", "prism", metric_names="bleu,chrf") == ""  # named metrics, not the suite
     assert list(ch5_table3.metric_suite("bleu,chrf,ter", skip_metrics="chrf")) == ["bleu", "ter"]
     assert [label for label, _ in ch7_gender_swap.meta_eval_metrics("smoke", "bleu,ter", "ter")] == ["bleu"]
     by_backbone = profiles.suite("paper", "roberta-large")
     assert by_backbone and all(e.options.get("backbone") != "roberta-large" for e in by_backbone)
-    assert len(by_backbone) < len(full) and "BERTScore-RoBERTa-large" in profiles.left_out_note("paper", "roberta-large")
+    assert len(by_backbone) < len(full) and "BERTScore-RoBERTa-large" in notes.left_out_note("paper", "roberta-large")
     # the offline book leaves the generation metrics out of the chapters after 3 (on two CPU cores)
     for chapter in ("04_bias_measures", "05_association_tests", "07_gender_swap"):
         assert {"bartscore", "prism"} <= profiles.names_of(profiles.parameters("offline", chapter)["skip_metrics"])

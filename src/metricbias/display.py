@@ -11,7 +11,8 @@ The book's conventions, which every chapter follows through these functions:
   ends in :data:`PAPER` ("(paper)") and is shown in grey italics; everything else
   on a page is computed here;
 * **full grids** go to CSV files linked from the page (:func:`download`), not onto it;
-* **warnings** become one line in the chapter's own words (:func:`warning_summary`).
+* **warnings** are caught (:class:`capture_warnings`) and become one line in the chapter's own words
+  (:func:`metricbias.reproduction.notes.warning_summary`).
 """
 
 from __future__ import annotations
@@ -179,18 +180,6 @@ def download(frame: pd.DataFrame, name: str, text: str | None = None):
     return Markdown(f"Download {label} as [`{name}.csv`](../../_static/data/{name}.csv).")
 
 
-def warning_summary(caught: list, what: str) -> str:
-    """One line for a list of caught warnings: ``what`` with the number of warnings and their distinct messages.
-
-    ``what`` says in the chapter's words what the warnings mean ("metrics gave every
-    candidate the same score, so their bias is undefined"). Paths are left out.
-    """
-    if not caught:
-        return ""
-    kinds = sorted({w.category.__name__ for w in caught})
-    return f"{len(caught)} warning{'s' if len(caught) != 1 else ''} ({', '.join(kinds)}): {what}."
-
-
 def glue_all(values: dict, prefix: str) -> None:
     """Glue every entry of ``values`` (a findings dict) for the page's prose as ``<prefix><key>`` (MyST-NB)."""
     from myst_nb import glue
@@ -215,7 +204,8 @@ def parameters(values: dict, helps: dict, command: str):
 
 
 class capture_warnings(warnings.catch_warnings):
-    """``with capture_warnings() as caught:`` — record every warning (none printed) for :func:`warning_summary`."""
+    """``with capture_warnings() as caught:`` — record every warning (none printed) for
+    :func:`metricbias.reproduction.notes.warning_summary`."""
 
     def __init__(self):
         super().__init__(record=True)
@@ -227,4 +217,4 @@ class capture_warnings(warnings.catch_warnings):
 
 
 __all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "figure",
-           "glue_all", "label", "parameters", "table", "warning_summary"]
+           "glue_all", "label", "parameters", "table"]

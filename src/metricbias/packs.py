@@ -608,19 +608,7 @@ def chapter_numbers(job_log=None, cache=None) -> dict:
             "max_diff": max((row["max_diff"] for row in rows), default=0.0)}
 
 
-def chapter_sentence(numbers: dict | None = None) -> str:
-    """One sentence: how many of the chapter's scores came from score packs, how many were recomputed, the largest
-    difference (:func:`chapter_numbers`)."""
-    n = numbers or chapter_numbers()
-    if not n["from_packs"]:
-        return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
-    rest = n["scores"] - n["from_packs"]
-    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from score packs, verified by "
-            f"recomputing {n['checked']:,} of them live (largest difference {n['max_diff']:.2g})"
-            + (f"; the other {rest:,} were computed live." if rest else "."))
-
-
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
-           "chapter_numbers", "chapter_sentence", "check_file", "default_dir", "fingerprint",
+           "chapter_numbers", "check_file", "default_dir", "fingerprint",
            "import_packs", "prepare", "texts_of", "read", "register_text_set", "sample_positions",
            "summary_line", "text_set", "verify", "write"]

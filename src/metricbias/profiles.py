@@ -94,7 +94,7 @@ PROFILES: dict[str, dict[str, dict]] = {
 #: the text sets (``metricbias.packs``) each chapter scores with the slow configurations: what a score pack holds.
 #: ``{name}`` is the chapter's parameter under the profile; the configurations are the chapter's own (the suite less
 #: its ``skip_metrics``). A set a chapter scores that is missing here is computed live, and the chapter's pack
-#: sentence (``packs.chapter_sentence``) shows it.
+#: sentence (``reproduction.notes.pack_sentence``) shows it.
 PACK_SETS: dict[str, list[str]] = {
     "03_metrics_and_backbones": ["pairs:published", "pairs:built",
                                  "quality:wmt19-kk-en;pairs={darr_pairs};seed={seed}",
@@ -191,21 +191,6 @@ def suite(profile: str = "offline", skip="") -> list[Spec]:
     less those whose registry name or backbone is in ``skip`` (comma-separated)."""
     left_out = names_of(skip)
     return [s for s in _suite(profile) if not _skipped(s, left_out)]
-
-
-def left_out_note(profile: str, skip, parameter: str = "skip_metrics", metric_names=None) -> str:
-    """A Markdown sentence naming the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter
-    (empty when none, or when the chapter runs the ``metric_names`` it was given instead of the suite), with the
-    parameter that brings them back."""
-    if metric_names:
-        return ""
-    left_out = names_of(skip)
-    specs = [s for s in _suite(profile) if _skipped(s, left_out)]
-    if not specs:
-        return ""
-    return (f"Left out of this chapter on the `{profile}` profile, to keep its run short: "
-            f"{', '.join(s.label for s in specs)} (`{parameter}`; `-p {parameter}=''` runs them too). "
-            "Chapter 3 measures every configuration.")
 
 
 def _suite(profile: str) -> list[Spec]:

@@ -171,15 +171,5 @@ def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[
     return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
-def interval_text(result: dict, digits: int = 2) -> str:
-    """"+0.12 (95% CI +0.03 to +0.21)" for a :func:`difference_interval` or :func:`compare` result; a value that
-    is not 0 but would round to it is written in scientific notation (a bound just above 0 must not read "+0.00")."""
-    def number(v: float) -> str:
-        return f"{v:+.1e}" if v != 0 and abs(v) < 0.5 * 10**-digits else f"{v:+.{digits}f}"
-
-    return (f"{number(result['difference'])} ({result['confidence']:.0%} CI {number(result['ci_low'])} to "
-            f"{number(result['ci_high'])})")
-
-
 __all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "format_p",
-           "interval_text", "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]
+           "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]

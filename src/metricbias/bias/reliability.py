@@ -135,23 +135,6 @@ def sample_size_ratios(scores: pd.DataFrame, sizes=SIZES, *, n_draws: int = 200,
     return pd.DataFrame(rows)
 
 
-def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
-    """Per measure and n: the median over cells of the mean ratio, and the median 5th / 95th percentiles."""
-    out = ratios.groupby(["measure", "n"], sort=False)[["mean_ratio", "low", "high"]].median().reset_index()
-    return out.sort_values(["measure", "n"], kind="stable").reset_index(drop=True)
-
-
-def ratio_findings(summary: pd.DataFrame, prefix_of=None) -> dict:
-    """The numbers of :func:`ratio_summary` for prose: ``<measure>_<n>`` (median mean ratio), ``..._low``,
-    ``..._high``; measures abbreviated by ``prefix_of`` (default: eq2, srb)."""
-    prefix_of = prefix_of or {"eq2": "eq2", "size_robust_bias": "srb"}
-    out = {}
-    for r in summary.itertuples(index=False):
-        key = f"{prefix_of.get(r.measure, r.measure)}_{int(r.n)}"
-        out.update({key: float(r.mean_ratio), f"{key}_low": float(r.low), f"{key}_high": float(r.high)})
-    return out
-
-
 def whole_set_values(scores: pd.DataFrame) -> pd.DataFrame:
     """Eq. 2 and the size-robust bias of every cell on its whole set: ``attribute, metric, eq2, size_robust_bias``."""
     rows = []
@@ -266,6 +249,6 @@ def share_by_paradigm(table: pd.DataFrame, paradigm_of: dict) -> pd.DataFrame:
     return out
 
 
-__all__ = ["SIZES", "counterfactual_terms", "rank_agreement", "ratio_findings", "ratio_summary", "sample_size_ratios",
+__all__ = ["SIZES", "counterfactual_terms", "rank_agreement", "sample_size_ratios",
            "share_by_paradigm", "size_robust_bias", "size_robust_difference", "size_robust_value", "template_share",
            "template_table", "two_level_interval", "two_level_resamples", "whole_set_values"]

@@ -148,30 +148,5 @@ def mean_tau(summary: pd.DataFrame, measures=MEASURES) -> pd.DataFrame:
     return summary.groupby(["attribute", "measure"])["tau_mean"].mean().unstack()[list(measures)]
 
 
-def stability_findings(summary: pd.DataFrame, measures=MEASURES) -> dict:
-    """What the robustness study finds, as numbers and short texts for a page.
-
-    * ``most_stable`` and ``most_stable_panels``: the measure whose ranking keeps the highest
-      mean τ (over rates) in the most panels, and in how many of the ``panels``;
-    * ``wins``: every measure that is most stable somewhere (Markdown: "**eq2** in 7 of 7 panels");
-    * ``distributional_better``: panels in which KLS or JSS beats both Eq. 2 and the indicator;
-    * ``lowest_rate`` and ``tau_<measure>_lowest``: the ``all`` panel's mean τ at the lowest rate;
-    * ``most_stable_by_rate``: the most stable measure of the ``all`` panel at each rate ("30% eq2, 80% eq2").
-    """
-    per_panel = mean_tau(summary, measures)
-    best = per_panel.idxmax(axis=1)
-    wins = best.value_counts()
-    overall = overall_by_rate(summary, measures)
-    low = float(min(overall.index))
-    out = {"most_stable": str(wins.index[0]), "most_stable_panels": int(wins.iloc[0]), "panels": len(per_panel),
-           "wins": ", ".join(f"**{m}** in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
-           "distributional_better": int((per_panel[["kls", "jss"]].max(axis=1)
-                                         > per_panel[["eq2", "indicator"]].max(axis=1)).sum()),
-           "lowest_rate": low,
-           "most_stable_by_rate": ", ".join(f"{r:.0%} {m}" for r, m in overall.idxmax(axis=1).items())}
-    out.update({f"tau_{m}_lowest": float(overall.loc[low, m]) for m in measures})
-    return out
-
-
 __all__ = ["ALL", "MEASURES", "RATES", "magnitude", "mean_tau", "measure_table", "overall_by_rate", "ranking_stability",
-           "stability_findings", "subsample", "summarize", "with_overall"]
+           "subsample", "summarize", "with_overall"]

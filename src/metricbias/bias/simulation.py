@@ -249,31 +249,6 @@ def type_one_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: i
     return type_one_error(Design(), sizes, reps=reps, n_resamples=n_resamples, seed=seed)
 
 
-def findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.93, 0.97)) -> dict:
-    """Numbers for prose from :func:`coverage_study` and :func:`type_one_study`."""
-    independent, templates = (study[study["panel"] == p] for p in PANELS)
-    def span(frame, interval):
-        c = frame[(frame["interval"] == interval) & frame["coverage"].notna()]
-        return float(c["coverage"].min()), float(c["coverage"].max()), c
-
-    out = {}
-    for name, frame, interval in (("bca", independent, "BCa over pairs"), ("tl", templates, "two-level"),
-                                  ("tpo", templates, "templates only"),
-                                  ("pair_tpl", templates, "BCa over pairs")):
-        low, high, c = span(frame, interval)
-        worst = c.loc[c["coverage"].idxmin()]
-        out.update({f"{name}_min": low, f"{name}_max": high, f"{name}_worst_n": int(worst["n"]),
-                    f"{name}_worst_measure": str(worst["measure"]).replace("_", " "),
-                    f"{name}_in_target": int(c["coverage"].between(*target).sum()), f"{name}_cells": len(c),
-                    f"{name}_reps": int(c["reps"].min())})
-    eq2 = independent[independent["measure"] == "eq2"].set_index("n")["relative_bias"]
-    out.update({"eq2_bias_smallest": float(eq2.iloc[0]), "eq2_bias_largest": float(eq2.iloc[-1]),
-                "n_smallest": int(eq2.index[0]), "n_largest": int(eq2.index[-1]),
-                "type1_max": float(type_one["rejection_rate"].max()), "type1_min": float(type_one["rejection_rate"].min()),
-                "type1_se": float(type_one["mc_se"].iloc[0])})
-    return out
-
-
-__all__ = ["Design", "INTERVALS", "MEASURES", "PANELS", "bca_bounds", "coverage", "coverage_study", "findings",
+__all__ = ["Design", "INTERVALS", "MEASURES", "PANELS", "bca_bounds", "coverage", "coverage_study",
            "jackknife", "population_values", "resample_weights", "simulate", "type_one_error", "type_one_study",
            "weighted_statistic"]

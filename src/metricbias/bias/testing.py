@@ -93,14 +93,6 @@ def cell_tests(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, se
     return with_q_values(pd.DataFrame(rows))
 
 
-def grid_summary(tests: pd.DataFrame, *, q: float = 0.05) -> dict:
-    """How many cells are significant before and after Benjamini–Hochberg at ``q``."""
-    ok = tests["p_value"].notna()
-    return {"cells": int(ok.sum()), "raw_significant": int((tests["p_value"] < q).sum()),
-            "bh_significant": int((tests["q_value"] < q).sum()),
-            "bh_share": float((tests["q_value"] < q).sum() / max(int(ok.sum()), 1))}
-
-
 def term_table(block: pd.DataFrame, terms) -> pd.DataFrame:
     """Per-pair terms ``terms(s1, s2)`` of every metric of one attribute's score rows: pairs (``pair_id``) ×
     metrics, only the pairs every metric scored; metrics with constant scores are left out."""
@@ -139,15 +131,5 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
                                                      "p_value"]))
 
 
-def comparison_summary(diffs: pd.DataFrame, *, q: float = 0.05) -> dict:
-    """How many configuration comparisons are significant after BH at ``q``, overall and per attribute."""
-    sig = diffs["q_value"] < q
-    by = diffs.assign(sig=sig).groupby("attribute", sort=False)["sig"].agg(["sum", "size"])
-    return {"comparisons": len(diffs), "significant": int(sig.sum()),
-            "share": float(sig.mean()) if len(diffs) else float("nan"),
-            "by_attribute": ", ".join(f"{str(a).replace('_', ' ')} {int(r['sum'])}/{int(r['size'])}"
-                                      for a, r in by.iterrows())}
-
-
-__all__ = ["cell_tests", "comparison_summary", "configuration_differences", "grid_summary", "sign_flip_test",
+__all__ = ["cell_tests", "configuration_differences", "sign_flip_test",
            "sign_flip_tests", "term_table", "with_q_values"]

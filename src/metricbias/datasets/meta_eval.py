@@ -61,21 +61,6 @@ def _check_sample(n_items) -> None:
         raise DatasetError(f"sample size must be 0 (all) or a positive whole number, not {n_items!r}")
 
 
-def sample_note(sets: dict) -> str:
-    """A Markdown sentence naming what seeded draws kept: ``{"Flickr8k images": (kept, full, parameter), ...}``
-    (items of a judged set, pairs of a pair set); empty when every set is whole."""
-    def size(data) -> int:
-        return int(data.frame["item_id"].nunique()) if isinstance(data, JudgedSet) else len(data.frame)
-
-    drawn = [(name, size(kept), size(full), parameter) for name, (kept, full, parameter) in sets.items()
-             if size(kept) < size(full)]
-    if not drawn:
-        return ""
-    return ("Drawn with the seed for this profile: " + "; ".join(f"{k:,} of the {n:,} {name} (`{p}`)"
-                                                                for name, k, n, p in drawn)
-            + ". Every table below is computed on these; `-p NAME=0` keeps a whole set.")
-
-
 @dataclass(frozen=True)
 class JudgedSet:
     """Hypotheses with references and human scores (see the module docstring for the columns)."""

@@ -14,6 +14,7 @@ from .ch2_summary import long_texts
 from ..display import PAPER
 from .sun2022 import sun_table6, sun_table9
 from .tables import compare, table, with_average
+from .notes import interval_text
 
 
 #: how close a recomputed cell must be to the printed one (the paper prints two decimals)
@@ -188,7 +189,6 @@ def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed:
 def direction_sentence(tests: pd.DataFrame, model: str = "PRISM") -> str:
     """How the ordering precision > F > recall of ``model`` stands under the paired intervals of
     :func:`direction_tests` (Markdown, no math)."""
-    from ..bias.claims import interval_text
 
     rows = tests[tests["model"] == model].assign(confidence=0.95).to_dict("records")
     parts = [f"{r['comparison']} {interval_text(r)}" for r in rows]

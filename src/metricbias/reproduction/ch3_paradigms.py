@@ -13,6 +13,7 @@ from ..datasets import published
 from ..datasets.published import ATTRIBUTES
 from ..metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
+from .notes import interval_text
 from .sun2022 import RELEASED_LABELS, released_configs
 from .tables import table
 
@@ -100,7 +101,6 @@ def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
 
 def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
     """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
-    from ..bias.claims import interval_text
 
     words = {"higher": "the PLM-based configurations are more biased", "lower": "they are less biased"}
     parts = []

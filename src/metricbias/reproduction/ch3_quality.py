@@ -7,17 +7,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics import metric_class
+from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
+from .notes import interval_text
 
 
-#: the configuration whose quality is the bar: a finding from a configuration below it rests on a weak metric
-QUALITY_REFERENCE = "BLEU"
+#: the configuration whose quality is the bar (the metric the trained parts' quality is set beside, by its label):
+#: a finding from a configuration below it rests on a weak metric
+REFERENCE_LABEL = metric_class(QUALITY_REFERENCE).label_for({})
 #: the quality measures of :func:`metricbias.metaeval.quality.configuration_quality`, as the page names them
 QUALITY_MEASURES = {"darr_tau": "WMT19 kk-en DARR Kendall-like τ", "stsb_r": "STS-B dev Pearson r"}
 
 
 def quality_points(bias: pd.DataFrame, configs: pd.DataFrame, quality: pd.DataFrame,
-                   reference: str = QUALITY_REFERENCE) -> pd.DataFrame:
+                   reference: str = REFERENCE_LABEL) -> pd.DataFrame:
     """One row per live configuration: its paradigm, its bias averaged over the attributes (``avg_bias``), its
     quality (``darr_tau``, ``stsb_r`` and their item counts) and ``at_least_reference``: whether it is at least as
     good as ``reference`` on every quality measure (point values)."""
@@ -31,7 +35,7 @@ def quality_points(bias: pd.DataFrame, configs: pd.DataFrame, quality: pd.DataFr
     return out.reset_index(drop=True)
 
 
-def quality_table(points: pd.DataFrame, reference: str = QUALITY_REFERENCE) -> pd.DataFrame:
+def quality_table(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> pd.DataFrame:
     """:func:`quality_points` for the page: each configuration's quality beside the reference's (differences)."""
     ref = points.set_index("metric").loc[reference]
     return pd.DataFrame({
@@ -63,11 +67,11 @@ def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd
     every = paradigm_gaps(scores, configs, attribute, n_resamples=n_resamples, seed=seed).assign(configurations="all")
     subset = scores[scores["metric"].isin(matched)]
     kept = paradigm_gaps(subset, configs, attribute, n_resamples=n_resamples, seed=seed).assign(
-        configurations=f"at least {QUALITY_REFERENCE}")
+        configurations=f"at least {REFERENCE_LABEL}")
     return pd.concat([every, kept], ignore_index=True)
 
 
-def generation_quality_sentence(points: pd.DataFrame, reference: str = QUALITY_REFERENCE) -> str:
+def generation_quality_sentence(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> str:
     """How good the generation configurations are beside ``reference`` (Markdown): when any is below it on a
     quality measure, the gap, and that no paradigm conclusion is drawn from the generation rows."""
     gen = points[points["paradigm"] == "Generation"]
@@ -94,11 +98,11 @@ def generation_quality_sentence(points: pd.DataFrame, reference: str = QUALITY_R
 
 
 def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.DataFrame,
-                     reference: str = QUALITY_REFERENCE) -> str:
+                     reference: str = REFERENCE_LABEL) -> str:
     """Chapter 3's paradigm finding restated with quality in view (Markdown): how many configurations are at least
     as good as ``reference``, the PLM-based gap over all configurations and over those, and whether the average
     bias follows quality."""
-    from ..bias.claims import UNDECIDED, interval_text
+    from ..bias.claims import UNDECIDED
 
     matched = points[points["at_least_reference"]]
     words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",

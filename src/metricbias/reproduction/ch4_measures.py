@@ -6,6 +6,7 @@
   whether Eq. 2 and the stereotypical difference name the same most biased metric;
 * :func:`normality`: how often both candidate sets pass Shapiro–Wilk, the
   assumption behind KLS and JSS;
+* :func:`stability_findings`: what the robustness study under subsampling finds;
 * :func:`headline_findings`: chapter 4's headline numbers, from the frames the
   chapter computes.
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pandas as pd
+
+from ..bias import robustness
 
 #: the measures compared across cells: framework instances, then Liu's
 MEASURE_COLUMNS = ["eq2", "group_abs", "group_w1", "stereotypical", "group_mwu", "counterfactual_mwu", "indicator",
@@ -114,12 +117,38 @@ def reference_summary(versus: pd.DataFrame, *, alpha: float = 0.05) -> dict:
             "not_significant_by_metric": count_list(versus.loc[~kept, "metric"]) or "none"}
 
 
+def stability_findings(summary: pd.DataFrame, measures=robustness.MEASURES) -> dict:
+    """What the robustness study (:func:`metricbias.bias.robustness.summarize`) finds, as numbers and short
+    texts for a page.
+
+    * ``most_stable`` and ``most_stable_panels``: the measure whose ranking keeps the highest
+      mean τ (over rates) in the most panels, and in how many of the ``panels``;
+    * ``wins``: every measure that is most stable somewhere (Markdown: "**eq2** in 7 of 7 panels");
+    * ``distributional_better``: panels in which KLS or JSS beats both Eq. 2 and the indicator;
+    * ``lowest_rate`` and ``tau_<measure>_lowest``: the ``all`` panel's mean τ at the lowest rate;
+    * ``most_stable_by_rate``: the most stable measure of the ``all`` panel at each rate ("30% eq2, 80% eq2").
+    """
+    per_panel = robustness.mean_tau(summary, measures)
+    best = per_panel.idxmax(axis=1)
+    wins = best.value_counts()
+    overall = robustness.overall_by_rate(summary, measures)
+    low = float(min(overall.index))
+    out = {"most_stable": str(wins.index[0]), "most_stable_panels": int(wins.iloc[0]), "panels": len(per_panel),
+           "wins": ", ".join(f"**{m}** in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
+           "distributional_better": int((per_panel[["kls", "jss"]].max(axis=1)
+                                         > per_panel[["eq2", "indicator"]].max(axis=1)).sum()),
+           "lowest_rate": low,
+           "most_stable_by_rate": ", ".join(f"{r:.0%} {m}" for r, m in overall.idxmax(axis=1).items())}
+    out.update({f"tau_{m}_lowest": float(overall.loc[low, m]) for m in measures})
+    return out
+
+
 def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, normality: dict, stability: dict,
                       counterfactual: dict) -> dict:
     """Chapter 4's headline numbers from the dicts its sections compute:
     :func:`metricbias.reproduction.czarnowska2021.eq2_identity`, :func:`agreement`,
     :func:`reference_summary`, :func:`normality`,
-    :func:`metricbias.bias.robustness.stability_findings` and
+    :func:`stability_findings` and
     :func:`metricbias.reproduction.ch4_counterfactual.findings`.
     """
     return {
@@ -136,4 +165,4 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
 
 
 __all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings", "measure_grid", "most_biased",
-           "normality", "rank_correlations", "reference_summary"]
+           "normality", "rank_correlations", "reference_summary", "stability_findings"]

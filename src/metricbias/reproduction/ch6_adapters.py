@@ -13,13 +13,7 @@ from .. import datasets
 from ..mitigation import training
 from ..mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
 from ..signature import configuration
-
-
-#: readable column names for the tables chapter 6 shows (CDA counts, criteria, signatures)
-PAGE_NAMES = {"pairs_read": "pairs read", "dropped_held_out": "dropped (held out)", "pairs_used": "pairs used",
-              "gendered_sentences": "gendered sentences", "debias_triples": "counterfactual triples",
-              "kd_pairs": "distillation pairs", "p_value": "p", "signature_before": "without the adapter",
-              "signature_after": "with the adapter"}
+from .names import registry_name
 
 
 def evaluated_attributes(attributes=None) -> list[str] | None:
@@ -51,8 +45,8 @@ def example_triples(data, n: int = 6, seed: int = 0) -> pd.DataFrame:
     return data.debias.sample(n, random_state=seed)[["source", "kind", "c1", "c2", "r"]].reset_index(drop=True)
 
 
-#: the configuration of Sun et al.'s Table 7 each of our metrics stands for
-PAPER_MODELS = {"bertscore": "BERTScore-base", "regression": "BLEURT-base"}
+#: the configuration of Sun et al.'s Table 7 each of our metrics stands for (their base models)
+PAPER_MODELS = {registry_name(model.split("-")[0]): model for model in ("BERTScore-base", "BLEURT-base")}
 
 
 def hyperparameters(n_examples: int) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .gao2022 import side_by_side, table5, table6, table9
+from .notes import interval_text
 
 
 def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
@@ -170,7 +171,6 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
 def shift_claim_sentence(claim: pd.DataFrame) -> str:
     """One Markdown bullet per row of :func:`shift_claim`: the two means, the difference with its interval and the
     verdict."""
-    from ..bias.claims import interval_text
 
     lines = []
     for r in claim.to_dict("records"):
@@ -220,4 +220,4 @@ def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed:
              "lower": "the correlations move less on the male-only subset"}.get(c["verdict"], c["verdict"])
     return {"configurations": len(wide), **c,
             "sentence": (f"Over the {len(wide)} configurations, |shift| on the male-only subset minus |shift| on all "
-                         f"examples is {claims.interval_text(c, digits=3)}, paired by configuration: {words}.")}
+                         f"examples is {interval_text(c, digits=3)}, paired by configuration: {words}.")}

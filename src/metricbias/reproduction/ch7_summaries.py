@@ -16,14 +16,6 @@ from ..metrics.registry import resolve
 from ..metaeval.analysis import correlations, preference_tests, selection
 
 
-#: readable column names for the tables chapter 7 shows
-PAGE_NAMES = {"mean_male": "mean male", "mean_female": "mean female", "share_male_higher": "male higher",
-              "share_female_higher": "female higher", "share_equal": "equal", "mean_difference": "difference",
-              "p_value_origin": "p (origin)", "p_value_swap": "p (swap)", "n_origin": "n", "p_value": "p",
-              "swapped_to": "swapped to", "significant_origin": "p (origin) ≤ 0.01",
-              "n_male_higher": "pairs male higher", "n_female_higher": "pairs female higher", "n_equal": "pairs tied",
-              "p_sign": "p (sign test)", "p_sign_adjusted": "p (BH)", "prefers": "prefers (BH < 0.05)"}
-
 #: the attributes a meta-evaluation set can be swapped on
 SWAPS = ("gender",)
 

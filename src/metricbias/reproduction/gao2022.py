@@ -6,8 +6,8 @@
 * Tables 5, 6, 7 and 9 (gender-swapped meta-evaluation; chapter 7) keyed by our
   registry names (:func:`table5` ... :func:`side_by_side`, :func:`ngram_reproduction`).
 
-Tables 5-9. Each printed row label is mapped to a registry metric and a reference
-aggregation. Where Gao & Wan name no aggregation, they used the metric's own
+Tables 5-9. Each printed row label is mapped to a registry metric (:func:`.names.registry_name`) and a
+reference aggregation (:func:`aggregations`). Where Gao & Wan name no aggregation, they used the metric's own
 multi-reference mode (MultEval for BLEU, METEOR and TER; ROUGE 1.5.5 for
 ROUGE-SU4; nlg-eval for the embedding metrics; bert-score's maximum over
 references for BERTScore). Our metrics score one reference at a time, so those
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .names import AGGREGATION_SUFFIXES, registry_name
 from .tables import table
 
 
-#: Gao & Wan's Table 3 columns -> our registry names (their BARTScore needs a BART model: not offline)
-GAO_METRICS = {"BLEURT": "regression", "BERTScore": "bertscore", "MoverScore": "moverscore", "WMD": "wmd",
-               "EmbAvg": "embedding_average", "METEOR": "meteor"}
 SIGNIFICANCE = 0.01  # Table 3 stars p <= 0.01
 
 
@@ -38,43 +36,33 @@ def _row_order() -> list[tuple[str, str]]:
 
 
 def gao_table3() -> pd.DataFrame:
-    """Gao & Wan's Table 3 (the columns we compare with), long form, with our registry ``name``."""
+    """Gao & Wan's Table 3 (the columns we compare with; their BARTScore needs a BART model, not offline), long
+    form, with our registry ``name``."""
     t3 = table("gao2022_table3_weat_seat").rename(columns={"metric": "paper_metric"})
-    t3["name"] = t3["paper_metric"].map(GAO_METRICS)
+    t3["name"] = t3["paper_metric"].map(registry_name)
     return t3
 
 
-#: Gao & Wan's row label -> (registry name, our aggregation, theirs)
-LABELS: dict[str, tuple[str, str, str]] = {
-    "BLEU": ("bleu", "max", "native"),
-    "METEOR": ("meteor", "max", "native"),
-    "TER": ("ter", "mean", "native"),
-    "ROUGE-SU4": ("rougeSU4", "max", "native"),
-    "ROUGE-1": ("rouge1", "single", "single"),
-    "ROUGE-2": ("rouge2", "single", "single"),
-    "ROUGE-L": ("rougeL", "single", "single"),
-    "BERTScore-F1": ("bertscore", "max", "native"),
-    "MoverScore": ("moverscore", "mean", "mean"),
-    "WMD-max": ("wmd", "max", "max"),
-    "WMD-mean": ("wmd", "mean", "mean"),
-    "WMD": ("wmd", "single", "single"),
-    "EmbeddingAverage": ("embedding_average", "max", "native"),
-    "VectorExtrema": ("vector_extrema", "max", "native"),
-    "GreedyMatching": ("greedy_matching", "max", "native"),
-    "BLEURT-max": ("regression", "max", "max"),
-    "BLEURT-mean": ("regression", "mean", "mean"),
-    "BLEURT": ("regression", "single", "single"),
-    "BARTScore-max": ("bartscore", "max", "max"),
-    "BARTScore-mean": ("bartscore", "mean", "mean"),
-    "BARTScore": ("bartscore", "single", "single"),
+#: how a row of Tables 5-9 aggregates over references, ours then theirs, where its label names no aggregation
+#: ("WMD-max": max, max) and it is not one reference ("single", single): their metric's own multi-reference mode
+#: ("native", see the module docstring), or MoverScore's mean
+AGGREGATIONS: dict[str, tuple[str, str]] = {
+    "BLEU": ("max", "native"), "METEOR": ("max", "native"), "TER": ("mean", "native"),
+    "ROUGE-SU4": ("max", "native"), "BERTScore-F1": ("max", "native"), "MoverScore": ("mean", "mean"),
+    "EmbeddingAverage": ("max", "native"), "VectorExtrema": ("max", "native"), "GreedyMatching": ("max", "native"),
 }
 
 
+def aggregations(label: str) -> tuple[str, str]:
+    """(our aggregation, theirs) of one of Gao & Wan's row labels (:data:`AGGREGATIONS`)."""
+    suffix = label.rpartition("-")[2]
+    if suffix in AGGREGATION_SUFFIXES:
+        return suffix, suffix
+    return AGGREGATIONS.get(label, ("single", "single"))
+
+
 def _keyed(frame: pd.DataFrame, single_reference: bool = False) -> pd.DataFrame:
-    unknown = sorted(set(frame["paper_metric"]) - set(LABELS))
-    if unknown:
-        raise KeyError(f"no mapping for Gao & Wan row(s) {unknown}; add them to metricbias.reproduction.gao2022.LABELS")
-    mapped = frame["paper_metric"].map(LABELS)
+    mapped = frame["paper_metric"].map(lambda label: (registry_name(label), *aggregations(label)))
     frame = frame.assign(name=mapped.str[0], aggregation=mapped.str[1], paper_aggregation=mapped.str[2])
     if single_reference:  # REALSumm has one reference: every aggregation is the same
         frame["aggregation"] = "single"
@@ -128,7 +116,7 @@ def side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, values=("origin", "swa
 #: the n-gram settings closest to Gao & Wan's Flickr8k pipeline (Elliott & Keller's code: MultEval's
 #: BLEU, METEOR and TER on tokenized text, ROUGE 1.5.5's SU4 *recall* with stemming, best reference)
 NGRAM_SETTINGS: dict[str, dict] = {
-    label: {"name": LABELS[label][0], "options": options, "aggregation": LABELS[label][1]}
+    label: {"name": registry_name(label), "options": options, "aggregation": aggregations(label)[0]}
     for label, options in {"BLEU": {"tokenize": "13a"}, "METEOR": {"tokenize": "13a"}, "TER": {},
                            "ROUGE-SU4": {"variant": "R"}}.items()}
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..bias.pll import RUNS as _pll_runs
 from .tables import table
+from .notes import interval_text
 
 PAPER = " (paper)"
 #: Liu's runs: dataset -> (pair loader name in metricbias.bias.pll, (baseline method, "aul")), from ``pll.RUNS``
@@ -182,7 +183,6 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
 
 def stability_sentence(comparison: pd.DataFrame) -> str:
     """:func:`stability_comparison` as a sentence (Markdown, no math)."""
-    from ..bias.claims import interval_text
 
     if comparison.empty:
         return "Too few draws here to compare the measures' stability."

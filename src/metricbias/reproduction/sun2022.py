@@ -48,22 +48,8 @@ from ..datasets import published
 from ..datasets.published import ATTRIBUTES
 from ..metrics import CONFIG_COLUMNS, get, metric_class
 from ..scoring import score_pairs
+from .names import registry_name
 from .tables import table
-
-
-#: Table 9 of Sun et al. (metric, configuration) -> released score column
-SUN_TABLE9_COLUMNS = {
-    ("BLEU", "-"): "BLEU",
-    ("ROUGE", "-"): "ROUGE",
-    ("METEOR", "-"): "METEOR",
-    ("NIST", "-"): "NIST",
-    ("chrF", "-"): "chrF",
-    ("BERTScore", "RoBERTa-large"): "BERTScore-RoBERTa-large",
-    ("MoverScore", "DistilBERT"): "MoverScore-DistilBERT",
-    ("BLEURT", "BERT-large"): "BLEURT-BERT-large",
-    ("PRISM", "Fscore"): "PRISM-F",
-    ("BARTScore", "BART-large Fscore"): "BARTScore-BART-large-F",
-}
 
 
 def sun_table6() -> pd.DataFrame:
@@ -75,21 +61,38 @@ def sun_table6() -> pd.DataFrame:
     return long[["metric", "family", "backbone", "paradigm", "attribute", "paper"]]
 
 
+#: the variant suffix of a Table 6 metric ("PRISM-Fscore"): the metric family is what precedes it
+VARIANT = r"-(precision|recall|Fscore)$"
+
+
+def released_column(metric: str, configuration: str, t6: pd.DataFrame | None = None) -> str:
+    """The released score column of a row of Sun et al.'s Table 9, found in Table 6 (``t6``) by its metric, and by
+    the backbone and variant its configuration names ("RoBERTa-large", "Fscore", "BART-large Fscore"; "-": none)."""
+    t6 = table("sun2022_table6_bias") if t6 is None else t6
+    family = t6["metric"].str.replace(VARIANT, "", regex=True)
+    words = configuration.split() if configuration != "-" else []
+    match = family == metric
+    for word in words:
+        match &= (t6["backbone"] == word) | (t6["metric"] == f"{metric}-{word}")
+    found = t6.loc[match, "published_column"]
+    if len(found) != 1:
+        raise ValueError(f"Sun et al.'s Table 9 row {metric} / {configuration} matches {len(found)} rows of Table 6")
+    return str(found.iloc[0])
+
+
 def sun_table9() -> pd.DataFrame:
     """Table 9 of Sun et al. (gender, absolute vs stereotypical difference) with the released column."""
     t9 = table("sun2022_table9_gender_absolute_vs_stereotypical")
-    t9["published_column"] = [SUN_TABLE9_COLUMNS[(m, c)] for m, c in zip(t9["metric"], t9["configuration"])]
+    t6 = table("sun2022_table6_bias")
+    t9["published_column"] = [released_column(m, c, t6) for m, c in zip(t9["metric"], t9["configuration"])]
     return t9
 
 
-#: released column -> (registry name, options) that reproduce it
-RELEASED_SETTINGS: dict[str, tuple[str, dict]] = {
-    "BLEU": ("bleu", {}),
-    "ROUGE": ("rouge1", {}),
-    "METEOR": ("meteor", {}),
-    "NIST": ("nist", {}),
-    "chrF": ("chrf", {}),
-}
+#: the released n-gram score columns
+RELEASED_NGRAM_COLUMNS = ("BLEU", "ROUGE", "METEOR", "NIST", "chrF")
+#: released column -> (registry name, options) that reproduce it: our defaults (see the module docstring)
+RELEASED_SETTINGS: dict[str, tuple[str, dict]] = {column: (registry_name(column), {})
+                                                  for column in RELEASED_NGRAM_COLUMNS}
 
 #: released column -> our metric's label (from its card), for the five released n-gram columns
 RELEASED_LABELS = {column: metric_class(name).label_for(options) for column, (name, options) in RELEASED_SETTINGS.items()}
@@ -163,7 +166,7 @@ def agreement(columns=None, attributes=None, settings=None, cache=None) -> pd.Da
 def released_configs() -> pd.DataFrame:
     """The 29 released columns with family, paradigm, backbone and size (n-gram metrics: paradigm ``n-gram``)."""
     t6 = table("sun2022_table6_bias")
-    family = t6["metric"].str.replace(r"-(precision|recall|Fscore)$", "", regex=True)
+    family = t6["metric"].str.replace(VARIANT, "", regex=True)
     paradigm = t6["paradigm"].where(t6["paradigm"] != "-", "n-gram")
     return pd.DataFrame({
         "metric": t6["published_column"], "family": family, "paradigm": paradigm,

@@ -1,0 +1,61 @@
+"""The book layer's one naming source: how a paper's metric label reads as our registry name
+(:func:`registry_name`), and how the chapters' tables head the columns of their page summaries
+(:data:`PAGE_NAMES`).
+
+A paper's label is, in most cases, the label on our metric's card (:meth:`metricbias.metrics.Metric.describe`):
+"BLEU", "ROUGE-1", "WMD", "MoverScore" and, case and spaces aside, "GreedyMatching". :data:`PAPER_NAMES` holds
+only the labels that differ from every card.
+"""
+
+from __future__ import annotations
+
+from ..metrics import BUILTIN, metric_class
+
+#: the papers' metric labels that are no card's label -> our registry name
+PAPER_NAMES = {
+    "ROUGE": "rouge1",  # Sun et al.'s released column: rouge-score's ROUGE-1 F (reproduced to 1e-9)
+    "BLEURT": "regression",  # our BLEURT-style regression metric
+    "BERTScore-F1": "bertscore",
+    "EmbAvg": "embedding_average",
+}
+#: a suffix that names how a paper aggregates over references, not the metric ("WMD-max", "BLEURT-mean")
+AGGREGATION_SUFFIXES = ("max", "mean")
+
+
+def _key(label: str) -> str:
+    return label.replace(" ", "").casefold()
+
+
+def registry_name(label: str) -> str:
+    """Our registry name for a paper's metric label: :data:`PAPER_NAMES`, else the metric whose card has that
+    label (case and spaces aside); an aggregation suffix (``-max``, ``-mean``) is not part of the name."""
+    stem, _, suffix = label.rpartition("-")
+    if stem and suffix in AGGREGATION_SUFFIXES:
+        label = stem
+    if label in PAPER_NAMES:
+        return PAPER_NAMES[label]
+    by_card = {_key(metric_class(n).label or n): n for n in BUILTIN}  # the built-in cards: a user's own metric names no paper row
+    if _key(label) not in by_card:
+        raise KeyError(f"no registry metric for the paper label {label!r}: no metric card has it; add it to "
+                       "metricbias.reproduction.names.PAPER_NAMES")
+    return by_card[_key(label)]
+
+
+#: readable column names for the page summaries chapters 6 and 7 show (display.LABELS heads the library's columns)
+PAGE_NAMES = {
+    # chapter 6: CDA counts, criteria, signatures
+    "pairs_read": "pairs read", "dropped_held_out": "dropped (held out)", "pairs_used": "pairs used",
+    "gendered_sentences": "gendered sentences", "debias_triples": "counterfactual triples",
+    "kd_pairs": "distillation pairs", "p_value": "p", "signature_before": "without the adapter",
+    "signature_after": "with the adapter",
+    # chapter 7: pronoun readings, preference counts and shares, correlations before and after the swap
+    "mean_male": "mean male", "mean_female": "mean female", "share_male_higher": "male higher",
+    "share_female_higher": "female higher", "share_equal": "equal", "mean_difference": "difference",
+    "p_value_origin": "p (origin)", "p_value_swap": "p (swap)", "n_origin": "n",
+    "swapped_to": "swapped to", "significant_origin": "p (origin) ≤ 0.01",
+    "n_male_higher": "pairs male higher", "n_female_higher": "pairs female higher", "n_equal": "pairs tied",
+    "p_sign": "p (sign test)", "p_sign_adjusted": "p (BH)", "prefers": "prefers (BH < 0.05)",
+}
+
+
+__all__ = ["AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "registry_name"]

@@ -1,0 +1,25 @@
+"""The notes the chapters write under their tables (metricbias.reproduction.notes), on hand-made input."""
+
+import warnings
+
+from metricbias import display
+from metricbias.reproduction import notes
+
+
+def test_warning_summary_counts_the_warnings_and_names_their_kinds():
+    with display.capture_warnings() as caught:
+        warnings.warn("a constant metric", UserWarning)
+        warnings.warn("an overflow", RuntimeWarning)
+        warnings.warn("another constant metric", UserWarning)
+    assert notes.warning_summary(caught, "their bias is undefined") == \
+        "3 warnings (RuntimeWarning, UserWarning): their bias is undefined."
+    assert notes.warning_summary(caught[:1], "one") == "1 warning (UserWarning): one."
+    assert notes.warning_summary([], "nothing") == ""
+
+
+def test_pack_sentence_without_packs_says_every_score_was_live():
+    numbers = {"scores": 1200, "from_packs": 0, "computed": 1200, "checked": 0, "max_diff": 0.0}
+    assert notes.pack_sentence(numbers) == "No score of this chapter came from a score pack: all 1,200 were computed live."
+    every = {"scores": 96, "from_packs": 96, "computed": 0, "checked": 32, "max_diff": 3e-7}
+    assert notes.pack_sentence(every) == ("Of this chapter's 96 scores, 96 came from score packs, verified by "
+                                          "recomputing 32 of them live (largest difference 3e-07).")
