@@ -27,10 +27,20 @@ def test_bertscore_equals_bert_score_package(tiny_bert, idf):
 
     m = bertscore(tiny_bert, layer=2, idf=idf)
     ours = m.prf(CANDS, REFS)
+    # one pair per batch: bert-score pads nothing, so its greedy match is the one we compute for every batch
     P, R, F = bert_score.score(CANDS, REFS, model_type=str(tiny_bert), num_layers=2, idf=idf, device="cpu",
-                               nthreads=0)
+                               nthreads=0, batch_size=1)
     np.testing.assert_allclose(ours, np.stack([P, R, F], 1), atol=1e-5)
     assert m.corpus_dependent is idf
+
+
+def test_a_pairs_bertscore_does_not_depend_on_the_pairs_beside_it(tiny_bert):
+    """bert-score zeroes padded similarities, so a token whose similarities are all negative took 0 from the padding
+    and the score changed with the batch; ours scores each pair as alone."""
+    m = bertscore(tiny_bert, layer=2)
+    together = m.prf(CANDS, REFS)
+    alone = np.concatenate([m.prf([c], [r]) for c, r in zip(CANDS, REFS)])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
 
 
 def test_bertscore_identical_text_scores_one_and_variants_differ(tiny_bert):

@@ -138,5 +138,5 @@ def test_rerunning_chapter_5_with_another_seed_keeps_the_profiles_sample_size():
     chapter = runner._select(runner.chapters(), ["05"])[0]
     nb, values = runner.prepare(chapter, "offline", runner.parse_parameters(["seed=1"]))
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    assert values["sample_size"] == runner.profiles.parameters("offline", chapter.stem)["sample_size"] == 8
-    assert "sample_size = 8" in cell.source and "seed = 1" in cell.source
+    assert values["sample_size"] == runner.profiles.parameters("offline", chapter.stem)["sample_size"] == 16
+    assert "sample_size = 16" in cell.source and "seed = 1" in cell.source

@@ -161,7 +161,7 @@ class BERTScore(_EncoderMetric):
     defaults = {"variant": "F", "backbone": "all-MiniLM-L6-v2", "layer": None, "idf": False, "adapter": None,
                 "device": "auto", "batch_size": 64}
     choices = {"variant": ("P", "R", "F"), "idf": (False, True)}
-    revision = 1
+    revision = 2  # 2: padded positions never win a maximum (greedy_match), so a pair's score ignores its batch
 
     def _default_layer(self) -> int:
         return default_bertscore_layer(self.options["backbone"], self.backbone_path)
@@ -178,9 +178,8 @@ class BERTScore(_EncoderMetric):
         return idf
 
     def prf(self, candidates: list[str], references: list[str]) -> np.ndarray:
-        """``(n, 3)`` array of P, R, F for validated pairs (no cache)."""
+        """``(n, 3)`` array of P, R, F for validated pairs (no cache), each pair's as bert-score computes it alone."""
         import torch
-        from bert_score.utils import greedy_cos_idf
         from torch.nn.utils.rnn import pad_sequence
 
         table = self._embed_texts(list(candidates) + list(references))
@@ -191,14 +190,13 @@ class BERTScore(_EncoderMetric):
             idfs = [torch.tensor([idf_dict[i] for i in table[t][0]], dtype=torch.float) for t in texts]
             lens = torch.tensor([e.shape[0] for e in embs])
             mask = torch.arange(int(lens.max()))[None, :] < lens[:, None]
-            return (pad_sequence(embs, batch_first=True, padding_value=2.0), mask,
-                    pad_sequence(idfs, batch_first=True))
+            return pad_sequence(embs, batch_first=True), mask, pad_sequence(idfs, batch_first=True)
 
         out = []
         step = self.options["batch_size"]
         with torch.inference_mode():
             for start in range(0, len(candidates), step):
-                p, r, f = greedy_cos_idf(*stats(references[start:start + step]), *stats(candidates[start:start + step]))
+                p, r, f = greedy_match(*stats(references[start:start + step]), *stats(candidates[start:start + step]))
                 out.append(torch.stack((p, r, f), dim=-1).double().numpy())
         return np.concatenate(out)
 
@@ -216,6 +214,27 @@ class BERTScore(_EncoderMetric):
         sim = (c @ r.T).double().numpy()
         return MatchingMap(self.name, self.encoder.tokens(c_ids[1:-1]), self.encoder.tokens(r_ids[1:-1]), sim,
                            float(self._score(cands, refs)[0]), "cosine similarity")
+
+
+def greedy_match(ref_emb, ref_mask, ref_idf, hyp_emb, hyp_mask, hyp_idf):
+    """BERTScore's P, R, F of a batch of padded pairs: ``bert_score.utils.greedy_cos_idf`` with the padding left out.
+
+    bert-score zeroes the similarities of padded positions, so a token whose similarities are all negative (common
+    on sentence encoders such as all-mpnet-base-v2) takes 0 from the padding, and its score depends on which other
+    pairs share the batch. Here padded positions never win a maximum: each pair scores as it would alone.
+    """
+    import torch
+
+    ref = ref_emb / ref_emb.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    hyp = hyp_emb / hyp_emb.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    sim = torch.bmm(hyp, ref.transpose(1, 2))
+    sim = sim.masked_fill(~(hyp_mask[:, :, None] & ref_mask[:, None, :]), -2.0)  # below any cosine
+    ref_idf = ref_idf / ref_idf.sum(dim=1, keepdim=True)
+    hyp_idf = hyp_idf / hyp_idf.sum(dim=1, keepdim=True)
+    p = (sim.max(dim=2).values * hyp_idf).sum(dim=1)
+    r = (sim.max(dim=1).values * ref_idf).sum(dim=1)
+    f = (2 * p * r / (p + r)).masked_fill(torch.isnan(2 * p * r / (p + r)), 0.0)
+    return p, r, f
 
 
 def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[str], ratings, *, layers=None,
