@@ -233,8 +233,8 @@ def greedy_match(ref_emb, ref_mask, ref_idf, hyp_emb, hyp_mask, hyp_idf):
     hyp_idf = hyp_idf / hyp_idf.sum(dim=1, keepdim=True)
     p = (sim.max(dim=2).values * hyp_idf).sum(dim=1)
     r = (sim.max(dim=1).values * ref_idf).sum(dim=1)
-    f = (2 * p * r / (p + r)).masked_fill(torch.isnan(2 * p * r / (p + r)), 0.0)
-    return p, r, f
+    f = 2 * p * r / (p + r)
+    return p, r, f.masked_fill(torch.isnan(f), 0.0)
 
 
 def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[str], ratings, *, layers=None,
