@@ -265,14 +265,14 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     entries = pack_plan.plan("offline", configs="Regression-MiniLM")
     assert [e.text_set for e in entries] == [
         "pairs:published", "pairs:built",
-        "quality:wmt19-kk-en;pairs=1000;seed=0", "quality:stsb-dev;pairs=0;seed=0",  # chapter 3's quality draws
+        "quality:wmt19-kk-en;pairs=0;seed=0", "quality:stsb-dev;pairs=0;seed=0",  # chapter 3's quality sets, whole
         "pairs:counterfactual",
         "association:tests=all;levels=all;sample_size=16;seed=0",  # chapter 5's parameters under `offline`
         "metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"]
     published = pack_plan.plan("offline", sets="pairs:published")
     labels = {e.config.label for e in published}
     assert {"Regression-MiniLM", "MoverScore-MiniLM"} <= labels and "BLEU" not in labels and "WMD" not in labels
-    assert not any(label.startswith("BERTScore") for label in labels)  # ill-conditioned F: computed live
+    assert {"BERTScore-MiniLM", "BERTScore-MPNet"} <= labels  # verified with a tolerance scaled by F's conditioning
     assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options)) for e in published)
     # the fixed-backbone grid's own configurations (its P and R variants) are packed on the released pairs only, and
     # a grid configuration that is also the suite's (same signature) is one file
@@ -305,3 +305,52 @@ def test_a_corpus_dependent_sample_is_scored_with_the_whole_calls_idf(tmp_path):
     np.testing.assert_allclose(mover.score_sample(cands, refs, [1, 5, 6]), whole[[1, 5, 6]], rtol=1e-6)
     alone = mover._score_dedup([cands[i] for i in (1, 5, 6)], [refs[i] for i in (1, 5, 6)])
     assert not np.allclose(alone, whole[[1, 5, 6]])  # on its own, the sample would be its own corpus
+
+
+class Reciprocal(Metric):
+    """1 / (total length mod 9 + 0.001): ill-conditioned where the remainder is 0, as BERTScore-F where P ~ -R."""
+
+    name = "packs_test_reciprocal"
+    family = "user"
+
+    def _score(self, candidates, references):
+        return np.array([1 / ((len(c) + len(r)) % 9 + 1e-3) for c, r in zip(candidates, references)])
+
+    def rounding_gain(self, candidates, references, positions):
+        return np.array([1 / ((len(candidates[i]) + len(references[i])) % 9 + 1e-3) ** 2 for i in positions])
+
+
+def test_the_tolerance_scales_with_a_scores_rounding_gain(setup, tmp_path):
+    """A score that divides by a near-zero difference passes within (atol + rtol |live|) x its gain, not beyond."""
+    metrics.register(Reciprocal, replace=True)
+    try:
+        folder = tmp_path / "packs"
+        entry = packs.Entry(packs.MetricConfig(Reciprocal.name, {}), f"pairs:{DATASET}")
+        packs.build([entry], folder, log=lambda *_: None, progress=False)
+        path = folder / entry.file
+        meta, scores, offsets = packs.read(path)
+        at = int(np.argmax(np.abs(scores)))  # a remainder of 0: score 1000, gain 1e6
+        assert scores[at] == pytest.approx(1000.0)
+        rtol, atol = packs.TOLERANCE["user"]
+        for shift, passes in ((0.5 * (atol + rtol * 1000) * 1e6, True), (2 * (atol + rtol * 1000) * 1e6, False)):
+            edited = scores.copy()
+            edited[at] += shift
+            provenance = json.loads(path.with_suffix(".json").read_text())
+            packs.write(path, meta, edited, offsets, provenance)
+            if passes:
+                assert packs.verify(folder, fraction=1.0)[0].max_diff == pytest.approx(shift)
+            else:
+                with pytest.raises(packs.PackError, match="rounding gain 1e\\+06"):
+                    packs.verify(folder, fraction=1.0)
+    finally:
+        metrics.unregister(Reciprocal.name)
+
+
+def test_bertscore_f_rounding_gain_is_one_where_p_equals_r():
+    metric = metrics.get("bertscore")
+    texts = ["the nurse said she was tired", "a man walked home"]
+    p, r, _ = metric.prf(texts, ["the doctor said he was tired", "a man walked home"]).T
+    gain = metric.rounding_gain(texts, ["the doctor said he was tired", "a man walked home"], [0, 1])
+    assert gain[1] == pytest.approx(1.0)  # identical texts: P = R = 1
+    assert gain[0] == pytest.approx(max(1.0, 2 * (p[0] ** 2 + r[0] ** 2) / (p[0] + r[0]) ** 2))
+    assert np.all(metrics.get("bertscore", variant="P").rounding_gain(texts, texts, [0, 1]) == 1)

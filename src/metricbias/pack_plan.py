@@ -19,9 +19,7 @@ def is_slow(spec) -> bool:
     metrics take seconds and stay live."""
     from .metrics.registry import metric_class
 
-    # BERTScore-F is 2PR/(P+R): where P is close to -R (token cosines near 0, common on all-mpnet-base-v2) float
-    # rounding in P and R moves F far beyond any rounding tolerance, so a pack of it cannot be verified; computed live
-    return metric_class(spec.name).family in SLOW_FAMILIES and spec.name != "bertscore"
+    return metric_class(spec.name).family in SLOW_FAMILIES
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:

@@ -38,8 +38,10 @@ each file, check the sha256 of its content against its provenance (a mismatch st
 the run), compare the fingerprint with the configuration's here (changed: the pack is
 skipped and the configuration computed live), rebuild the texts and check their hash
 (changed: skipped), recompute live a seeded sample of at least 1% and at least 32
-positions (``Metric.score_sample``: a corpus-dependent metric keeps the whole job as
-its corpus; MoverScore then encodes only the sample) and compare (beyond :data:`TOLERANCE`: stops the run with one line naming
+positions, the same for every configuration of a text set so that their models share the work
+(``Metric.score_sample``: a corpus-dependent metric keeps the whole job as its corpus; MoverScore then
+encodes only the sample) and compare (beyond :data:`TOLERANCE`, scaled by the score's rounding gain,
+``Metric.rounding_gain``: stops the run with one line naming
 the file, configuration, position and both values), then store the scores in the
 score cache, marked as from a pack. A pack already imported into this cache under the
 same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
@@ -142,6 +144,10 @@ class MetricConfig:
         corpus), no cache."""
         return np.asarray(self.metric.score_sample(candidates, references, positions), dtype=float)
 
+    def rounding_gain(self, candidates: list[str], references: list[str], positions) -> np.ndarray:
+        """Each sampled score's sensitivity to float rounding (``Metric.rounding_gain``): scales the tolerance."""
+        return np.asarray(self.metric.rounding_gain(candidates, references, positions), dtype=float)
+
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, "options": self.options, "label": self.label}
 
@@ -194,8 +200,21 @@ class PLLConfig:
         return np.array([by_pair[tuple(r.split("\x1f", 1))][0 if c == r.split("\x1f", 1)[0] else 1]
                          for c, r in zip(candidates, references)], dtype=float)
 
+    def rounding_gain(self, candidates, references, positions) -> np.ndarray:
+        return np.ones(len(positions))
+
     def to_json(self) -> dict:
         return {"kind": self.kind, "model": self.model, "method": self.method, "label": self.label}
+
+
+def _config(data: dict, device: str, memo: dict | None):
+    """One configuration object per configuration across the files of a check (its model loads once)."""
+    if memo is None:
+        return config_from_json(data, device)
+    key = ("config", json.dumps(data, sort_keys=True), device)
+    if key not in memo:
+        memo[key] = config_from_json(data, device)
+    return memo[key]
 
 
 def config_from_json(data: dict, device: str = "auto"):
@@ -450,10 +469,11 @@ def sample_positions(n: int, fraction: float, seed: str) -> np.ndarray:
     return np.sort(rng.choice(n, size=k, replace=False))
 
 
-def _within(family: str, pack: np.ndarray, live: np.ndarray) -> np.ndarray:
+def _within(family: str, pack: np.ndarray, live: np.ndarray, gain=1.0) -> np.ndarray:
+    """|pack - live| <= (atol + rtol |live|) x gain, the score's sensitivity to rounding (1 if well-conditioned)."""
     rtol, atol = TOLERANCE.get(family, TOLERANCE["user"])
     both_nan = np.isnan(pack) & np.isnan(live)
-    return both_nan | (np.abs(pack - live) <= atol + rtol * np.abs(live))
+    return both_nan | (np.abs(pack - live) <= (atol + rtol * np.abs(live)) * gain)
 
 
 def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "auto", cache=None, memo=None):
@@ -476,7 +496,7 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
     if meta.get("format") != FORMAT or len(scores) != meta["scores"] or offsets[-1] != len(scores):
         raise PackError(f"score pack {path}: format {meta.get('format')} with {len(scores)} scores is not what this "
                         f"library reads (format {FORMAT}, {meta.get('scores')} scores); rebuild it")
-    config = config_from_json(meta["config"], device)
+    config = _config(meta["config"], device, memo)
     label = meta["config"].get("label", path.stem)
     try:
         signature = config.signature
@@ -491,15 +511,18 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
     if _texts_hash(jobs) != meta["text_hash"]:
         return Checked(path.name, label, "texts changed", sha, len(scores),
                        note=f"the texts of {meta['text_set']} changed; computed live"), None, None
-    positions = sample_positions(len(scores), fraction, f"{sha}")
-    live = np.full(len(scores), np.nan)
+    # the same positions for every configuration of a text set: their models share the work (MoverScore 1- and
+    # 2-gram and BERTScore the encodings of one backbone, BARTScore and PRISM a paraphraser's log-likelihoods)
+    positions = sample_positions(len(scores), fraction, f"{meta['text_set']}|{meta['text_hash']}")
+    live, gain = np.full(len(scores), np.nan), np.ones(len(scores))
     for j, (cands, refs) in enumerate(jobs):
         start, stop = offsets[j], offsets[j + 1]
         here = positions[(positions >= start) & (positions < stop)] - start
         if not len(here):
             continue
         live[start + here] = config.compute(cands, refs, here)  # a corpus-dependent metric's corpus: the whole job
-    ok = _within(config.family, scores[positions], live[positions])
+        gain[start + here] = config.rounding_gain(cands, refs, here)
+    ok = _within(config.family, scores[positions], live[positions], gain[positions])
     diffs = np.abs(scores[positions] - live[positions])
     max_diff = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else 0.0
     if not ok.all():
@@ -507,7 +530,8 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
         job = int(np.searchsorted(offsets, at, side="right") - 1)
         raise PackError(f"score pack {path.name}: configuration {label}, {meta['text_set']} position {at} "
                         f"(job {job}, pair {at - offsets[job]}): pack {scores[at]!r}, live {live[at]!r}, beyond the "
-                        f"{config.family} tolerance (rtol, atol) {TOLERANCE.get(config.family, TOLERANCE['user'])}")
+                        f"{config.family} tolerance (rtol, atol) {TOLERANCE.get(config.family, TOLERANCE['user'])}"
+                        + (f" x rounding gain {gain[at]:.3g}" if gain[at] != 1 else ""))
     found = Checked(path.name, label, "verified", sha, len(scores), len(positions), max_diff)
     return found, (config, jobs, offsets), scores
 

@@ -215,6 +215,12 @@ class Metric(ABC):
             return self._score_dedup([candidates[i] for i in positions], [references[i] for i in positions])
         return self._score_dedup(list(candidates), list(references))[positions]
 
+    def rounding_gain(self, candidates: Sequence[str], references: Sequence[str], positions) -> np.ndarray:
+        """How far float rounding in this metric's intermediate values can move the scores at ``positions``,
+        relative to a score that is a well-conditioned function of them (1). A score pack's tolerance is scaled by
+        it; a metric whose score divides by a difference of such values (BERTScore-F) overrides it."""
+        return np.ones(len(positions))
+
     def _validate(self, candidates, references) -> tuple[list[str], list[str]]:
         if isinstance(candidates, str) or isinstance(references, str):
             raise MetricError(f"metric {self.name}: pass lists of strings, not a single string")

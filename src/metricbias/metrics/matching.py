@@ -204,6 +204,17 @@ class BERTScore(_EncoderMetric):
         column = "PRF".index(self.options["variant"])
         return self.prf(candidates, references)[:, column]
 
+    def rounding_gain(self, candidates, references, positions) -> np.ndarray:
+        """F = 2PR/(P+R) moves by |dF/dP| + |dF/dR| = 2(P^2 + R^2)/(P+R)^2 times a rounding error in P and R: 1 where
+        P = R, unbounded where P is close to -R (token cosines near 0, common on all-mpnet-base-v2)."""
+        if self.options["variant"] != "F":
+            return np.ones(len(positions))
+        cands, refs = self._validate([candidates[i] for i in positions], [references[i] for i in positions])
+        p, r = self.prf(cands, refs)[:, :2].T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = 2 * (p ** 2 + r ** 2) / (p + r) ** 2
+        return np.where(np.isfinite(gain), np.maximum(gain, 1.0), np.inf)
+
     def matching_map(self, candidate: str, reference: str) -> MatchingMap:
         """Cosine similarity of every candidate token with every reference token ([CLS]/[SEP] left out)."""
         cands, refs = self._validate([candidate], [reference])
