@@ -19,7 +19,7 @@ WORKERS ?=
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"need Python 3.11 in $(VENV), found {sys.version.split()[0]}: remove $(VENV) and set PYTHON=python3.11"'
-	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[test,distributed,objects]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -c requirements.lock -e '.[test,distributed,objects]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

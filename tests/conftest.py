@@ -96,19 +96,67 @@ def book_copy(tmp_path, monkeypatch):
     return root
 
 
-@pytest.fixture(scope="module")
-def smoke_book(tmp_path_factory):
-    """Every chapter executed with the smoke profile and the book built (strict), once for the tests that read the
-    built pages: ``(book root, executed notebooks)``. The build is slow (minutes), so it is shared."""
-    from metricbias import runner
+#: the background build of the smoke book (:func:`pytest_collection_modifyitems` starts it)
+_SMOKE: dict = {}
+SMOKE_BOOK_TIMEOUT = 3600
 
-    tmp = tmp_path_factory.mktemp("smoke-book")
-    root = copy_book(tmp / "book-root")
-    with pytest.MonkeyPatch.context() as patch:
-        _book_environment(patch.setenv, root, tmp / "cache")
-        outputs = runner.run(profile="smoke", log=lambda *_: None)
-        runner.build_book(root, strict=True)
-    return root, outputs
+
+def pytest_collection_modifyitems(session, config, items):
+    """Start building the smoke book in a process of its own (``tests/smoke_book.py``) as soon as a collected test
+    reads it, and run those tests last: the book (most of the suite's time) builds while the other tests run."""
+    book = [item for item in items if "smoke_book" in getattr(item, "fixturenames", ())]
+    if not book or _SMOKE:
+        return
+    items[:] = [item for item in items if "smoke_book" not in getattr(item, "fixturenames", ())] + book
+    import subprocess
+    import sys
+    import tempfile
+
+    try:
+        real_raw_location()
+    except pytest.skip.Exception:  # no raw data: the fixture skips the book tests
+        return
+    folder = Path(tempfile.mkdtemp(prefix="metricbias-smoke-book-"))
+    log = (folder / "build.log").open("w", encoding="utf-8")
+    _SMOKE.update(folder=folder, log=log, process=subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve().parent / "smoke_book.py"), str(folder)],
+        stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True))  # its kernels: one process group
+
+
+def pytest_sessionfinish(session, exitstatus):
+    process = _SMOKE.get("process")
+    if process is not None and process.poll() is None:  # the session ended early (-x, Ctrl-C): stop the build
+        import os
+        import signal
+
+        os.killpg(process.pid, signal.SIGKILL)  # the build and its chapters' kernels
+        process.wait()
+    if _SMOKE:
+        _SMOKE["log"].close()
+        shutil.rmtree(_SMOKE["folder"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def smoke_book():
+    """Every chapter executed with the smoke profile and the book built (strict), once for the tests that read the
+    built pages: ``(book root, executed notebooks)``. The build (minutes) started with the session, in a process of
+    its own; this waits for it."""
+    import json
+    import subprocess
+
+    if not _SMOKE:
+        pytest.skip("the smoke book was not started (no raw data)")
+    try:
+        code = _SMOKE["process"].wait(timeout=SMOKE_BOOK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the smoke book did not build in {SMOKE_BOOK_TIMEOUT} s")
+    folder = _SMOKE["folder"]
+    if code != 0:
+        _SMOKE["log"].flush()
+        tail = (folder / "build.log").read_text(encoding="utf-8", errors="replace")[-4000:]
+        pytest.fail(f"the smoke book failed (exit {code}):\n{tail}")
+    outputs = [Path(p) for p in json.loads((folder / "outputs.json").read_text(encoding="utf-8"))]
+    return folder / "book-root", outputs
 
 
 # --- tiny neural models (issue 4): built once per session, random weights, real tokenizers ---

@@ -10,10 +10,12 @@ def test_default_profile_draws_only_what_it_declares():
     for row in table.itertuples():  # each listed draw is the chapter's value under the profile, and not 0
         assert runner.chapter_parameters("offline", row.chapter)[row.parameter] == row.value > 0
         assert row.what  # the parameters cell says what it counts
-    # the released, built and counterfactual pairs, Flickr8k, REALSumm and DARR of chapter 7 run whole
+    # the released, built and counterfactual pairs, chapter 3's quality sets, Flickr8k, REALSumm and DARR of
+    # chapter 7 run whole
     listed = set(zip(table["chapter"], table["parameter"]))
     for chapter, parameter in [("03_metrics_and_backbones", "sample_size"),
                                ("03_metrics_and_backbones", "built_sample_size"),
+                               ("03_metrics_and_backbones", "darr_pairs"), ("03_metrics_and_backbones", "stsb_pairs"),
                                ("04_bias_measures", "sample_size"), ("07_gender_swap", "sample_size"),
                                ("07_gender_swap", "summary_sample_size"), ("07_gender_swap", "darr_pairs")]:
         assert (chapter, parameter) not in listed

@@ -47,7 +47,7 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
             here = specs + ([s for s in _grid_specs() if (s.label in wanted or s.name in wanted if wanted
                                                          else is_slow(s))] if name in grid_sets else [])
             if text_set(name).kind == "pll":
-                loader = name.split(":", 1)[1]
+                loader = name.split(":", 1)[1].split(";", 1)[0]  # pll:<set> or pll:<set>;pairs=N;seed=S
                 configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
                 if wanted:
                     configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]

@@ -13,7 +13,8 @@ is every ordered (x, y) pair of the association tests ``seat.tests`` loads
 (:func:`metricbias.bias.association.pairs_of`); ``quality:<set>;pairs=..;seed=..`` is the one metric call
 that measures a configuration's quality on a quality set (:func:`metricbias.metaeval.quality.scored_texts`);
 ``pll:<set>`` is every
-(stereotype, anti-stereotype) pair of a PLL pair set, both sentences. The jobs'
+(stereotype, anti-stereotype) pair of a PLL pair set, both sentences (``pll:<set>;pairs=N;seed=S``: the pairs
+:func:`metricbias.bias.pll.drawn_pairs` draws). The jobs'
 (candidate, reference) pairs, in order, are the text set's *canonical order*.
 
 **Format** (``<text set>__<configuration>.npz`` and ``.json`` beside it, under
@@ -184,21 +185,14 @@ class PLLConfig:
 
     def compute(self, candidates: list[str], references: list[str], positions=None) -> np.ndarray:
         """Live scores of sentences (those at ``positions``), each with its pair as reference
-        (``stereotype\\x1fanti-stereotype``), no cache."""
-        import pandas as pd
-
+        (``stereotype\x1fanti-stereotype``), no cache: only the sampled sentences' forward passes run."""
         from .bias import pll
 
-        if positions is not None:
-            candidates, references = [candidates[i] for i in positions], [references[i] for i in positions]
-
-        pairs = list(dict.fromkeys(tuple(r.split("\x1f", 1)) for r in references))
-        frame = pd.DataFrame({"stereotype": [p[0] for p in pairs], "anti_stereotype": [p[1] for p in pairs],
-                              "bias_type": ""})
-        scored = pll.score_sentence_pairs(self.lm, frame, methods=[self.method], cache=None)
-        by_pair = {p: (st, at) for p, st, at in zip(pairs, scored["score_st"], scored["score_at"])}
-        return np.array([by_pair[tuple(r.split("\x1f", 1))][0 if c == r.split("\x1f", 1)[0] else 1]
-                         for c, r in zip(candidates, references)], dtype=float)
+        positions = range(len(candidates)) if positions is None else [int(i) for i in positions]
+        pairs = [tuple(references[i].split("\x1f", 1)) for i in positions]
+        # each sampled sentence as sentence 0 (stereotype) or 1 (anti-stereotype) of its own one-pair list
+        index = [j + len(pairs) * (candidates[i] != pair[0]) for j, (i, pair) in enumerate(zip(positions, pairs))]
+        return pll.sentence_scores(self.lm, self.method, [p[0] for p in pairs], [p[1] for p in pairs], index)
 
     def rounding_gain(self, candidates, references, positions) -> np.ndarray:
         return np.ones(len(positions))
@@ -279,6 +273,16 @@ def text_set(name: str) -> TextSet:
                                         per_test=config.corpus_dependent)
 
         return TextSet(name, jobs)
+    if name.startswith("pll:") and ";" in name:
+        try:
+            loader, rest = name.split(":", 1)[1].split(";", 1)
+            args = dict(part.split("=", 1) for part in rest.split(";"))
+            size, seed = int(args["pairs"]), int(args["seed"])
+        except (KeyError, ValueError):
+            raise ValueError(f"text set {name!r}: write pll:<set>;pairs=N;seed=N") from None
+        if loader not in ("crows_pairs", "stereoset"):
+            raise ValueError(f"text set {name!r}: PLL sets are crows_pairs and stereoset")
+        return TextSet(name, _pll_jobs(loader, size, seed), kind="pll")
     if name.startswith("quality:"):
         try:
             measure, rest = name.split(":", 1)[1].split(";", 1)
@@ -309,11 +313,11 @@ def text_set(name: str) -> TextSet:
     raise ValueError(f"unknown text set {name!r}; text sets: pairs:<dataset>, {', '.join(TEXT_SETS)}")
 
 
-def _pll_jobs(loader: str):
+def _pll_jobs(loader: str, sample_size: int = 0, seed: int = 0):
     def jobs(config):
         from .bias import pll
 
-        pairs = getattr(pll, loader)()
+        pairs = pll.drawn_pairs(loader, sample_size, seed)
         st, at = pairs["stereotype"].astype(str).tolist(), pairs["anti_stereotype"].astype(str).tolist()
         both = [f"{a}\x1f{b}" for a, b in zip(st, at)]
         return [(st + at, both * 2)]  # as pll.score_sentence_pairs keys them: stereotypes, then anti-stereotypes
@@ -557,14 +561,19 @@ def summary_line(checked: list[Checked]) -> str:
 
 
 def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
-                 log=None) -> list[Checked]:
+                 log=None, progress: bool = True) -> list[Checked]:
     """Check every pack in ``folder`` (default ``models/packs``) and store the verified ones in ``cache`` (default
     score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped."""
     from .cache import ScoreCache
 
+    from .progress import tqdm
+
     cache = ScoreCache.default() if cache in (None, True) else cache
     out, memo = [], {}
-    for path in pack_files(folder or default_dir()):
+    files = pack_files(folder or default_dir())
+    bar = tqdm(files, desc="score packs", unit="file", disable=not progress or len(files) < 2)
+    for path in bar:
+        bar.set_postfix_str(path.stem.split("__")[-1], refresh=False)
         found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache, memo=memo)
         if found.status == "verified":
             config, jobs, offsets = parts

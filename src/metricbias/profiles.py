@@ -65,19 +65,20 @@ PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
         "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60, "darr_pairs": 12},
-        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24},
+        # the generation metrics left to chapter 3, as in the whole-data profile
+        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24, "skip_metrics": "bartscore,prism"},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
         # the shipped adapters, evaluated on a few examples
-        "06_debiasing_adapters": {"cda_limit": 200, "quality_sample_size": 3, "invariant_sample_size": 4,
+        "06_debiasing_adapters": {"sample_size": 12, "cda_limit": 200, "quality_sample_size": 3, "invariant_sample_size": 4,
                                   "invariant_quality_sample_size": 3},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
                            "skip_on_summaries": "meteor,ter,bertscore",
                            "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
         # chapter 8: chapter 3's and 4's smoke samples, a small simulation
-        "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "n_draws": 20, "sizes": [20, 40, 80],
+        "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "skip_metrics": "bartscore,prism", "n_draws": 20, "sizes": [20, 40, 80],
                      "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
                      "sim_test_resamples": 99},
         "09_metric_users": {"sample_size": 8},  # chapter 3's sample
@@ -99,7 +100,8 @@ PACK_SETS: dict[str, list[str]] = {
     "03_metrics_and_backbones": ["pairs:published", "pairs:built",
                                  "quality:wmt19-kk-en;pairs={darr_pairs};seed={seed}",
                                  "quality:stsb-dev;pairs={stsb_pairs};seed={seed}"],
-    "04_bias_measures": ["pairs:counterfactual", "pll:crows_pairs", "pll:stereoset"],
+    "04_bias_measures": ["pairs:counterfactual", "pll:crows_pairs;pairs={pll_sample_size};seed={seed}",
+                         "pll:stereoset;pairs={pll_sample_size};seed={seed}"],
     "05_association_tests": ["association:tests={tests};levels={levels};sample_size={sample_size};seed={seed}"],
     "07_gender_swap": ["metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"],
 }

@@ -232,6 +232,13 @@ def check_sentence_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs
 
 
+def drawn_pairs(loader: str, sample_size: int = 0, seed: int = 0) -> pd.DataFrame:
+    """The pairs of :func:`crows_pairs` or :func:`stereoset` (``loader``), or a seeded draw of ``sample_size`` of them
+    (0: all)."""
+    pairs = {"crows_pairs": crows_pairs, "stereoset": stereoset}[loader]()
+    return pairs.sample(n=min(sample_size, len(pairs)), random_state=seed) if sample_size else pairs
+
+
 def crows_pairs() -> pd.DataFrame:
     """CrowS-Pairs as (stereotype, anti_stereotype, bias_type) pairs.
 
@@ -270,6 +277,26 @@ class _Signature:
         self.signature = signature(lm.name, lm.fingerprint, method)
 
 
+def sentence_scores(lm: MaskedLM, method: str, stereotypes: list[str], anti_stereotypes: list[str], indices, *,
+                    progress: bool = False, aligned: dict | None = None) -> np.ndarray:
+    """f of the sentences at ``indices`` of ``stereotypes + anti_stereotypes`` (each split into U and M by aligning
+    it with the other sentence of its pair), no cache; every forward pass runs together (:func:`log_probs_at`).
+    ``aligned`` keeps the pairs' encodings for a next call."""
+    n = len(stereotypes)
+    aligned = {} if aligned is None else aligned  # pair -> (encoded stereotype, encoded anti-stereotype, U/M split)
+    requests, spans = [], []
+    for i in indices:
+        k = i % n
+        if k not in aligned:
+            enc_st, enc_at = _encode(lm, stereotypes[k]), _encode(lm, anti_stereotypes[k])
+            aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
+        reqs = _requests(lm, method, *aligned[k][i // n], aligned[k][2][i // n])
+        spans.append((len(requests), len(requests) + len(reqs)))
+        requests += reqs
+    values = log_probs_at(lm, requests, progress=progress) if requests else np.zeros(0)
+    return np.array([_reduce(method, values[a:b]) for a, b in spans], dtype=float)
+
+
 def score_sentence_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, progress: bool = False,
                 cache=None) -> pd.DataFrame:
     """f(S_st) and f(S_at) for every pair and method: columns ``bias_type, method, score_st, score_at``.
@@ -289,16 +316,7 @@ def score_sentence_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, 
     n = len(pairs)
     # a sentence's U and M come from aligning the pair (stereotype first): the pair is part of its key
     sentences, both = st + at, [f"{a}\x1f{b}" for a, b in zip(st, at)] * 2
-    aligned: dict[int, tuple] = {}  # pair -> (encoded stereotype, encoded anti-stereotype, their U/M split)
-
-    def sentence(i: int):
-        """(ids, special mask, U/M tokens) of sentence ``i`` (the stereotypes, then the anti-stereotypes)."""
-        k = i % n
-        if k not in aligned:
-            enc_st, enc_at = _encode(lm, st[k]), _encode(lm, at[k])
-            aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
-        return (*aligned[k][i // n], aligned[k][2][i // n])
-
+    aligned: dict = {}
     results, records = {}, []
     for m in methods:
         started = time.perf_counter()
@@ -307,13 +325,7 @@ def score_sentence_pairs(lm: MaskedLM, pairs: pd.DataFrame, methods=METHODS, *, 
         known = store.lookup(keys) if store else {}
         packed = store.count_packed([k for k in keys if k in known]) if known and store.has_packs else 0
         todo = [i for i, k in enumerate(keys) if k not in known]
-        requests, spans = [], {}
-        for i in todo:
-            reqs = _requests(lm, m, *sentence(i))
-            spans[i] = (len(requests), len(requests) + len(reqs))
-            requests += reqs
-        values = log_probs_at(lm, requests, progress=progress) if requests else np.zeros(0)
-        fresh = {i: _reduce(m, values[a:b]) for i, (a, b) in spans.items()}
+        fresh = dict(zip(todo, sentence_scores(lm, m, st, at, todo, progress=progress, aligned=aligned)))
         if store and fresh:
             store.store(sig.signature, {keys[i]: v for i, v in fresh.items() if np.isfinite(v)})
         results[m] = np.array([fresh[i] if i in fresh else known[keys[i]] for i in range(len(sentences))])
@@ -362,5 +374,6 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "SENTENCE_PAIR_COLUMNS", "aul", "bias_table",
-           "check_sentence_pairs", "cps", "crows_pairs", "load_masked_lm", "log_probs_at", "score_sentence_pairs",
+           "check_sentence_pairs", "cps", "crows_pairs", "drawn_pairs", "load_masked_lm", "log_probs_at",
+           "score_sentence_pairs", "sentence_scores",
            "signature", "split_tokens", "sss", "stereoset", "weights_fingerprint"]

@@ -67,9 +67,7 @@ def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
     frames = []
     for lm in lms:
         for dataset, (loader, methods) in RUNS.items():
-            pairs = getattr(pll, loader)()
-            if sample_size:
-                pairs = pairs.sample(n=min(sample_size, len(pairs)), random_state=seed)
+            pairs = pll.drawn_pairs(loader, sample_size, seed)
             scored = pll.score_sentence_pairs(lm, pairs, methods=methods, progress=progress, cache=cache)
             frames.append(scored.assign(dataset=dataset, model=lm.name))
     columns = ["dataset", "model", "pair", "bias_type", "method", "score_st", "score_at"]
