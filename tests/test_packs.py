@@ -228,8 +228,24 @@ def test_pll_packs_round_trip_on_a_tiny_masked_lm(setup, tmp_path):
             packed = pll.score_sentence_pairs(lm, pairs, methods=["cps"], cache=cache)
         assert json.loads(log.read_text())["packed"] == 40
         np.testing.assert_allclose(packed[["score_st", "score_at"]], live[["score_st", "score_at"]], rtol=1e-6)
+        # a verification sample runs only its own sentences: the stereotype of pair 3, the anti-stereotype of pair 5
+        (cands, refs), = packs.texts_of("pll:packs-test", config)
+        np.testing.assert_allclose(config.compute(cands, refs, [3, 25]),
+                                   [live["score_st"].iloc[3], live["score_at"].iloc[5]], rtol=1e-6)
     finally:
         packs.TEXT_SETS.pop("pll:packs-test", None)
+
+
+def test_a_drawn_pll_text_set_holds_the_pairs_chapter_4_draws():
+    from metricbias.bias import pll
+
+    drawn = pll.drawn_pairs("crows_pairs", 5, 1)
+    assert len(drawn) == 5 and drawn.index.tolist() != list(range(5))  # a seeded draw, not the first five
+    (cands, refs), = packs.texts_of("pll:crows_pairs;pairs=5;seed=1", packs.PLLConfig("mlm-x", "cps"))
+    assert cands == drawn["stereotype"].tolist() + drawn["anti_stereotype"].tolist()
+    assert refs[0] == f"{drawn['stereotype'].iloc[0]}\x1f{drawn['anti_stereotype'].iloc[0]}"
+    with pytest.raises(ValueError, match="pll:<set>;pairs=N;seed=N"):
+        packs.text_set("pll:crows_pairs;pairs=five;seed=1")
 
 
 @pytest.mark.filterwarnings("ignore::metricbias.bias.association.ConstantAssociationWarning")  # a toy metric's r
