@@ -685,8 +685,12 @@ def record_evaluation(folder, table: pd.DataFrame, criteria: pd.DataFrame, *, cu
     record = read_provenance(folder)
     clean = lambda t: json.loads(t.to_json(orient="records"))  # noqa: E731  (NaN -> null, numpy -> JSON)
     figures = {"command": command or this_command(), "evaluation": clean(table), "criteria": clean(criteria)}
+    before = record.get("figures") or {}
     if curve is not None:
         figures["curve"] = clean(curve)
+    elif before.get("curve"):  # evaluated again without the training run's checkpoints: their curve stays, with its command
+        figures["curve"] = before["curve"]
+        figures["curve_command"] = before.get("curve_command", before.get("command"))
     record["figures"] = figures
     write_provenance(folder, record)
     return record
