@@ -209,6 +209,12 @@ def test_ship_find_by_name_and_record(trained, tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(again.evaluation(), table)
     pd.testing.assert_frame_equal(again.curve(), curve)
     assert metrics.get("bertscore", backbone=backbone, layer=1, adapter=name).signature == by_run.signature
+    # evaluated again without the run's checkpoints: the new table, the curve recorded with them and its command
+    training.record_evaluation(dest, table.assign(after=1.5), table.assign(met=True), command="evaluate again")
+    third = training.shipped("bertscore", backbone)
+    assert third.evaluation()["after"].tolist() == [1.5] and third.provenance["figures"]["command"] == "evaluate again"
+    pd.testing.assert_frame_equal(third.curve(), curve)
+    assert third.provenance["figures"]["curve_command"] == "metricbias adapters evaluate"
 
 
 @pytest.mark.parametrize("metric", ["bertscore", "regression"])
