@@ -274,22 +274,12 @@ def text_set(name: str) -> TextSet:
 
         return TextSet(name, jobs)
     if name.startswith("pll:") and ";" in name:
-        try:
-            loader, rest = name.split(":", 1)[1].split(";", 1)
-            args = dict(part.split("=", 1) for part in rest.split(";"))
-            size, seed = int(args["pairs"]), int(args["seed"])
-        except (KeyError, ValueError):
-            raise ValueError(f"text set {name!r}: write pll:<set>;pairs=N;seed=N") from None
+        loader, size, seed = _drawn_set(name)
         if loader not in ("crows_pairs", "stereoset"):
             raise ValueError(f"text set {name!r}: PLL sets are crows_pairs and stereoset")
         return TextSet(name, _pll_jobs(loader, size, seed), kind="pll")
     if name.startswith("quality:"):
-        try:
-            measure, rest = name.split(":", 1)[1].split(";", 1)
-            args = dict(part.split("=", 1) for part in rest.split(";"))
-            size, seed = int(args["pairs"]), int(args["seed"])
-        except (KeyError, ValueError):
-            raise ValueError(f"text set {name!r}: write quality:<set>;pairs=N;seed=N") from None
+        measure, size, seed = _drawn_set(name)
 
         def jobs(config):
             from .metaeval.quality import scored_texts
@@ -311,6 +301,17 @@ def text_set(name: str) -> TextSet:
 
         return TextSet(name, jobs)
     raise ValueError(f"unknown text set {name!r}; text sets: pairs:<dataset>, {', '.join(TEXT_SETS)}")
+
+
+def _drawn_set(name: str) -> tuple[str, int, int]:
+    """``kind:<set>;pairs=N;seed=S`` -> (set, N, S)."""
+    kind = name.split(":", 1)[0]
+    try:
+        which, rest = name.split(":", 1)[1].split(";", 1)
+        args = dict(part.split("=", 1) for part in rest.split(";"))
+        return which, int(args["pairs"]), int(args["seed"])
+    except (KeyError, ValueError):
+        raise ValueError(f"text set {name!r}: write {kind}:<set>;pairs=N;seed=N") from None
 
 
 def _pll_jobs(loader: str, sample_size: int = 0, seed: int = 0):
