@@ -23,3 +23,6 @@ def test_pack_sentence_without_packs_says_every_score_was_live():
     every = {"scores": 96, "from_packs": 96, "computed": 0, "checked": 32, "max_diff": 3e-7}
     assert notes.pack_sentence(every) == ("Of this chapter's 96 scores, 96 came from score packs, verified by "
                                           "recomputing 32 of them live (largest difference 3e-07).")
+    cached = {"scores": 100, "from_packs": 40, "computed": 10, "checked": 32, "max_diff": 0.0}
+    assert notes.pack_sentence(cached).endswith("the other 60 were computed live (50 of them by an earlier chapter "
+                                                "or run, read from the score cache).")

@@ -104,7 +104,7 @@ def availability_note(lms, unavailable: dict[str, str], sample_size: int = 0) ->
         names = ", ".join(f"`{lm.name}`" for lm in lms)
         sample = (f" On a seeded sample of {sample_size:,} pairs of each dataset (`pll_sample_size`; "
                   "`-p pll_sample_size=0` scores them all: CPS and SSS run the model once per token of each "
-                  "sentence, hours on two CPU cores for the MPNet head). The indicator is a mean over pairs, so the "
+                  "sentence). The indicator is a mean over pairs, so the "
                   "draw estimates the whole set's value without a size bias, and its interval includes the error "
                   "of the draw; KLS and JSS fit their Gaussians to the drawn pairs' scores.") if sample_size else ""
         return (f"Computed here for {names} beside Liu's own numbers for BERT-base-cased, "

@@ -63,9 +63,12 @@ def pack_sentence(numbers: dict | None = None) -> str:
     if not n["from_packs"]:
         return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
     rest = n["scores"] - n["from_packs"]
+    earlier = rest - n["computed"]  # in the score cache already: computed live by an earlier chapter or run
     return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from score packs, verified by "
             f"recomputing {n['checked']:,} of them live (largest difference {n['max_diff']:.2g})"
-            + (f"; the other {rest:,} were computed live." if rest else "."))
+            + (f"; the other {rest:,} were computed live" if rest else "")
+            + (f" ({earlier:,} of them by an earlier chapter or run, read from the score cache)." if rest and earlier
+               else "."))
 
 
 def interval_text(result: dict, digits: int = 2) -> str:
