@@ -288,7 +288,7 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     published = pack_plan.plan("offline", sets="pairs:published")
     labels = {e.config.label for e in published}
     assert {"Regression-MiniLM", "MoverScore-MiniLM"} <= labels and "BLEU" not in labels and "WMD" not in labels
-    assert {"BERTScore-MiniLM", "BERTScore-MPNet"} <= labels  # verified with a tolerance scaled by F's conditioning
+    assert "BERTScore-MiniLM" in labels  # verified with a tolerance scaled by F's conditioning (MPNet: when installed)
     assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options)) for e in published)
     # the fixed-backbone grid's own configurations (its P and R variants) are packed on the released pairs only, and
     # a grid configuration that is also the suite's (same signature) is one file

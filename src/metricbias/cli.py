@@ -505,6 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     previous_hook, previous_format = sys.unraisablehook, warnings.formatwarning
     sys.unraisablehook = _reraise_interrupt(previous_hook)
     warnings.formatwarning = lambda message, *_, **__: f"metricbias {command}: warning: {message}\n"
+    # a library's invalid string escapes, reported when it is first compiled (make installs with pip --no-compile)
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
