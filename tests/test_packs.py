@@ -370,3 +370,9 @@ def test_bertscore_f_rounding_gain_is_one_where_p_equals_r():
     assert gain[1] == pytest.approx(1.0)  # identical texts: P = R = 1
     assert gain[0] == pytest.approx(max(1.0, 2 * (p[0] ** 2 + r[0] ** 2) / (p[0] + r[0]) ** 2))
     assert np.all(metrics.get("bertscore", variant="P").rounding_gain(texts, texts, [0, 1]) == 1)
+    # idf weights from the whole call, as the call's scores had them, though only the sample is encoded
+    refs = ["the doctor said he was tired", "a man walked home", "the doctor went home"]
+    idf = metrics.get("bertscore", idf=True)
+    p, r, _ = idf.prf([*texts, "a nurse went home"], refs)[2]
+    assert idf.rounding_gain([*texts, "a nurse went home"], refs, [2])[0] == pytest.approx(
+        max(1.0, 2 * (p ** 2 + r ** 2) / (p + r) ** 2))

@@ -566,7 +566,6 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
     """Check every pack in ``folder`` (default ``models/packs``) and store the verified ones in ``cache`` (default
     score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped."""
     from .cache import ScoreCache
-
     from .progress import tqdm
 
     cache = ScoreCache.default() if cache in (None, True) else cache

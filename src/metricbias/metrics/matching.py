@@ -177,13 +177,14 @@ class BERTScore(_EncoderMetric):
         idf[tok.cls_token_id] = 0
         return idf
 
-    def prf(self, candidates: list[str], references: list[str]) -> np.ndarray:
-        """``(n, 3)`` array of P, R, F for validated pairs (no cache), each pair's as bert-score computes it alone."""
+    def prf(self, candidates: list[str], references: list[str], idf_references: list[str] | None = None) -> np.ndarray:
+        """``(n, 3)`` array of P, R, F for validated pairs (no cache), each pair's as bert-score computes it alone;
+        idf weights (``idf=True``) from ``idf_references`` (default: ``references``)."""
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
         table = self._embed_texts(list(candidates) + list(references))
-        idf_dict = self._idf_dict(list(references))
+        idf_dict = self._idf_dict(list(references if idf_references is None else idf_references))
 
         def stats(texts):
             embs = [table[t][1] for t in texts]
@@ -210,7 +211,8 @@ class BERTScore(_EncoderMetric):
         if self.options["variant"] != "F":
             return np.ones(len(positions))
         cands, refs = self._validate([candidates[i] for i in positions], [references[i] for i in positions])
-        p, r = self.prf(cands, refs)[:, :2].T
+        # idf from the whole call, as the scores were computed (only the sample is encoded)
+        p, r = self.prf(cands, refs, list(references) if self.corpus_dependent else None)[:, :2].T
         with np.errstate(divide="ignore", invalid="ignore"):
             gain = 2 * (p ** 2 + r ** 2) / (p + r) ** 2
         return np.where(np.isfinite(gain), np.maximum(gain, 1.0), np.inf)
