@@ -11,6 +11,11 @@ RECOMPUTE ?=
 # where the chapters' scoring runs: inprocess, local (a Dask LocalCluster of WORKERS processes) or tcp://HOST:PORT
 SCHEDULER ?= inprocess
 WORKERS ?=
+# chapters executed at once, each in its own process (much of a chapter is single-threaded Python)
+JOBS ?= 2
+# FORCE=1: execute every chapter, also those whose inputs (notebook, parameters, library, models, data, packages)
+# are unchanged since their last run
+FORCE ?=
 
 .PHONY: setup wordnet data backbones chapters book test screenshots clean
 
@@ -41,11 +46,12 @@ data: setup wordnet
 backbones: setup
 	$(BIN)/metricbias install-backbone all
 
-# Execute every chapter with papermill, in _toc.yml order; the chapters' kernels score on $(SCHEDULER). Before the
-# chapters, `metricbias run` imports the verified score packs of models/packs (RECOMPUTE=1: ignores them).
+# Execute the chapters with papermill, $(JOBS) at once, started in _toc.yml order; a chapter whose inputs are unchanged
+# since its last run is kept. The chapters' kernels score on $(SCHEDULER). Before the chapters, `metricbias run`
+# imports the verified score packs of models/packs (RECOMPUTE=1: ignores them).
 chapters: data backbones
 	METRICBIAS_RECOMPUTE=$(RECOMPUTE) METRICBIAS_SCHEDULER=$(SCHEDULER) METRICBIAS_WORKERS=$(WORKERS) \
-		$(BIN)/metricbias run --profile $(PROFILE)
+		$(BIN)/metricbias run --profile $(PROFILE) --jobs $(JOBS) $(if $(FORCE),--force)
 
 book: chapters
 	$(BIN)/jupyter-book build . --path-output book

@@ -76,8 +76,55 @@ def test_progress_shows_chapter_cell_time_estimate_and_the_kernels_bars(tiny_boo
     assert timings["seconds"] > 2.5
     slow = [c for c in timings["cells"] if c["source"].startswith("time.sleep(2.5)")]
     assert len(slow) == 1 and slow[0]["seconds"] >= 2.5
-    runner.run(profile="smoke", log=lambda *_: None)
+    runner.run(profile="smoke", log=lambda *_: None, force=True)
     assert f"(last run {runner._clock(timings['seconds'])})" in capfd.readouterr().err
+
+
+QUICK = CHAPTER.split("```{code-cell} ipython3\n# a long loop")[0] + '```{code-cell} ipython3\nprint("done")\n```\n'
+
+
+def test_a_rerun_keeps_chapters_whose_inputs_are_unchanged_and_runs_the_others(tiny_book, monkeypatch):
+    """A warm `make book` executes only what changed: the notebook or its parameters, the library, models/, data/,
+    the installed packages, or METRICBIAS_RECOMPUTE; `--force` executes anyway."""
+    from metricbias import chapter_inputs
+
+    md = tiny_book / "notebooks" / "01_tiny.md"
+    md.write_text(QUICK)
+    out = tiny_book / "book" / "chapters" / "01_tiny.ipynb"
+    said = []
+
+    def run(**kw):
+        said.clear()
+        before = out.stat().st_mtime_ns if out.exists() else None
+        runner.run(profile="smoke", log=said.append, progress=False, **kw)
+        return out.stat().st_mtime_ns != before  # executed again
+
+    assert run()
+    stamp = chapter_inputs.recorded(out)
+    assert stamp and len(stamp) == 64
+    assert not run() and any("kept 1 chapter(s)" in line and "01_tiny" in line for line in said)
+    assert "running 0 chapter(s)" in said[-1]
+    assert run(force=True) and chapter_inputs.recorded(out) == stamp
+    assert run(parameters={"profile": "paper"}) and not run(parameters={"profile": "paper"})
+    assert run()  # back to the profile's value
+    md.write_text(QUICK.replace('print("done")', 'print("done!")'))
+    assert run() and chapter_inputs.recorded(out) != stamp
+    (tiny_book / "models").mkdir()
+    (tiny_book / "models" / "weights.bin").write_bytes(b"1")
+    assert run() and not run()
+    (tiny_book / "models" / "weights.bin").write_bytes(b"2")  # same size: the content counts
+    assert run()
+    (tiny_book / "data" / "raw").mkdir(parents=True)
+    (tiny_book / "data" / "raw" / "mirror.txt").write_text("raw files are fixed by data/sources.tsv")
+    assert not run()
+    (tiny_book / "data" / "sources.tsv").write_text("mirror.txt\t0\n")
+    assert run()
+    monkeypatch.setenv("METRICBIAS_RECOMPUTE", "1")
+    assert run() and not run()
+    monkeypatch.setattr(chapter_inputs, "_packages", lambda: ["numpy==0.0"])
+    assert run()
+    out.write_text("{}")  # an output without the stamp (or not a notebook) is executed again
+    assert run()
 
 
 def test_a_failure_names_chapter_and_cell_and_keeps_the_old_timing(tiny_book, capfd):
@@ -140,3 +187,45 @@ def test_rerunning_chapter_5_with_another_seed_keeps_the_profiles_sample_size():
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     assert values["sample_size"] == runner.profiles.parameters("offline", chapter.stem)["sample_size"] == 16
     assert "sample_size = 16" in cell.source and "seed = 1" in cell.source
+
+
+MEETING = QUICK.replace('print("done")', textwrap.dedent('''\
+    import os, pathlib, time
+    here, other = pathlib.Path(os.environ["MEET"]) / "@ME@", pathlib.Path(os.environ["MEET"]) / "@OTHER@"
+    here.touch()
+    for _ in range(600):  # wait for the other chapter: it runs at the same time
+        if other.exists():
+            break
+        time.sleep(0.1)
+    assert other.exists(), "the other chapter never started"
+    @FAIL@
+    '''))
+
+
+def meeting(me: str, other: str, fail: str = "") -> str:
+    return MEETING.replace("@ME@", me).replace("@OTHER@", other).replace("@FAIL@", fail)
+
+
+def test_jobs_run_chapters_side_by_side_and_the_first_failure_stops_the_run(tiny_book, tmp_path, monkeypatch):
+    """`metricbias run --jobs 2`: two chapters that each wait for the other finish only if they run at once;
+    each records its timing (the table is shared); a failing chapter's error is the run's."""
+    monkeypatch.setenv("MEET", str(tmp_path))
+    (tiny_book / "notebooks" / "01_tiny.md").write_text(meeting("a", "b"))
+    (tiny_book / "notebooks" / "02_other.md").write_text(meeting("b", "a"))
+    (tiny_book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: book/chapters/01_tiny\n"
+                                        "- file: book/chapters/02_other\n")
+    said = []
+    outputs = runner.run(profile="smoke", log=said.append, jobs=2)
+    assert [p.name for p in outputs] == ["01_tiny.ipynb", "02_other.ipynb"] and all(p.exists() for p in outputs)
+    assert sum("starting" in line for line in said) == 2
+    assert set(runner.load_timings()["smoke"]) == {"01_tiny", "02_other"}
+    for name in "ab":
+        (tmp_path / name).unlink()
+    (tiny_book / "notebooks" / "02_other.md").write_text(
+        meeting("b", "a", 'raise RuntimeError("boom in two")'))
+    with pytest.raises(runner.ChapterError, match=r"chapter 02_other .* failed in cell \d+.*boom in two"):
+        runner.run(profile="smoke", log=lambda *_: None, jobs=2, force=True)
+    assert "boom" not in (tiny_book / "book" / "chapters" / "02_other.ipynb").read_text()
+    assert not list((tiny_book / "book" / "chapters").glob(".*"))  # no partial notebook left
+    with pytest.raises(ValueError, match="--jobs 0"):
+        runner.run(profile="smoke", jobs=0)

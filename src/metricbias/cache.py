@@ -48,7 +48,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .paths import cache_dir
+from .paths import cache_dir, file_lock
 
 #: seconds a connection waits for another process's write to finish before giving up
 BUSY_TIMEOUT = 600
@@ -73,22 +73,6 @@ def _inode(path: Path):
     except FileNotFoundError:
         return None
     return st.st_dev, st.st_ino
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path):
-    """An exclusive lock between processes (POSIX ``flock``; a no-op where there is none)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 class SQLiteFile:
@@ -153,7 +137,7 @@ class SQLiteFile:
         return self._once(fn, write)
 
     def _set_aside(self, exc: Exception, seen) -> None:
-        with _file_lock(self.path.with_name(self.path.name + ".lock")):
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
             if _inode(self.path) != seen:  # another process has already replaced it
                 return
             stamp = time.strftime("%Y%m%d-%H%M%S")

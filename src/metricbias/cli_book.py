@@ -196,7 +196,7 @@ def _cmd_run(args) -> int:
     from . import runner
 
     runner.run(profile=args.profile, only=args.only, parameters=runner.parse_parameters(args.param),
-               out_dir=args.out)
+               out_dir=args.out, force=args.force, jobs=args.jobs)
     if args.build:
         index = runner.build_book()
         print(f"book built: {index}")
@@ -338,6 +338,10 @@ def add_parsers(sub) -> None:
                    help="a chapter parameter, merged over the profile's (a Python literal or text); repeatable")
     p.add_argument("--out", type=Path, default=None,
                    help="write the executed chapters into this folder instead of book/chapters")
+    p.add_argument("--force", action="store_true",
+                   help="execute every selected chapter, also those whose inputs are unchanged since their last run")
+    p.add_argument("-j", "--jobs", type=int, default=1,
+                   help="chapters executed at once, each in a process of its own (default 1; make book: JOBS, 2)")
     p.add_argument("--build", action="store_true", help="then build the book with jupyter-book")
     p.set_defaults(func=_cmd_run)
 

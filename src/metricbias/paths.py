@@ -178,3 +178,19 @@ def write_csv_atomic(frame, target: str | os.PathLike, **kwargs) -> Path:
     with atomic_path(target, suffix=".csv") as tmp:
         frame.to_csv(tmp, **kwargs)
     return Path(target)
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike):
+    """An exclusive lock between processes on the file ``path`` (POSIX ``flock``; a no-op where there is none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

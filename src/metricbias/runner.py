@@ -42,7 +42,7 @@ import yaml
 from . import profiles
 from . import progress as bars
 from .jobs import LOG_ENV
-from .paths import atomic_path, cache_dir, project_root
+from .paths import atomic_path, cache_dir, file_lock, project_root
 
 #: seconds between the reminder lines of a long-running cell
 HEARTBEAT = 60
@@ -138,11 +138,14 @@ def job_profile(path: Path) -> list[dict]:
 
 def _save_timing(profile: str, stem: str, seconds: float, cells: list[dict], jobs: list[dict],
                  packs: dict | None = None) -> None:
-    table = load_timings()
-    table.setdefault(profile, {})[stem] = {"seconds": round(seconds, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-                                           "cells": cells, "jobs": jobs, "packs": packs or {}}
-    with atomic_path(timings_path(), suffix=".json") as tmp:
-        tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    timings_path().parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(timings_path().with_suffix(".lock")):  # chapters that run side by side (--jobs) both write it
+        table = load_timings()
+        table.setdefault(profile, {})[stem] = {"seconds": round(seconds, 2),
+                                               "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                               "cells": cells, "jobs": jobs, "packs": packs or {}}
+        with atomic_path(timings_path(), suffix=".json") as tmp:
+            tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
 
 
 def _clock(seconds: float) -> str:
@@ -412,22 +415,48 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
 
 
 def run(profile: str = "offline", only=None, log=print, progress: bool = True, parameters: dict | None = None,
-        out_dir: Path | None = None) -> list[Path]:
+        out_dir: Path | None = None, force: bool = False, jobs: int = 1) -> list[Path]:
     """Execute the chapters (all, or those named in ``only``) in ``_toc.yml`` order, with ``parameters`` merged
-    over the profile's, into ``out_dir`` (default ``book/chapters``)."""
+    over the profile's, into ``out_dir`` (default ``book/chapters``). A chapter whose executed notebook is there
+    already with the same inputs (:mod:`metricbias.chapter_inputs`) is kept as it is, unless ``force``. With
+    ``jobs`` > 1, that many chapters run at once (:mod:`metricbias.chapter_lanes`)."""
+    from . import chapter_inputs, chapter_lanes
+
     profiles.parameters(profile)  # validates the name before any work
+    if jobs < 1:
+        raise ValueError(f"--jobs {jobs}: run at least one chapter at a time")
     selected = _select(chapters(), only)
     prepared = [prepare(c, profile, parameters) for c in selected]  # an unknown parameter fails before any work
     if out_dir is not None:
         from .paths import check_writable
 
         check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
-    from . import packs
+    shared = chapter_inputs.shared()
+    todo = []
+    for chapter, (nb, values) in zip(selected, prepared):
+        nb.metadata[chapter_inputs.METADATA_KEY] = {"inputs": chapter_inputs.stamp(nb, shared)}
+        output = Path(out_dir) / chapter.output.name if out_dir else chapter.output
+        todo.append(force or chapter_inputs.recorded(output) != nb.metadata[chapter_inputs.METADATA_KEY]["inputs"])
+    kept = [c.stem for c, again in zip(selected, todo) if not again]
+    if kept:
+        log(f"kept {len(kept)} chapter(s) whose notebook, parameters, library, models, data and packages are "
+            f"unchanged since they were executed: {', '.join(kept)} (--force runs them again)")
+    if any(todo) and not os.environ.get(chapter_lanes.PACKS_READY_ENV):
+        from . import packs
 
-    packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
-    log(f"running {len(selected)} chapter(s) with profile {profile}")
-    return [execute_chapter(c, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
-            for c, ready in zip(selected, prepared)]
+        packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
+    log(f"running {sum(todo)} chapter(s) with profile {profile}")
+    outputs = [Path(out_dir) / c.output.name if out_dir else c.output for c in selected]
+    if jobs > 1 and sum(todo) > 1:
+        failed = chapter_lanes.execute([c for c, again in zip(selected, todo) if again], profile, parameters,
+                                       out_dir, jobs, log=log)
+        if failed:
+            raise ChapterError(failed)
+        return outputs
+    for chapter, ready, again in zip(selected, prepared, todo):
+        if again:
+            execute_chapter(chapter, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
+    return outputs
 
 
 def build_book(root: Path | None = None, strict: bool = True) -> Path:

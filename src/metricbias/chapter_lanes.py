@@ -1,0 +1,119 @@
+"""Chapters executed side by side: ``metricbias run --jobs N`` (``make book JOBS=N``).
+
+Much of a chapter's time is single-threaded Python (n-gram metrics, tests, tables), so on a machine with N
+cores N chapters at once finish sooner than one after the other. Each chapter runs as its own
+``metricbias run --only STEM --force`` process (its kernel, environment and progress file are its own); the
+next chapter in ``_toc.yml`` order starts as soon as one finishes, so a chapter that reads what an earlier one
+scored from the score cache (a multi-process SQLite file) usually finds it there. The children's lines reach
+the terminal as they come, each a whole line (a progress bar shows its last state); the first chapter that
+fails stops the others (Ctrl-C, so that none leaves a partial notebook), and the run ends with its error.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from pathlib import Path
+
+#: set for the children: the parent imported and verified the score packs already
+PACKS_READY_ENV = "METRICBIAS_PACKS_READY"
+ERROR_PREFIX = "metricbias run: error:"
+
+
+def command(stem: str, profile: str, overrides: dict | None, out_dir: Path | None) -> list[str]:
+    """The ``metricbias run`` command line that executes chapter ``stem`` alone."""
+    cmd = [sys.executable, "-m", "metricbias.cli", "run", "--only", stem, "--profile", profile, "--force"]
+    for key, value in (overrides or {}).items():
+        cmd += ["-p", f"{key}={value!r}"]
+    if out_dir is not None:
+        cmd += ["--out", str(out_dir)]
+    return cmd
+
+
+class _Child:
+    def __init__(self, stem: str, cmd: list[str], stream, lock: threading.Lock):
+        self.stem, self.stream, self.lock = stem, stream, lock
+        self.error: str | None = None
+        env = {**os.environ, PACKS_READY_ENV: "1"}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        self.reader = threading.Thread(target=self._relay, daemon=True)
+        self.reader.start()
+
+    def _relay(self) -> None:
+        """Copy the child's output line by line; of a line rewritten with carriage returns, its last state."""
+        for raw in iter(self.proc.stdout.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n").split("\r")[-1].rstrip()
+            if not line:
+                continue
+            if line.startswith(ERROR_PREFIX):
+                self.error = line[len(ERROR_PREFIX):].strip()
+            with self.lock:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+
+    def finish(self) -> int:
+        code = self.proc.wait()
+        self.reader.join()
+        return code
+
+    def interrupt(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # the child removes its unfinished notebook, as on Ctrl-C
+
+
+def execute(chapters: list, profile: str, overrides: dict | None, out_dir: Path | None, jobs: int, log=print,
+            stream=None) -> str | None:
+    """Execute ``chapters`` (:class:`metricbias.runner.Chapter`) with at most ``jobs`` at once, in order of
+    start; return the first failure's error message (the others are stopped), or ``None``."""
+    stream = stream or sys.stderr
+    lock = threading.Lock()
+    waiting, running = deque(chapters), []
+    finished = threading.Condition()
+    done: list[_Child] = []
+
+    def start(chapter) -> None:
+        child = _Child(chapter.stem, command(chapter.stem, profile, overrides, out_dir), stream, lock)
+        running.append(child)
+
+        def wait() -> None:
+            child.finish()
+            with finished:
+                done.append(child)
+                finished.notify()
+
+        threading.Thread(target=wait, daemon=True).start()
+
+    failure = None
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs and failure is None:
+                chapter = waiting.popleft()
+                with lock:
+                    log(f"  starting {chapter.stem} ({len(running) + 1} of at most {jobs} chapters at once)")
+                start(chapter)
+            if not running:
+                break
+            with finished:
+                finished.wait_for(lambda: bool(done))
+                child = done.pop(0)
+            running.remove(child)
+            if child.proc.returncode != 0 and failure is None:
+                failure = child
+                for other in running:
+                    other.interrupt()
+    except KeyboardInterrupt:
+        for child in running:
+            child.interrupt()
+        for child in running:
+            child.finish()
+        raise
+    if failure is None:
+        return None
+    return failure.error or f"chapter {failure.stem} exited with status {failure.proc.returncode}"
+
+
+__all__ = ["PACKS_READY_ENV", "command", "execute"]
