@@ -229,3 +229,25 @@ def test_jobs_run_chapters_side_by_side_and_the_first_failure_stops_the_run(tiny
     assert not list((tiny_book / "book" / "chapters").glob(".*"))  # no partial notebook left
     with pytest.raises(ValueError, match="--jobs 0"):
         runner.run(profile="smoke", jobs=0)
+
+
+def test_the_longest_chapters_start_first_and_share_the_cores(monkeypatch):
+    """With --jobs, a fresh clone starts profiles.START_FIRST first (then _toc.yml order); a recorded run, its
+    longest chapters first; each child gets its share of the cores unless OMP_NUM_THREADS is set."""
+    from metricbias import chapter_lanes, profiles
+
+    chapters = runner.chapters()
+    stems = [c.stem for c in chapter_lanes.start_order(chapters, {})]
+    assert stems[:len(profiles.START_FIRST)] == list(profiles.START_FIRST)
+    rest = [c.stem for c in chapters if c.stem not in profiles.START_FIRST]
+    assert stems[len(profiles.START_FIRST):] == rest and sorted(stems) == sorted(c.stem for c in chapters)
+    timed = {c.stem: {"seconds": float(len(c.stem) % 5)} for c in chapters}
+    order = [c.stem for c in chapter_lanes.start_order(chapters, timed)]
+    assert [timed[s]["seconds"] for s in order] == sorted((timed[s]["seconds"] for s in order), reverse=True)
+    assert [c.stem for c in chapter_lanes.start_order(chapters, {**timed, chapters[0].stem: {}})] == stems
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(chapter_lanes.os, "cpu_count", lambda: 8)
+    assert chapter_lanes.thread_env(2) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+    assert chapter_lanes.thread_env(16)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert chapter_lanes.thread_env(2) == {}

@@ -2,9 +2,11 @@
 
 Much of a chapter's time is single-threaded Python (n-gram metrics, tests, tables), so on a machine with N
 cores N chapters at once finish sooner than one after the other. Each chapter runs as its own
-``metricbias run --only STEM --force`` process (its kernel, environment and progress file are its own); the
-next chapter in ``_toc.yml`` order starts as soon as one finishes, so a chapter that reads what an earlier one
-scored from the score cache (a multi-process SQLite file) usually finds it there. The children's lines reach
+``metricbias run --only STEM --force`` process (its kernel, environment and progress file are its own), with
+the cores shared out (``OMP_NUM_THREADS``: two chapters that each ran PyTorch on every core would spend much of
+their time waiting on each other's threads). The longest chapters start first (:func:`start_order`), then the
+others in ``_toc.yml`` order, each as soon as a chapter finishes; a chapter that reads what another scored finds
+it in the score cache (a multi-process SQLite file) when that one ran before it. The children's lines reach
 the terminal as they come, each a whole line (a progress bar shows its last state); the first chapter that
 fails stops the others (Ctrl-C, so that none leaves a partial notebook), and the run ends with its error.
 """
@@ -34,11 +36,32 @@ def command(stem: str, profile: str, overrides: dict | None, out_dir: Path | Non
     return cmd
 
 
+def start_order(chapters: list, timings: dict) -> list:
+    """The order in which ``chapters`` start: longest first by the times the last run of the profile recorded
+    (``timings``: ``{stem: {"seconds": ...}}``, see :func:`metricbias.runner.load_timings`); without a record for
+    every one of them, ``profiles.START_FIRST`` first and the others in ``_toc.yml`` order."""
+    from . import profiles
+
+    recorded = {stem: row.get("seconds") for stem, row in timings.items()}
+    if all(isinstance(recorded.get(c.stem), (int, float)) for c in chapters):
+        return sorted(chapters, key=lambda c: -recorded[c.stem])  # sorted() is stable: ties keep _toc.yml order
+    first = [c for stem in profiles.START_FIRST for c in chapters if c.stem == stem]
+    return first + [c for c in chapters if c not in first]
+
+
+def thread_env(jobs: int) -> dict:
+    """The children's share of the cores, unless the caller set ``OMP_NUM_THREADS`` already."""
+    if os.environ.get("OMP_NUM_THREADS"):
+        return {}
+    share = str(max(1, (os.cpu_count() or 1) // jobs))
+    return {"OMP_NUM_THREADS": share, "MKL_NUM_THREADS": share}
+
+
 class _Child:
-    def __init__(self, stem: str, cmd: list[str], stream, lock: threading.Lock):
+    def __init__(self, stem: str, cmd: list[str], stream, lock: threading.Lock, env: dict):
         self.stem, self.stream, self.lock = stem, stream, lock
         self.error: str | None = None
-        env = {**os.environ, PACKS_READY_ENV: "1"}
+        env = {**os.environ, **env, PACKS_READY_ENV: "1"}
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         self.reader = threading.Thread(target=self._relay, daemon=True)
         self.reader.start()
@@ -66,17 +89,19 @@ class _Child:
 
 
 def execute(chapters: list, profile: str, overrides: dict | None, out_dir: Path | None, jobs: int, log=print,
-            stream=None) -> str | None:
-    """Execute ``chapters`` (:class:`metricbias.runner.Chapter`) with at most ``jobs`` at once, in order of
-    start; return the first failure's error message (the others are stopped), or ``None``."""
+            stream=None, timings: dict | None = None) -> str | None:
+    """Execute ``chapters`` (:class:`metricbias.runner.Chapter`) with at most ``jobs`` at once, in
+    :func:`start_order` (``timings``: the profile's recorded chapter times); return the first failure's error
+    message (the others are stopped), or ``None``."""
     stream = stream or sys.stderr
     lock = threading.Lock()
-    waiting, running = deque(chapters), []
+    env = thread_env(jobs)
+    waiting, running = deque(start_order(chapters, timings or {})), []
     finished = threading.Condition()
     done: list[_Child] = []
 
     def start(chapter) -> None:
-        child = _Child(chapter.stem, command(chapter.stem, profile, overrides, out_dir), stream, lock)
+        child = _Child(chapter.stem, command(chapter.stem, profile, overrides, out_dir), stream, lock, env)
         running.append(child)
 
         def wait() -> None:
@@ -116,4 +141,4 @@ def execute(chapters: list, profile: str, overrides: dict | None, out_dir: Path 
     return failure.error or f"chapter {failure.stem} exited with status {failure.proc.returncode}"
 
 
-__all__ = ["PACKS_READY_ENV", "command", "execute"]
+__all__ = ["PACKS_READY_ENV", "command", "execute", "start_order", "thread_env"]

@@ -449,7 +449,7 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
     outputs = [Path(out_dir) / c.output.name if out_dir else c.output for c in selected]
     if jobs > 1 and sum(todo) > 1:
         failed = chapter_lanes.execute([c for c, again in zip(selected, todo) if again], profile, parameters,
-                                       out_dir, jobs, log=log)
+                                       out_dir, jobs, log=log, timings=load_timings().get(profile, {}))
         if failed:
             raise ChapterError(failed)
         return outputs
