@@ -67,6 +67,7 @@ def left_in(folder: Path) -> list[str]:
     (["weat", "--test", "C99", "--metric", "bleu"], "weat", "unknown association test(s) ['C99']"),
     (["weat", "--test", "C1", "--level", "phrase", "--metric", "bleu"], "weat", "unknown level(s) ['phrase']"),
     (["run", "--profile", "nope"], "run", "unknown profile 'nope'"),
+    (["run", "--only", "01", "--jobs", "0"], "run", "--jobs 0: run at least one chapter at a time"),
     (["weat", "--test", "C1", "--metric", "bleu", "--oov", "nan"], "weat", "argument --oov: invalid choice: 'nan'"),
 ])
 def test_unknown_names_are_usage_errors(argv, command, named, tmp_path, own_cache, capsys, real_data):
