@@ -9,8 +9,8 @@ Every import counts, lazy ones inside functions too. Layers, lowest first:
 2. scoring (where a metric meets pairs) and jobs (where its scores are computed: in process or on Dask)
 3. bias (measures over score tables)
 4. mitigation, metaeval
-5. the faces: audits, judges, report, profiles, runner, sweep, plots, cli (with cli_book, cli_options, cli_packs),
-   training_data, packs (score packs)
+5. the faces: audits, judges, report, profiles, runner (with chapter_inputs, chapter_lanes), sweep, plots, cli
+   (with cli_book, cli_options, cli_packs), training_data, packs (score packs)
 6. the book layer: reproduction (the chapters' comparisons with the papers and their sentences), which imports
    the library and is imported by nothing in it
 """
@@ -29,7 +29,7 @@ LAYERS = {
     "scoring": 2, "jobs": 2,
     "bias": 3,
     "mitigation": 4, "metaeval": 4,
-    "audits": 5, "judges": 5, "profiles": 5, "runner": 5, "sweep": 5, "plots": 5, "display": 5, "cli": 5,
+    "audits": 5, "judges": 5, "profiles": 5, "runner": 5, "chapter_inputs": 5, "chapter_lanes": 5, "sweep": 5, "plots": 5, "display": 5, "cli": 5,
     "training_data": 5, "report": 5, "packs": 5, "pack_plan": 5, "cli_packs": 5, "cli_book": 5, "cli_options": 5,
     "reproduction": 6,
 }

@@ -83,9 +83,8 @@ def test_progress_shows_chapter_cell_time_estimate_and_the_kernels_bars(tiny_boo
 QUICK = CHAPTER.split("```{code-cell} ipython3\n# a long loop")[0] + '```{code-cell} ipython3\nprint("done")\n```\n'
 
 
-def test_a_rerun_keeps_chapters_whose_inputs_are_unchanged_and_runs_the_others(tiny_book, monkeypatch):
-    """A warm `make book` executes only what changed: the notebook or its parameters, the library, models/, data/,
-    the installed packages, or METRICBIAS_RECOMPUTE; `--force` executes anyway."""
+def test_a_rerun_keeps_chapters_whose_inputs_are_unchanged_and_runs_the_others(tiny_book):
+    """A warm `make book` executes only what changed; `--force` executes anyway."""
     from metricbias import chapter_inputs
 
     md = tiny_book / "notebooks" / "01_tiny.md"
@@ -105,88 +104,54 @@ def test_a_rerun_keeps_chapters_whose_inputs_are_unchanged_and_runs_the_others(t
     assert not run() and any("kept 1 chapter(s)" in line and "01_tiny" in line for line in said)
     assert "running 0 chapter(s)" in said[-1]
     assert run(force=True) and chapter_inputs.recorded(out) == stamp
-    assert run(parameters={"profile": "paper"}) and not run(parameters={"profile": "paper"})
-    assert run()  # back to the profile's value
     md.write_text(QUICK.replace('print("done")', 'print("done!")'))
     assert run() and chapter_inputs.recorded(out) != stamp
+
+
+def test_the_inputs_hash_covers_notebook_parameters_library_models_data_packages_and_recompute(tiny_book,
+                                                                                                  monkeypatch):
+    """What `chapter_inputs` hashes, without executing anything: the raw mirror and the built data are not inputs
+    (data/sources.tsv fixes them), the content of models/ is, and so are the packages and METRICBIAS_RECOMPUTE."""
+    from metricbias import chapter_inputs
+
+    chapter = runner.chapters()[0]
+    nb, _ = runner.prepare(chapter, "smoke")
+    base = chapter_inputs.shared()
+    again, _ = runner.prepare(chapter, "smoke")  # cell ids are drawn anew: not an input
+    assert chapter_inputs.stamp(again, base) == chapter_inputs.stamp(nb, base)
+    other, _ = runner.prepare(chapter, "smoke", {"profile": "paper"})
+    assert chapter_inputs.stamp(other, base) != chapter_inputs.stamp(nb, base)
+    seen = {base}
+
+    def changed() -> bool:
+        now = chapter_inputs.shared()
+        new = now not in seen
+        seen.add(now)
+        return new
+
     (tiny_book / "models").mkdir()
     (tiny_book / "models" / "weights.bin").write_bytes(b"1")
-    assert run() and not run()
+    assert changed()
     (tiny_book / "models" / "weights.bin").write_bytes(b"2")  # same size: the content counts
-    assert run()
+    assert changed()
     (tiny_book / "data" / "raw").mkdir(parents=True)
     (tiny_book / "data" / "raw" / "mirror.txt").write_text("raw files are fixed by data/sources.tsv")
-    assert not run()
+    (tiny_book / "data" / "built").mkdir()
+    (tiny_book / "data" / "built" / "gender.tsv").write_text("built from them by the library's code")
+    assert not changed()
     (tiny_book / "data" / "sources.tsv").write_text("mirror.txt\t0\n")
-    assert run()
+    assert changed()
     monkeypatch.setenv("METRICBIAS_RECOMPUTE", "1")
-    assert run() and not run()
+    assert changed()
+    monkeypatch.setenv("METRICBIAS_RECOMPUTE", "0")  # as unset
+    assert not changed()
     monkeypatch.setattr(chapter_inputs, "_packages", lambda: ["numpy==0.0"])
-    assert run()
-    out.write_text("{}")  # an output without the stamp (or not a notebook) is executed again
-    assert run()
-
-
-def test_a_failure_names_chapter_and_cell_and_keeps_the_old_timing(tiny_book, capfd):
-    runner.run(profile="smoke", log=lambda *_: None, progress=False)
-    before = runner.load_timings()
-    nb = tiny_book / "notebooks" / "01_tiny.md"
-    nb.write_text(nb.read_text().replace('print("done")', 'raise RuntimeError("boom")'))
-    with pytest.raises(runner.ChapterError, match=r"chapter 01_tiny .* failed in cell \d+.*boom"):
-        runner.run(profile="smoke", log=lambda *_: None)
-    assert runner.load_timings() == before
-    assert not (tiny_book / "book" / "chapters" / "01_tiny.ipynb").exists() or \
-        "boom" not in (tiny_book / "book" / "chapters" / "01_tiny.ipynb").read_text()
-
-
-def test_parameters_are_baked_into_the_chapters_cell_and_merged_over_the_profiles(tiny_book, monkeypatch):
-    """`-p seed=1` keeps every other value of the profile (chapter 5's sample_size=16 was once dropped by a
-    papermill rerun); the page shows a box instead of the parameters cell."""
-    import papermill as pm
-
-    monkeypatch.setitem(runner.profiles.PROFILES["offline"], "01_tiny", {"sample_size": 16})
-    md = tiny_book / "notebooks" / "01_tiny.md"
-    md.write_text(md.read_text().replace('profile = "offline"\n',
-                                         'profile = "offline"\nseed = 0  # the seed\nsample_size = 0  # pairs\n'))
-    chapter = runner.chapters()[0]
-    nb, values = runner.prepare(chapter, "offline", runner.parse_parameters(["seed=1"]))
-    assert values["seed"] == 1 and values["sample_size"] == 16 and values["profile"] == "offline"
-    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    assert "seed = 1  # the seed" in cell.source and "remove-cell" in cell.metadata["tags"]
-    box = nb.cells[nb.cells.index(cell) + 1]
-    assert "_display.parameters(" in box.source and "-p seed=1" in box.source
-    assert all("hide-input" in c.metadata.get("tags", []) for c in nb.cells
-               if c.cell_type == "code" and c is not cell and c is not box)
-    with pytest.raises(runner.ChapterError, match="has no parameter bogus; it takes: profile, seed, sample_size"):
-        runner.prepare(chapter, "offline", {"bogus": 1})
-
-    out = tiny_book / "elsewhere"
-    runner.run(profile="offline", parameters={"seed": 1}, out_dir=out, log=lambda *_: None, progress=False)
-    assert not (tiny_book / "book" / "chapters" / "01_tiny.ipynb").exists()
-    executed = out / "01_tiny.ipynb"
-    assert "injected-parameters" not in executed.read_text()
-    # plain papermill on the executed chapter sees the profile's values as its defaults
-    declared = pm.inspect_notebook(str(executed))
-    assert declared["seed"]["default"] == "1" and declared["sample_size"]["default"] == str(values["sample_size"])
-    html = "".join(o.get("data", {}).get("text/html", "") for c in nbformat.read(executed, as_version=4).cells
-                   for o in c.get("outputs", []))
-    assert "Parameters of this page" in html and "metricbias run --only 01 --profile offline -p seed=1" in html
-
-
-def test_parse_parameters_reads_literals_and_keeps_text():
-    assert runner.parse_parameters(["seed=1", "attributes=gender,race", "rates=[0.5, 0.7]", "names=None",
-                                    "label='a b'"]) == {"seed": 1, "attributes": "gender,race", "rates": [0.5, 0.7],
-                                                        "names": None, "label": "a b"}
-    with pytest.raises(runner.ChapterError, match="name=value"):
-        runner.parse_parameters(["seed"])
-
-
-def test_rerunning_chapter_5_with_another_seed_keeps_the_profiles_sample_size():
-    chapter = runner._select(runner.chapters(), ["05"])[0]
-    nb, values = runner.prepare(chapter, "offline", runner.parse_parameters(["seed=1"]))
-    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    assert values["sample_size"] == runner.profiles.parameters("offline", chapter.stem)["sample_size"] == 16
-    assert "sample_size = 16" in cell.source and "seed = 1" in cell.source
+    assert changed()
+    bad = tiny_book / "not-a-notebook.ipynb"
+    for text in ("{}", "not json", '{"metadata": {"metricbias": 1}}'):
+        bad.write_text(text)
+        assert chapter_inputs.recorded(bad) is None
+    assert chapter_inputs.recorded(tiny_book / "missing.ipynb") is None
 
 
 MEETING = QUICK.replace('print("done")', textwrap.dedent('''\
