@@ -192,6 +192,12 @@ def test_jobs_run_chapters_side_by_side_and_the_first_failure_stops_the_run(tiny
         runner.run(profile="smoke", log=lambda *_: None, jobs=2, force=True)
     assert "boom" not in (tiny_book / "book" / "chapters" / "02_other.ipynb").read_text()
     assert not list((tiny_book / "book" / "chapters").glob(".*"))  # no partial notebook left
+    for name in "ab":
+        (tmp_path / name).unlink(missing_ok=True)
+    (tiny_book / "notebooks" / "02_other.md").write_text(
+        meeting("b", "a", "os.kill(os.getpid(), 9)"))  # an error that does not name the chapter: the run does
+    with pytest.raises(runner.ChapterError, match=r"^chapter 02_other: .*[Kk]ernel died"):
+        runner.run(profile="smoke", log=lambda *_: None, jobs=2, force=True)
     with pytest.raises(ValueError, match="--jobs 0"):
         runner.run(profile="smoke", jobs=0)
 

@@ -138,7 +138,9 @@ def execute(chapters: list, profile: str, overrides: dict | None, out_dir: Path 
         raise
     if failure is None:
         return None
-    return failure.error or f"chapter {failure.stem} exited with status {failure.proc.returncode}"
+    message = failure.error or f"exited with status {failure.proc.returncode}"
+    # a chapter's own errors name it; others (a kernel that died, a disk that filled up) do not
+    return message if failure.stem in message else f"chapter {failure.stem}: {message}"
 
 
 __all__ = ["PACKS_READY_ENV", "command", "execute", "start_order", "thread_env"]
