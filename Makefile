@@ -46,7 +46,7 @@ data: setup wordnet
 backbones: setup
 	$(BIN)/metricbias install-backbone all
 
-# Execute the chapters with papermill, $(JOBS) at once, started in _toc.yml order; a chapter whose inputs are unchanged
+# Execute the chapters with papermill, $(JOBS) at once, the longest first; a chapter whose inputs are unchanged
 # since its last run is kept. The chapters' kernels score on $(SCHEDULER). Before the chapters, `metricbias run`
 # imports the verified score packs of models/packs (RECOMPUTE=1: ignores them).
 chapters: data backbones

@@ -52,11 +52,11 @@ def _packages() -> list[str]:
 
 def shared() -> str:
     """The hash of every input the chapters share (see the module's docstring)."""
+    from .cache import code_revision
     from .packs import RECOMPUTE_ENV
 
     root = project_root()
-    h = hashlib.sha256(f"python {sys.version}".encode())
-    _add_tree(h, "library", Path(__file__).resolve().parent)
+    h = hashlib.sha256(f"python {sys.version}\x00library {code_revision()}".encode())
     _add_tree(h, "models", root / "models")
     _add_tree(h, "data", root / "data", _DERIVED_DATA)
     trained = cache_dir() / "trained"  # looked up after models/: its files' sizes and times (they are large)

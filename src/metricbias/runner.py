@@ -432,11 +432,12 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
 
         check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
     shared = chapter_inputs.shared()
+    outputs = [Path(out_dir) / c.output.name if out_dir else c.output for c in selected]
     todo = []
-    for chapter, (nb, values) in zip(selected, prepared):
-        nb.metadata[chapter_inputs.METADATA_KEY] = {"inputs": chapter_inputs.stamp(nb, shared)}
-        output = Path(out_dir) / chapter.output.name if out_dir else chapter.output
-        todo.append(force or chapter_inputs.recorded(output) != nb.metadata[chapter_inputs.METADATA_KEY]["inputs"])
+    for (nb, _), output in zip(prepared, outputs):
+        inputs = chapter_inputs.stamp(nb, shared)
+        nb.metadata[chapter_inputs.METADATA_KEY] = {"inputs": inputs}
+        todo.append(force or chapter_inputs.recorded(output) != inputs)
     kept = [c.stem for c, again in zip(selected, todo) if not again]
     if kept:
         log(f"kept {len(kept)} chapter(s) whose notebook, parameters, library, models, data and packages are "
@@ -446,7 +447,6 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
 
         packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
     log(f"running {sum(todo)} chapter(s) with profile {profile}")
-    outputs = [Path(out_dir) / c.output.name if out_dir else c.output for c in selected]
     if jobs > 1 and sum(todo) > 1:
         failed = chapter_lanes.execute([c for c, again in zip(selected, todo) if again], profile, parameters,
                                        out_dir, jobs, log=log, timings=load_timings().get(profile, {}))
