@@ -116,6 +116,18 @@ def test_an_edited_value_is_caught_by_verify_with_fraction_1(setup, capsys):
     assert repr(scores[17]) in err and repr(scores[17] - 1e-3) in err
 
 
+def test_a_float32_pack_of_an_exact_metric_verifies(setup, capsys):
+    """A float32 pack holds each score rounded to float32: the live score is rounded the same way before the
+    comparison, so a metric computed exactly in float64 (tolerance 1e-9) still verifies."""
+    out = setup / "packs"
+    path = packs.build(_entries()[:1], out, log=lambda *_: None, progress=False, dtype="float32")[0]
+    _, scores, _ = packs.read(path)
+    live = score_pairs(_pairs(), LengthRatio(), cache=None)
+    assert np.abs(np.sort(scores) - np.sort(np.r_[live["score_1"], live["score_2"]])).max() > 0  # rounded
+    assert main(["pack", "verify", "--packs", str(out), "--fraction", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("104 scores checked, max |diff| ")
+
+
 def test_an_edited_file_is_caught_by_its_sha256(setup):
     out = setup / "packs"
     path = _build(out)[0]
@@ -295,6 +307,29 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     assert {"BARTScore-P-MiniLM", "BARTScore-R-MiniLM"} <= labels
     assert len({e.config.signature for e in published}) == len(published)
     assert not any("-P-" in e.config.label for e in pack_plan.plan("offline", sets="pairs:built"))
+    # the cheap metrics with a high cost per pair are packed where they take ten seconds or more, and nowhere else
+    flickr = {e.config.label for e in pack_plan.plan("offline", sets="metaeval:flickr8k")}
+    assert {"METEOR", "TER", "ROUGE-SU4", "WMD", "BERTScore-MiniLM"} <= flickr and not {"BLEU", "chrF"} & flickr
+    assert not {"METEOR", "TER"} & {e.config.label for e in pack_plan.plan("offline", sets="pairs:counterfactual")}
+    # --configs chooses among the slow configurations; it does not pack a fast one
+    assert [e.text_set for e in pack_plan.plan("offline", configs="ter")] == [
+        "quality:wmt19-kk-en;pairs=0;seed=0", "metaeval:flickr8k", "metaeval:wmt19-kk-en"]  # not REALSumm: hours
+
+
+def test_the_shipped_packs_are_the_default_profiles_plan_within_the_budget():
+    """models/packs holds one file per entry of the `offline` plan (the MPNet ones where all-mpnet-base-v2 is not
+    installed: their text sets are the plan's) and nothing else, each with its provenance, 8 MB in all."""
+    from metricbias import pack_plan
+
+    shipped = {p.name for p in packs.default_dir().glob("*.npz")}
+    planned = {e.file for e in pack_plan.plan("offline")}
+    assert planned <= shipped, f"no pack for {sorted(planned - shipped)[:5]}: metricbias pack build --profile offline"
+    sets = {e.text_set for e in pack_plan.plan("offline")}
+    for name in shipped - planned:
+        meta = json.loads((packs.default_dir() / name).with_suffix(".json").read_text())["meta"]
+        assert meta["text_set"] in sets and "mpnet" in meta["signature"], f"{name} is in no chapter's plan"
+    size = sum(p.stat().st_size for p in packs.default_dir().iterdir())
+    assert size <= 8_000_000, f"models/packs holds {size / 1e6:.2f} MB, over its 8 MB"
 
 
 def test_a_quality_text_set_is_the_call_that_measures_quality():

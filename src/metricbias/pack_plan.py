@@ -11,20 +11,33 @@ from __future__ import annotations
 
 #: the metric families whose configurations run a transformer per pair: minutes on two CPU cores at the book's sizes
 SLOW_FAMILIES = ("matching", "regression", "generation")
+#: n-gram and static-embedding metrics packed on the text sets where their live scoring takes ten seconds or more
+#: on two CPU cores (TER's search for shifts and METEOR's WordNet matching on long texts, ROUGE-SU4's skip-bigrams,
+#: WMD's transport problems; each pack's provenance records its seconds, benchmarks/README.md lists them):
+#: text-set prefix -> registry names. The other cheap configurations take seconds and stay live.
+PACKED_WHERE_SLOW: dict[str, tuple[str, ...]] = {
+    "quality:wmt19-kk-en": ("meteor", "rougeSU4", "ter"),
+    "association:": ("meteor", "rougeSU4", "wmd"),
+    "metaeval:flickr8k": ("meteor", "rougeSU4", "ter", "wmd"),
+    "metaeval:wmt19-kk-en": ("meteor", "rougeSU4", "ter", "wmd"),
+    # TER on REALSumm's 70-word summaries: about a second per pair, hours for the set; chapter 7 leaves it out
+    "metaeval:realsumm": ("meteor", "rougeSU4", "wmd"),
+}
 
 
-def is_slow(spec) -> bool:
+def is_slow(spec, text_set: str = "") -> bool:
     """Slow on two CPU cores: every configuration that runs a transformer (BERTScore, MoverScore, the regression
-    and generation metrics; the PLL scores are slow too: :func:`plan` adds them). The n-gram and static-embedding
-    metrics take seconds and stay live."""
+    and generation metrics; the PLL scores are slow too: :func:`plan` adds them), and on ``text_set`` the metrics
+    :data:`PACKED_WHERE_SLOW` names for it."""
     from .metrics.registry import metric_class
 
-    return metric_class(spec.name).family in SLOW_FAMILIES
+    return metric_class(spec.name).family in SLOW_FAMILIES or any(
+        text_set.startswith(prefix) and spec.name in names for prefix, names in PACKED_WHERE_SLOW.items())
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
     """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``; or those of them named in
-    ``sets``) x its slow configurations (or those whose label or registry name is in ``configs``), once each."""
+    ``sets``) x its slow configurations (those of them whose label or registry name is in ``configs``), once each."""
     from . import backbones, profiles, runner
     from .bias import pll
     from .metrics.registry import Spec
@@ -39,19 +52,18 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
         skip = params.get("skip_metrics", "")
         named = profiles.names_of(params.get("metric_names", ""))  # a chapter given metric names runs those instead
         suite = [Spec.of(n) for n in sorted(named - profiles.names_of(skip))] if named else profiles.suite(profile, skip)
-        specs = [s for s in suite if (s.label in wanted or s.name in wanted if wanted else is_slow(s))]
         grid_sets = [t.format(**params) for t in profiles.PACK_GRID_SETS.get(chapter, [])]
         for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
             if wanted_sets and name not in wanted_sets:
                 continue
-            here = specs + ([s for s in _grid_specs() if (s.label in wanted or s.name in wanted if wanted
-                                                         else is_slow(s))] if name in grid_sets else [])
             if text_set(name).kind == "pll":
                 loader = name.split(":", 1)[1].split(";", 1)[0]  # pll:<set> or pll:<set>;pairs=N;seed=S
                 configs_here = [PLLConfig(lm, m, device) for lm in lms for m in pll.RUNS[loader]]
                 if wanted:
                     configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]
             else:
+                here = [s for s in suite + (_grid_specs() if name in grid_sets else []) if is_slow(s, name)
+                        and (not wanted or s.label in wanted or s.name in wanted)]
                 configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in here]
             for config in configs_here:
                 # the grid's labels differ from the suite's for the same configuration: one file per signature

@@ -52,7 +52,7 @@ computed live. :func:`verify` does the checks without importing (``metricbias pa
 **Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
 (:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
 (``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
-are slow (:func:`metricbias.pack_plan.is_slow`), and the PLL score functions of every masked LM here.
+are slow on that text set (:func:`metricbias.pack_plan.is_slow`), and the PLL score functions of every masked LM here.
 Declaring the data sets per chapter, rather than recording a run, keeps a pack build
 independent of executing the chapters; the chapters' job logs then say how many of
 their scores came from packs (:func:`chapter_numbers`), so a data set a chapter
@@ -527,6 +527,10 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
             continue
         live[start + here] = config.compute(cands, refs, here)  # a corpus-dependent metric's corpus: the whole job
         gain[start + here] = config.rounding_gain(cands, refs, here)
+    # a float32 pack holds each score rounded to float32: round the live score the same way before comparing
+    with np.load(path, allow_pickle=False) as data:
+        stored = data["scores"].dtype
+    live = live.astype(stored).astype(float)
     ok = _within(config.family, scores[positions], live[positions], gain[positions])
     diffs = np.abs(scores[positions] - live[positions])
     max_diff = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else 0.0

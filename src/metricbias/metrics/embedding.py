@@ -151,6 +151,10 @@ class StaticEmbeddingMetric(Metric):
     def _score(self, candidates, references):
         table = load_vectors(str(self._path)).vectors
         rows = {text: self.indices(text) for text in dict.fromkeys((*candidates, *references))}
+        # a metric that compares one vector per text computes it (and its norm) once per distinct text: the
+        # association tests pair each word with every attribute word, hundreds of thousands of pairs
+        vectors = {text: _with_norm(self.text_vector(ix, table)) for text, ix in rows.items() if len(ix)} \
+            if self.text_vector is not None else None
         out = np.empty(len(candidates))
         missing = 0
         for i, (c, r) in enumerate(zip(candidates, references)):
@@ -158,6 +162,8 @@ class StaticEmbeddingMetric(Metric):
             if len(ic) == 0 or len(ir) == 0:
                 out[i] = self.no_representation
                 missing += 1
+            elif vectors is not None:
+                out[i] = _cosine(*vectors[c], *vectors[r])
             else:
                 out[i] = self.pair_score(ic, ir, table)
         if missing:
@@ -166,13 +172,21 @@ class StaticEmbeddingMetric(Metric):
                           f"{self.no_representation}", OOVWarning, stacklevel=3)
         return out
 
+    #: ``text_vector(rows, table)``: one vector per text (rows: its tokens' vocabulary rows, non-empty), the score
+    #: the cosine of the two texts' vectors; None for a metric that compares the token vectors (:meth:`pair_score`)
+    text_vector = None
+
     def pair_score(self, cand: np.ndarray, ref: np.ndarray, table: np.ndarray) -> float:
         """Score of one pair from the vocabulary rows of its tokens (both non-empty) and the vector table."""
         raise NotImplementedError
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+def _with_norm(vector: np.ndarray) -> tuple[np.ndarray, float]:
+    return vector, np.linalg.norm(vector)
+
+
+def _cosine(a: np.ndarray, na: float, b: np.ndarray, nb: float) -> float:
+    """Cosine of ``a`` and ``b`` given their norms."""
     if na == 0 or nb == 0:
         return 0.0  # a zero vector has cosine 0 with everything (sklearn's convention)
     return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
@@ -184,8 +198,9 @@ class EmbeddingAverage(StaticEmbeddingMetric):
     name = "embedding_average"
     label = "Embedding average"
 
-    def pair_score(self, cand, ref, table):
-        return _cosine(table[cand].mean(axis=0), table[ref].mean(axis=0))
+    @staticmethod
+    def text_vector(rows, table):
+        return table[rows].mean(axis=0)
 
 
 def extrema(vectors: np.ndarray) -> np.ndarray:
@@ -200,8 +215,9 @@ class VectorExtrema(StaticEmbeddingMetric):
     name = "vector_extrema"
     label = "Vector extrema"
 
-    def pair_score(self, cand, ref, table):
-        return _cosine(extrema(table[cand]), extrema(table[ref]))
+    @staticmethod
+    def text_vector(rows, table):
+        return extrema(table[rows])
 
 
 class GreedyMatching(StaticEmbeddingMetric):
