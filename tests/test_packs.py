@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -248,6 +249,19 @@ def test_pll_packs_round_trip_on_a_tiny_masked_lm(setup, tmp_path):
         packs.TEXT_SETS.pop("pll:packs-test", None)
 
 
+def test_each_pll_score_function_has_its_own_fingerprint():
+    """A PLL signature names its score function in a bare leading field; the fingerprint keeps it (a metric
+    signature, all key:value fields, hashes as before: the library versions left out)."""
+    from metricbias.bias import pll
+    from metricbias.signature import configuration
+
+    prints = {packs.fingerprint(pll.signature("mlm-x", "abc", m)) for m in ("aul", "cps", "sss")}
+    assert len(prints) == 3
+    sig = "metric:bleu|tokenize:13a|direction:higher|version:sacrebleu-2.6.0,metricbias-0.1.0,rev-1"
+    assert packs.fingerprint(sig) == packs.fingerprint(sig.replace("sacrebleu-2.6.0", "sacrebleu-9.9"))
+    assert packs.fingerprint(sig) == hashlib.sha256(configuration(sig).encode()).hexdigest()
+
+
 def test_a_drawn_pll_text_set_holds_the_pairs_chapter_4_draws():
     from metricbias.bias import pll
 
@@ -317,17 +331,24 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
 
 
 def test_the_shipped_packs_are_the_default_profiles_plan_within_the_budget():
-    """models/packs holds one file per entry of the `offline` plan (the MPNet ones where all-mpnet-base-v2 is not
-    installed: their text sets are the plan's) and nothing else, each with its provenance, 8 MB in all."""
+    """models/packs holds a file for each entry of the `offline` plan (the same text set and configuration
+    fingerprint; where all-mpnet-base-v2 is not installed, the plan leaves out the MPNet ones, and their text sets
+    are the plan's) and nothing else, each with its provenance, 8 MB in all."""
     from metricbias import pack_plan
 
-    shipped = {p.name for p in packs.default_dir().glob("*.npz")}
-    planned = {e.file for e in pack_plan.plan("offline")}
-    assert planned <= shipped, f"no pack for {sorted(planned - shipped)[:5]}: metricbias pack build --profile offline"
-    sets = {e.text_set for e in pack_plan.plan("offline")}
-    for name in shipped - planned:
-        meta = json.loads((packs.default_dir() / name).with_suffix(".json").read_text())["meta"]
-        assert meta["text_set"] in sets and "mpnet" in meta["signature"], f"{name} is in no chapter's plan"
+    entries = pack_plan.plan("offline")
+    shipped = {}
+    for side in packs.default_dir().glob("*.json"):
+        meta = json.loads(side.read_text())["meta"]
+        shipped[(meta["text_set"], meta["fingerprint"])] = meta
+    planned = {(e.text_set, packs.fingerprint(e.config.signature)): e.file for e in entries}
+    missing = sorted(planned[k] for k in set(planned) - set(shipped))
+    assert not missing, f"no pack for {missing[:5]}: metricbias pack build --profile offline"
+    sets = {e.text_set for e in entries}
+    for key in set(shipped) - set(planned):
+        meta = shipped[key]
+        assert meta["text_set"] in sets and "mpnet" in meta["signature"], f"{key} is in no chapter's plan"
+    assert len(list(packs.default_dir().glob("*.npz"))) == len(shipped)
     size = sum(p.stat().st_size for p in packs.default_dir().iterdir())
     assert size <= 8_000_000, f"models/packs holds {size / 1e6:.2f} MB, over its 8 MB"
 

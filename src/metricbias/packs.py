@@ -100,7 +100,11 @@ def default_dir() -> Path:
 
 def fingerprint(signature: str) -> str:
     """What a pack's scores depend on, as a hash: the signature less the library versions."""
-    return hashlib.sha256(configuration(signature).encode("utf-8")).hexdigest()
+    # a PLL signature names its score function in a bare leading field (pll-aul, pll-cps), which configuration()
+    # does not keep: without it two score functions of one masked LM would share a fingerprint
+    bare = "|".join(part for part in signature.split("|") if ":" not in part)
+    body = f"{bare}|{configuration(signature)}" if bare else configuration(signature)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 # --- configurations -----------------------------------------------------------------------------

@@ -136,7 +136,7 @@ class _Rouge(NgramMetric):
     def _score(self, candidates, references):
         from rouge_score import rouge_scorer
 
-        scorer = rouge_scorer.RougeScorer([self.rouge_type], use_stemmer=self.options["use_stemmer"])
+        scorer = rouge_scorer.RougeScorer([self.rouge_type], tokenizer=_tokenizer(self.options["use_stemmer"]))
         field = {"F": "fmeasure", "P": "precision", "R": "recall"}[self.options["variant"]]
         return np.array([getattr(scorer.score(r, c)[self.rouge_type], field) for c, r in zip(candidates, references)])
 
@@ -163,6 +163,25 @@ class RougeL(_Rouge):
     name = "rougeL"
     label = "ROUGE-L"
     rouge_type = "rougeL"
+
+
+def _tokenizer(use_stemmer: bool):
+    """rouge-score's tokenizer (lowercased alphanumeric tokens, Porter-stemmed if ``use_stemmer``), remembering each
+    text's tokens: stemming is most of ROUGE's cost, and a reference is paired with many candidates (a caption with
+    every system's output, a word with every attribute word). One per call, so the memory goes with it."""
+    from functools import lru_cache
+
+    from rouge_score.tokenizers import DefaultTokenizer, Tokenizer
+
+    plain = DefaultTokenizer(use_stemmer=use_stemmer)
+
+    class Remembering(Tokenizer):
+        @staticmethod
+        @lru_cache(maxsize=None)
+        def tokenize(text):
+            return tuple(plain.tokenize(text))  # a tuple: the remembered tokens cannot be changed by a caller
+
+    return Remembering()
 
 
 def skip_bigrams(tokens: list[str], max_gap: int = 4, unigrams: bool = True) -> Counter:
@@ -203,9 +222,7 @@ class RougeSU4(NgramMetric):
             raise MetricError(f"metric {self.name}: max_gap={self.options['max_gap']!r} must be an integer >= 0")
 
     def _score(self, candidates, references):
-        from rouge_score.tokenizers import DefaultTokenizer
-
-        tok = DefaultTokenizer(use_stemmer=self.options["use_stemmer"])
+        tok = _tokenizer(self.options["use_stemmer"])
         gap, variant = self.options["max_gap"], self.options["variant"]
         out = []
         for c, r in zip(candidates, references):
