@@ -65,8 +65,8 @@ def add_parser(sub) -> None:
     b.add_argument("--profile", default="full", help="the profile whose configurations and data are packed")
     b.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     b.add_argument("--configs", default=None,
-                   help="comma-separated labels or registry names among the slow configurations (default: all of them; 'pll': the "
-                        "PLL scores)")
+                   help="comma-separated labels or registry names among the slow configurations (default: all of "
+                        "them; 'pll': the PLL scores)")
     b.add_argument("--sets", default=None,
                    help="comma-separated text sets (default: every one the profile's chapters score; --dry-run lists "
                         "them in the file names)")

@@ -100,11 +100,7 @@ def default_dir() -> Path:
 
 def fingerprint(signature: str) -> str:
     """What a pack's scores depend on, as a hash: the signature less the library versions."""
-    # a PLL signature names its score function in a bare leading field (pll-aul, pll-cps), which configuration()
-    # does not keep: without it two score functions of one masked LM would share a fingerprint
-    bare = "|".join(part for part in signature.split("|") if ":" not in part)
-    body = f"{bare}|{configuration(signature)}" if bare else configuration(signature)
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return hashlib.sha256(configuration(signature).encode("utf-8")).hexdigest()
 
 
 # --- configurations -----------------------------------------------------------------------------
@@ -375,9 +371,9 @@ def _sha256(path: Path) -> str:
 
 
 def read(path: str | os.PathLike) -> tuple[dict, np.ndarray, np.ndarray]:
-    """``(meta, scores, offsets)`` of a pack file."""
+    """``(meta, scores, offsets)`` of a pack file, the scores as stored (float64 or float32)."""
     with np.load(path, allow_pickle=False) as data:
-        return json.loads(str(data["meta"])), data["scores"].astype(float), data["offsets"]
+        return json.loads(str(data["meta"])), data["scores"], data["offsets"]
 
 
 def write(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, provenance: dict,
@@ -501,7 +497,8 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
     if sha != recorded.get("sha256"):
         raise PackError(f"score pack {path}: its sha256 is {sha}, its provenance {side.name} says "
                         f"{recorded.get('sha256')}: the file was changed; rebuild it with metricbias pack build")
-    meta, scores, offsets = read(path)
+    meta, stored, offsets = read(path)
+    scores = stored.astype(float)
     if meta.get("format") != FORMAT or len(scores) != meta["scores"] or offsets[-1] != len(scores):
         raise PackError(f"score pack {path}: format {meta.get('format')} with {len(scores)} scores is not what this "
                         f"library reads (format {FORMAT}, {meta.get('scores')} scores); rebuild it")
@@ -532,9 +529,7 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
         live[start + here] = config.compute(cands, refs, here)  # a corpus-dependent metric's corpus: the whole job
         gain[start + here] = config.rounding_gain(cands, refs, here)
     # a float32 pack holds each score rounded to float32: round the live score the same way before comparing
-    with np.load(path, allow_pickle=False) as data:
-        stored = data["scores"].dtype
-    live = live.astype(stored).astype(float)
+    live = live.astype(stored.dtype).astype(float)
     ok = _within(config.family, scores[positions], live[positions], gain[positions])
     diffs = np.abs(scores[positions] - live[positions])
     max_diff = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else 0.0

@@ -35,7 +35,7 @@ _FULL = {
     "03_metrics_and_backbones": {"built_sample_size": 0, "stsb_pairs": 0, "darr_pairs": 0},
     # chapters 4, 5 and 7 leave out the generation metrics (a seq2seq pass per pair and direction) and, on the
     # larger text sets of 4 and 7, the MPNet configurations (5x MiniLM's size): chapter 3 measures every one.
-    # Every counterfactual source; the PLL measures on 100 pairs per data set (no pack holds them yet)
+    # Every counterfactual source; the PLL measures on every CrowS-Pairs and StereoSet pair (from the score packs)
     "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "pll_sample_size": 0,
                          "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
     # sentence-level SEAT sets drawn down to 16 texts per set (word-level tests stay whole): the

@@ -26,13 +26,14 @@ def parse_signature(signature: str) -> dict[str, str]:
 def configuration(signature: str) -> str:
     """The signature less the library versions of its ``version`` field: the same metric configuration (options,
     weight fingerprints and the metric's implementation revision, kept as a ``rev`` field), whatever library
-    builds computed it."""
+    builds computed it. A bare leading field (a PLL signature's score function, ``pll-cps|model:...``) is kept."""
     fields = parse_signature(signature)
     version = fields.pop("version", None)
     revision = [part for part in (version or "").split(",") if part.startswith("rev-")]
     if revision:
         fields["rev"] = revision[-1].removeprefix("rev-")
-    return format_signature(fields)
+    bare = [part for part in str(signature).split("|") if ":" not in part]
+    return "|".join([*bare, format_signature(fields)]) if bare else format_signature(fields)
 
 
 def direction(signature: str) -> str:
