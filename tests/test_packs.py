@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -432,3 +433,30 @@ def test_bertscore_f_rounding_gain_is_one_where_p_equals_r():
     p, r, _ = idf.prf([*texts, "a nurse went home"], refs)[2]
     assert idf.rounding_gain([*texts, "a nurse went home"], refs, [2])[0] == pytest.approx(
         max(1.0, 2 * (p ** 2 + r ** 2) / (p + r) ** 2))
+
+
+def test_packs_checked_by_two_processes_import_what_one_process_imports(tmp_path, monkeypatch):
+    """``import_packs(workers=2)`` (what ``metricbias run --jobs 2`` does): the worker processes rebuild the texts
+    from the raw data, check the files of a text set together and store into the same cache as one process."""
+    from conftest import real_raw_location
+
+    monkeypatch.setenv("METRICBIAS_MIRROR", str(real_raw_location()))
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "packs"
+    entries = [packs.Entry(packs.MetricConfig("bleu", {}), text_set) for text_set in ("pairs:published", "pairs:built")]
+    packs.build(entries, out, log=lambda *_: None, progress=False)
+    one, two = ScoreCache(tmp_path / "one.sqlite"), ScoreCache(tmp_path / "two.sqlite")
+    serial = packs.import_packs(out, one, progress=False)
+    parallel = packs.import_packs(out, two, progress=False, workers=2)
+    assert [c.status for c in parallel] == ["imported"] * 2
+    assert parallel == serial  # the same checks, in file order
+    for entry in entries:
+        jobs_ = packs.texts_of(entry.text_set, entry.config)
+        keys = [k for cands, refs in jobs_ for k in one.keys(entry.config, cands, refs)]
+        assert one.lookup(keys) == two.lookup(keys) and len(one.lookup(keys)) == len(set(keys))
+    assert [c.status for c in packs.import_packs(out, two, progress=False, workers=2)] == ["imported before"] * 2
+    # a worker's error reaches the caller as the one-line PackError it raised
+    edited = next(out.glob("pairs-built__*.npz"))
+    edited.write_bytes(edited.read_bytes() + b"\0")
+    with pytest.raises(packs.PackError, match=re.escape(f"{edited.name}: its sha256")):
+        packs.import_packs(out, ScoreCache(tmp_path / "three.sqlite"), progress=False, workers=2)

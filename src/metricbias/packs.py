@@ -48,6 +48,7 @@ score cache, marked as from a pack. A pack already imported into this cache unde
 same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
 (``make book RECOMPUTE=1``) forgets every imported score instead, so that all is
 computed live. :func:`verify` does the checks without importing (``metricbias pack verify``).
+``metricbias run --jobs N`` checks the files in N processes, the files of a text set in one of them.
 
 **Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
 (:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
@@ -565,37 +566,103 @@ def summary_line(checked: list[Checked]) -> str:
 
 
 def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
-                 log=None, progress: bool = True) -> list[Checked]:
+                 log=None, progress: bool = True, workers: int = 1) -> list[Checked]:
     """Check every pack in ``folder`` (default ``models/packs``) and store the verified ones in ``cache`` (default
-    score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped."""
+    score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped.
+    ``workers`` > 1: that many processes check the files at once, each the files of whole text sets (whose
+    configurations share encodings), the heaviest sets first; the cores are shared out among them."""
     from .cache import ScoreCache
     from .progress import tqdm
 
     cache = ScoreCache.default() if cache in (None, True) else cache
-    out, memo = [], {}
     files = pack_files(folder or default_dir())
-    bar = tqdm(files, desc="score packs", unit="file", disable=not progress or len(files) < 2)
-    for path in bar:
+    bar = tqdm(total=len(files), desc="score packs", unit="file", disable=not progress or len(files) < 2)
+    found = {}
+
+    def done(path, checked):
+        found[path] = checked
         bar.set_postfix_str(path.stem.split("__")[-1], refresh=False)
-        found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache, memo=memo)
-        if found.status == "verified":
-            config, jobs, offsets = parts
-            items = {}
-            for j, (cands, refs) in enumerate(jobs):
-                for key, value in zip(cache.keys(config, cands, refs), scores[offsets[j]:offsets[j + 1]]):
-                    if np.isfinite(value):  # an undefined score (PLL SSS with nothing modified) is not stored
-                        items[key] = float(value)
-            cache.store(config.signature, items, pack={"sha256": found.sha256, "file": found.file,
-                                                        "scores": found.scores, "checked": found.checked,
-                                                        "max_diff": found.max_diff})
-            found.status = "imported"
+        bar.update()
         if log:
-            log(f"  pack {found.file}: {found.status}" + (f" ({found.note})" if found.note else ""))
-        out.append(found)
-    return out
+            log(f"  pack {checked.file}: {checked.status}" + (f" ({checked.note})" if checked.note else ""))
+
+    groups = _text_set_groups(files, fraction)
+    if workers > 1 and len(groups) > 1:
+        import multiprocessing
+
+        workers = min(workers, len(groups))
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        # spawn, not fork: the parent may hold PyTorch's thread pools; the pool's exit terminates the workers
+        # (an error or Ctrl-C in the parent), whose own SIGINT is ignored so that only the parent reports it
+        with multiprocessing.get_context("spawn").Pool(workers, _worker_start, (threads,)) as pool:
+            for group in pool.imap_unordered(_import_group, [(g, fraction, device, str(cache.path)) for g in groups]):
+                for path, checked in group:
+                    done(path, checked)
+    else:
+        memo = {}
+        for group in groups:
+            for path in group:
+                done(path, _import_file(path, fraction, device, cache, memo))
+    bar.close()
+    return [found[path] for path in files]
 
 
-def prepare(folder=None, cache=None, log=print) -> list[Checked]:
+def _text_set_groups(files: list[Path], fraction: float) -> list[list[Path]]:
+    """The files by text set (the prefix of their names), the set whose check is estimated longest first: the
+    recorded build seconds scaled to the share of scores a check recomputes, and a model load per file."""
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        groups.setdefault(path.stem.split("__")[0], []).append(path)
+
+    def cost(path: Path) -> float:
+        try:
+            recorded = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+            n = int(recorded["meta"]["scores"])
+            return 2.0 + float(recorded["seconds"]) * min(n, max(MIN_CHECKED, math.ceil(fraction * n))) / max(n, 1)
+        except (OSError, ValueError, KeyError, TypeError):  # check_file reports what is wrong with it
+            return 2.0
+
+    return sorted(groups.values(), key=lambda group: -sum(cost(p) for p in group))
+
+
+def _worker_start(threads: int) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)  # read by PyTorch's import
+
+
+def _import_group(task) -> list:
+    """A worker's part of :func:`import_packs`: the files of one text set, with its own cache connection."""
+    from .cache import ScoreCache
+
+    paths, fraction, device, cache_path = task
+    cache = ScoreCache(cache_path)
+    return [(path, _import_file(path, fraction, device, cache, _WORKER_MEMO)) for path in paths]
+
+
+#: a worker's configurations (loaded models) and texts, kept across the text sets it checks
+_WORKER_MEMO: dict = {}
+
+
+def _import_file(path: Path, fraction: float, device: str, cache, memo: dict) -> Checked:
+    """Check one pack file and, verified, store its scores in ``cache``."""
+    found, parts, scores = check_file(path, fraction=fraction, device=device, cache=cache, memo=memo)
+    if found.status == "verified":
+        config, jobs, offsets = parts
+        items = {}
+        for j, (cands, refs) in enumerate(jobs):
+            for key, value in zip(cache.keys(config, cands, refs), scores[offsets[j]:offsets[j + 1]]):
+                if np.isfinite(value):  # an undefined score (PLL SSS with nothing modified) is not stored
+                    items[key] = float(value)
+        cache.store(config.signature, items, pack={"sha256": found.sha256, "file": found.file,
+                                                    "scores": found.scores, "checked": found.checked,
+                                                    "max_diff": found.max_diff})
+        found.status = "imported"
+    return found
+
+
+def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checked]:
     """What ``metricbias run`` does before the chapters: import the packs, or with ``METRICBIAS_RECOMPUTE`` set
     (``make book RECOMPUTE=1``) forget every score that came from one, so that all is computed live."""
     from .cache import ScoreCache
@@ -608,7 +675,7 @@ def prepare(folder=None, cache=None, log=print) -> list[Checked]:
     files = pack_files(folder or default_dir())
     if not files:
         return []
-    done = import_packs(folder, cache)
+    done = import_packs(folder, cache, workers=workers)
     fresh = [c for c in done if c.status == "imported"]
     log(f"score packs: {len(fresh)} imported ({summary_line(fresh)}), "
         f"{sum(c.status == 'imported before' for c in done)} already in the cache, "

@@ -445,7 +445,9 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
     if any(todo) and not os.environ.get(chapter_lanes.PACKS_READY_ENV):
         from . import packs
 
-        packs.prepare(log=log)  # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it)
+        # verified score packs into the score cache (or, with METRICBIAS_RECOMPUTE, out of it), checked by as many
+        # processes as chapters run at once
+        packs.prepare(log=log, workers=jobs)
     log(f"running {sum(todo)} chapter(s) with profile {profile}")
     if jobs > 1 and sum(todo) > 1:
         failed = chapter_lanes.execute([c for c, again in zip(selected, todo) if again], profile, parameters,
