@@ -460,3 +460,21 @@ def test_packs_checked_by_two_processes_import_what_one_process_imports(tmp_path
     edited.write_bytes(edited.read_bytes() + b"\0")
     with pytest.raises(packs.PackError, match=re.escape(f"{edited.name}: its sha256")):
         packs.import_packs(out, ScoreCache(tmp_path / "three.sqlite"), progress=False, workers=2)
+
+
+def test_a_pack_built_on_a_gpu_with_other_library_versions_verifies_here(tmp_path, monkeypatch):
+    """``tests/packs_cuda``: pairs:built x Regression-MiniLM as ``metricbias pack build --device cuda --float32``
+    wrote it on an NVIDIA H200 (Python 3.12, torch 2.11, numpy 2.5): same fingerprint, scores within the regression
+    tolerance of this machine's CPU ones on the sample a build checks (``metricbias pack verify --fraction 1`` on
+    all four GPU-built MiniLM packs of pairs:built and pairs:counterfactual: max |diff| 9.5e-7, benchmarks/README.md)."""
+    from pathlib import Path
+
+    from conftest import real_raw_location
+
+    monkeypatch.setenv("METRICBIAS_MIRROR", str(real_raw_location()))
+    folder = Path(__file__).parent / "packs_cuda"
+    record = json.loads((folder / "pairs-built__Regression-MiniLM.json").read_text())
+    assert record["device"] == "NVIDIA H200" and record["versions"]["python"].startswith("3.12")
+    done = packs.import_packs(folder, ScoreCache(tmp_path / "cache.sqlite"), device="cpu", progress=False)
+    assert [(c.status, c.checked) for c in done] == [("imported", 74)]
+    assert 0 < done[0].max_diff < 1e-5

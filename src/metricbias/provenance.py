@@ -24,7 +24,7 @@ from .paths import atomic_dir
 def command() -> str:
     """This process's command line as a user would type it (``metricbias ...`` for the CLI)."""
     argv = list(sys.argv)
-    if argv and Path(argv[0]).name == "metricbias":
+    if argv and (Path(argv[0]).name == "metricbias" or Path(argv[0]).parts[-2:] == ("metricbias", "cli.py")):  # or -m
         return shlex.join(["metricbias", *argv[1:]])
     return shlex.join([Path(sys.executable).name, *argv])
 
