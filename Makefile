@@ -11,7 +11,8 @@ RECOMPUTE ?=
 # where the chapters' scoring runs: inprocess, local (a Dask LocalCluster of WORKERS processes) or tcp://HOST:PORT
 SCHEDULER ?= inprocess
 WORKERS ?=
-# chapters executed at once, each in its own process (much of a chapter is single-threaded Python)
+# chapters executed at once, each in its own process (much of a chapter is single-threaded Python); as many
+# processes check the score packs before them
 JOBS ?= 2
 # FORCE=1: execute every chapter, also those whose inputs (notebook, parameters, library, models, data, packages)
 # are unchanged since their last run

@@ -341,7 +341,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="execute every selected chapter, also those whose inputs are unchanged since their last run")
     p.add_argument("-j", "--jobs", type=int, default=1,
-                   help="chapters executed at once, each in a process of its own (default 1; make book: JOBS, 2)")
+                   help="chapters executed at once, each in a process of its own, and processes checking the score packs "
+                        "(default 1; make book: JOBS, 2)")
     p.add_argument("--build", action="store_true", help="then build the book with jupyter-book")
     p.set_defaults(func=_cmd_run)
 

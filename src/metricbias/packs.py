@@ -598,6 +598,8 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
             for group in pool.imap_unordered(_import_group, [(g, fraction, device, str(cache.path)) for g in groups]):
                 for path, checked in group:
                     done(path, checked)
+            pool.close()  # the workers end as processes do (finalizers run); terminate is for an error or Ctrl-C
+            pool.join()
     else:
         memo = {}
         for group in groups:
@@ -628,8 +630,17 @@ def _text_set_groups(files: list[Path], fraction: float) -> list[list[Path]]:
 def _worker_start(threads: int) -> None:
     import signal
 
+    import threading
+
+    from tqdm.std import tqdm
+
+    from .progress import QUIET_ENV
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)  # read by PyTorch's import
+    os.environ[QUIET_ENV] = "1"  # the parent's bar counts the files; the workers' own would garble it
+    # a thread lock, not tqdm's multiprocessing one: a named semaphore that a terminated worker would leak
+    tqdm.set_lock(threading.RLock())
 
 
 def _import_group(task) -> list:

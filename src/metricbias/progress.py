@@ -15,6 +15,8 @@ from functools import lru_cache
 #: set by :mod:`metricbias.runner` for the kernels it starts
 FILE_ENV = "METRICBIAS_PROGRESS_FILE"
 COLUMNS_ENV = "METRICBIAS_PROGRESS_COLUMNS"
+#: set in worker processes whose parent shows the progress (the pack check of ``metricbias run --jobs N``)
+QUIET_ENV = "METRICBIAS_PROGRESS_QUIET"
 
 
 @lru_cache(maxsize=4)
@@ -23,7 +25,10 @@ def _terminal(path: str):
 
 
 def tqdm(iterable=None, **kwargs):
-    """``tqdm.auto.tqdm(iterable, **kwargs)``, or a text bar on the build's terminal under ``metricbias run``."""
+    """``tqdm.auto.tqdm(iterable, **kwargs)``, or a text bar on the build's terminal under ``metricbias run``; none
+    in a worker whose parent shows the progress (``METRICBIAS_PROGRESS_QUIET``)."""
+    if os.environ.get(QUIET_ENV):
+        kwargs["disable"] = True
     path = os.environ.get(FILE_ENV)
     if path:
         from tqdm.std import tqdm as text_bar
