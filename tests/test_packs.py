@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 
 import numpy as np
@@ -478,3 +479,25 @@ def test_a_pack_built_on_a_gpu_with_other_library_versions_verifies_here(tmp_pat
     done = packs.import_packs(folder, ScoreCache(tmp_path / "cache.sqlite"), device="cpu", progress=False)
     assert [(c.status, c.checked) for c in done] == [("imported", 74)]
     assert 0 < done[0].max_diff < 1e-5
+
+
+def test_a_pack_check_worker_prints_warnings_on_one_line_and_no_bars(monkeypatch):
+    import signal
+    import warnings
+
+    from metricbias import progress
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    monkeypatch.setattr(warnings, "filters", list(warnings.filters))
+    monkeypatch.delenv(progress.QUIET_ENV, raising=False)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, os.environ.get(name, "1"))
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        packs._worker_start(1)
+    finally:
+        signal.signal(signal.SIGINT, previous)  # a worker ignores Ctrl-C (its parent handles it); the tests do not
+    monkeypatch.setenv(progress.QUIET_ENV, "1")  # set by _worker_start; monkeypatch removes it afterwards
+    assert warnings.formatwarning(UserWarning("metric wmd: 3 of 9 pairs ..."), UserWarning, "x.py", 1) == \
+        "metricbias: warning: metric wmd: 3 of 9 pairs ...\n"
+    assert progress.tqdm(range(3)).disable

@@ -629,14 +629,17 @@ def _text_set_groups(files: list[Path], fraction: float) -> list[list[Path]]:
 
 def _worker_start(threads: int) -> None:
     import signal
-
     import threading
+    import warnings
 
     from tqdm.std import tqdm
 
     from .progress import QUIET_ENV
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a worker's warnings (a metric's note on its inputs) one line each, as the CLI prints its own
+    warnings.formatwarning = lambda message, *_, **__: f"metricbias: warning: {message}\n"
+    warnings.filterwarnings("ignore", category=SyntaxWarning)  # libraries' escapes, compiled on first import
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)  # read by PyTorch's import
     os.environ[QUIET_ENV] = "1"  # the parent's bar counts the files; the workers' own would garble it
     # a thread lock, not tqdm's multiprocessing one: a named semaphore that a terminated worker would leak
