@@ -17,6 +17,9 @@ JOBS ?= 2
 # FORCE=1: execute every chapter, also those whose inputs (notebook, parameters, library, models, data, packages)
 # are unchanged since their last run
 FORCE ?=
+# Python writes each module's bytecode into .venv once (__pycache__): with PYTHONDONTWRITEBYTECODE set, every process
+# a run starts (the chapters' kernels, the tests' subprocesses) would compile torch and transformers again, ~17 s each
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup wordnet data backbones chapters book test screenshots clean
 
