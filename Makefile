@@ -24,11 +24,15 @@ unexport PYTHONDONTWRITEBYTECODE
 .PHONY: setup wordnet data backbones chapters book test screenshots clean
 
 # Create .venv (Python 3.11) and install the project with the locked dependency tree
-# (with Dask's `distributed`, which sweeps use and the tests check).
+# (with Dask's `distributed`, which sweeps use and the tests check). uv installs the same pinned tree as pip,
+# several times faster (pip spends a minute choosing among each package's files); pip does it where uv cannot.
+UV := uv==0.13.9
+DEPS := -c requirements.lock -e '.[test,distributed,objects]'
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"need Python 3.11 in $(VENV), found {sys.version.split()[0]}: remove $(VENV) and set PYTHON=python3.11"'
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -c requirements.lock -e '.[test,distributed,objects]'
+	$(PY) -m pip install --quiet --disable-pip-version-check '$(UV)' && $(BIN)/uv pip install --quiet --python $(PY) $(DEPS) \
+		|| $(PY) -m pip install --quiet --disable-pip-version-check --no-compile $(DEPS)
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -64,15 +64,18 @@ PROFILES: dict[str, dict[str, dict]] = {
              **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60, "darr_pairs": 12},
+        # two attributes in the chapters that score the suite on bias pairs (the code paths are the same for six)
+        "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60, "darr_pairs": 12,
+                                     "attributes": "gender,race"},
         # the generation metrics left to chapter 3, as in the whole-data profile
-        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24, "skip_metrics": "bartscore,prism"},
+        "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24, "skip_metrics": "bartscore,prism",
+                             "counterfactual_attributes": ["gender", "race"]},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
         # the shipped adapters, evaluated on a few examples
         "06_debiasing_adapters": {"sample_size": 12, "cda_limit": 200, "quality_sample_size": 3, "invariant_sample_size": 4,
-                                  "invariant_quality_sample_size": 3},
+                                  "invariant_quality_sample_size": 3, "attributes": "race"},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
                            "skip_on_summaries": "meteor,ter,bertscore",
@@ -80,8 +83,8 @@ PROFILES: dict[str, dict[str, dict]] = {
         # chapter 8: chapter 3's and 4's smoke samples, a small simulation
         "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "skip_metrics": "bartscore,prism", "n_draws": 20, "sizes": [20, 40, 80],
                      "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
-                     "sim_test_resamples": 99},
-        "09_metric_users": {"sample_size": 8},  # chapter 3's sample
+                     "sim_test_resamples": 99, "attributes": "gender,race", "counterfactual_attributes": ["gender", "race"]},
+        "09_metric_users": {"sample_size": 8, "attributes": "gender,race"},  # chapter 3's sample
         "A1_using_metricbias": {"darr_pairs": 12, "slice_documents": 3},
     },
     "paper": {
