@@ -107,6 +107,8 @@ def pytest_collection_modifyitems(session, config, items):
     book = [item for item in items if "smoke_book" in getattr(item, "fixturenames", ())]
     if not book or _SMOKE:
         return
+    # the Chromium checks of the built pages last: they run in a thread from the moment the book is built
+    book.sort(key=lambda item: "smoke_pages_in_chromium" in getattr(item, "fixturenames", ()))
     items[:] = [item for item in items if "smoke_book" not in getattr(item, "fixturenames", ())] + book
     import subprocess
     import sys
@@ -131,6 +133,8 @@ def pytest_sessionfinish(session, exitstatus):
 
         os.killpg(process.pid, signal.SIGKILL)  # the build and its chapters' kernels
         process.wait()
+    if "thread" in _CHROMIUM:  # a run without the Chromium test: let the measurement end before its pages go
+        _CHROMIUM["thread"].join(timeout=600)
     if _SMOKE:
         _SMOKE["log"].close()
         shutil.rmtree(_SMOKE["folder"], ignore_errors=True)
@@ -156,7 +160,46 @@ def smoke_book():
         tail = (folder / "build.log").read_text(encoding="utf-8", errors="replace")[-4000:]
         pytest.fail(f"the smoke book failed (exit {code}):\n{tail}")
     outputs = [Path(p) for p in json.loads((folder / "outputs.json").read_text(encoding="utf-8"))]
+    _start_chromium(folder / "book-root" / "book" / "_build" / "html")
     return folder / "book-root", outputs
+
+
+#: the built smoke pages measured in headless Chromium (``tests/browser.py``), in a thread of the session
+_CHROMIUM: dict = {}
+
+
+def _start_chromium(html_dir: Path) -> None:
+    """Measure the built pages at every width in a thread: Chromium's processes render them while the next book
+    tests run (the session's other cores are idle by then)."""
+    import threading
+
+    import browser
+
+    if _CHROMIUM or browser.chromium() is None:
+        return
+    pages = browser.book_pages(html_dir)
+
+    def measure():
+        try:
+            _CHROMIUM["results"] = {width: browser.measure(pages, width) for width in browser.WIDTHS}
+        except Exception as exc:  # re-raised by the fixture, in the test that reads it
+            _CHROMIUM["error"] = exc
+
+    _CHROMIUM.update(pages=pages, thread=threading.Thread(target=measure, daemon=True))
+    _CHROMIUM["thread"].start()
+
+
+@pytest.fixture
+def smoke_pages_in_chromium(smoke_book):
+    """``(pages, {width: browser.measure(pages, width)})`` of the built smoke book in headless Chromium."""
+    import browser
+
+    if browser.chromium() is None:
+        pytest.skip(f"no Chromium to render the pages; install Debian's package: {browser.INSTALL}")
+    _CHROMIUM["thread"].join()
+    if "error" in _CHROMIUM:
+        raise _CHROMIUM["error"]
+    return _CHROMIUM["pages"], _CHROMIUM["results"]
 
 
 # --- tiny neural models (issue 4): built once per session, random weights, real tokenizers ---

@@ -140,3 +140,26 @@ def test_chapter6_comparison_and_verdict_by_hand():
     assert "point values fall short of the adapter's on the largest quality loss (point values" in verdict
     assert "no test of the difference" in verdict and "2.0× the encoder" in verdict
     assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict
+    assert "(point values on the same pairs and items, with no test of the difference" in verdict
+    assert "every bias pair and every item of each quality set" in ch6_invariant.sample_note(0, 0)
+    drawn = ch6_invariant.sample_note(40, 0)
+    assert "40 pairs per attribute and every quality item" in drawn and "invariant_sample_size=0" in drawn
+
+
+def test_rounding_gain_is_the_largest_over_the_variants():
+    """A pack's tolerance for the wrapper scales with the worst-conditioned variant score it averages."""
+    class Gain(mb.Metric):
+        name = "gain_by_length"
+        family = "user"
+
+        def _score(self, candidates, references):
+            return np.zeros(len(candidates))
+
+        def rounding_gain(self, candidates, references, positions):
+            return np.array([float(len(candidates[i])) for i in positions])
+
+    blind = inv.invariant(Gain(), "gender", groups=["female", "male"])
+    cands, refs = ["he ran far", "the cat", "she ran"], ["he ran", "a cat", "she ran"]
+    # "he ran far" -> "she ran far" (11 characters) as female; "the cat" has no term; "she ran" -> "he ran" (6) or 7
+    np.testing.assert_array_equal(blind.rounding_gain(cands, refs, [0, 1, 2]), [11.0, 7.0, 7.0])
+    np.testing.assert_array_equal(blind.rounding_gain(cands, refs, [2]), [7.0])

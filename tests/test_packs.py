@@ -355,6 +355,48 @@ def test_the_shipped_packs_are_the_default_profiles_plan_within_the_budget():
     assert size <= 8_000_000, f"models/packs holds {size / 1e6:.2f} MB, over its 8 MB"
 
 
+def test_an_invariant_wrapper_pack_round_trips(setup):
+    """Chapter 6's attribute-blind wrapper packs like any metric: its configuration is rebuilt from the file, its
+    scores fill the cache under the wrapper's signature, and a check recomputes its sample."""
+    from metricbias.mitigation.invariant import invariant
+
+    config = packs.InvariantConfig(LengthRatio.name, {}, "gender")
+    assert config.label == "packs_test_ratio (gender-invariant)" and config.family == "user"
+    again = packs.config_from_json(config.to_json())
+    assert isinstance(again, packs.InvariantConfig) and again.signature == config.signature
+    assert config.signature == invariant(LengthRatio(), "gender").signature != LengthRatio().signature
+    out = setup / "packs"
+    written = packs.build([packs.Entry(config, f"pairs:{DATASET}")], out, log=lambda *_: None, progress=False)
+    assert [p.name for p in written] == ["pairs-packs-test__packs_test_ratio-gender-invariant.npz"]
+    cache = ScoreCache(setup / "fresh.sqlite")
+    assert [c.status for c in packs.import_packs(out, cache, fraction=1.0)] == ["imported"]
+    pairs = datasets.load(DATASET)
+    wrapper = invariant(LengthRatio(), "gender")
+    with jobs.collect() as ran:
+        packed = score_pairs(pairs, wrapper, cache=cache)
+    assert sum(j.packed for j in ran) == 2 * len(pairs) and sum(j.computed for j in ran) == 0
+    live = score_pairs(pairs, invariant(LengthRatio(), "gender"), cache=None)
+    np.testing.assert_allclose(packed[["score_1", "score_2"]], live[["score_1", "score_2"]], rtol=0, atol=1e-12)
+    # the wrapper gives a swap the same score; the plain metric does not
+    assert not np.allclose(live["score_1"], score_pairs(pairs, LengthRatio(), cache=None)["score_1"])
+
+
+def test_chapter_6_packs_its_wrapper_on_every_set_it_scores_it_on():
+    """The `offline` plan packs the gender-blind wrapper of the metric the shipped BERTScore adapter was trained
+    for, with the signature chapter 6 scores it under, on the bias pairs and each quality set, whole."""
+    from metricbias import pack_plan
+    from metricbias.mitigation import training
+    from metricbias.mitigation.evaluation import metric_for
+    from metricbias.mitigation.invariant import invariant
+
+    entries = pack_plan.plan("offline", configs="invariant")
+    assert [e.text_set for e in entries] == ["pairs:adapter-evaluation"] + [
+        f"quality:{m};pairs=0;seed=0" for m in ("wmt19-kk-en", "realsumm", "flickr8k", "stsb-dev")]
+    meta = training.shipped("bertscore", "all-MiniLM-L6-v2").meta
+    assert {e.config.signature for e in entries} == {invariant(metric_for(None, meta=meta), "gender").signature}
+    assert {e.config.label for e in entries} == {"BERTScore-MiniLM (gender-invariant)"}
+
+
 def test_a_quality_text_set_is_the_call_that_measures_quality():
     from metricbias.metaeval import quality
 
@@ -364,6 +406,14 @@ def test_a_quality_text_set_is_the_call_that_measures_quality():
         quality.quality(LengthRatio(), sets)
     assert [(j.candidates, j.references) for j in ran] == [
         tuple(map(list, packs.text_set(f"quality:{name};pairs=12;seed=3").jobs(None)[0])) for name in sets]
+    # the meta-evaluation sets chapter 6 also measures quality on: every pair they score is in their text set
+    for name in ("realsumm", "flickr8k"):
+        drawn = quality.load_quality_sets((name,), sample_size=3, seed=3)
+        with jobs.collect() as ran:
+            quality.quality(LengthRatio(), drawn)
+        scored = {pair for j in ran for pair in zip(j.candidates, j.references)}
+        packed = packs.text_set(f"quality:{name};pairs=3;seed=3").jobs(None)[0]
+        assert scored and scored == set(zip(*packed))
 
 
 def test_a_corpus_dependent_sample_is_scored_with_the_whole_calls_idf(tmp_path):

@@ -3,7 +3,8 @@
 Each chapter's text sets are declared in :data:`metricbias.profiles.PACK_SETS` (``{name}`` filled with the
 chapter's parameters under the profile, as :func:`metricbias.runner.chapter_parameters` reads them); its
 configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics`` (and, on the sets of
-:data:`metricbias.profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``.
+:data:`metricbias.profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``;
+the sets of :data:`metricbias.profiles.PACK_INVARIANT_SETS` by the gender-blind wrappers of chapter 6's adapted metrics.
 """
 
 from __future__ import annotations
@@ -70,6 +71,29 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
                 if (name, config.signature) not in seen:
                     seen.add((name, config.signature))
                     out.append(Entry(config, name))
+    for chapter, templates in profiles.PACK_INVARIANT_SETS.items():
+        params = runner.chapter_parameters(profile, chapter)
+        configs_here = [c for c in _invariant_configs(params, device)
+                        if not wanted or c.label in wanted or "invariant" in wanted]
+        for name in (template.format(**params) for template in templates):
+            if not wanted_sets or name in wanted_sets:
+                out.extend(Entry(config, name) for config in configs_here)
+    return out
+
+
+def _invariant_configs(params: dict, device: str) -> list:
+    """The gender-blind wrappers of the adapted metrics a chapter's ``invariant_metrics`` names, each as configured
+    by its shipped adapter's metadata."""
+    from . import profiles
+    from .mitigation import training
+    from .mitigation.evaluation import metric_spec
+    from .packs import InvariantConfig
+
+    out = []
+    for label in sorted(profiles.names_of(params.get("invariant_metrics", ""))):
+        metric, backbone = profiles.ADAPTED_METRICS[label]
+        name, options = metric_spec(training.shipped(metric, params[backbone]).meta)
+        out.append(InvariantConfig(name, options, "gender", device=device))
     return out
 
 

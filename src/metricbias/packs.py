@@ -53,7 +53,8 @@ computed live. :func:`verify` does the checks without importing (``metricbias pa
 **Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
 (:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
 (``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
-are slow on that text set (:func:`metricbias.pack_plan.is_slow`), and the PLL score functions of every masked LM here.
+are slow on that text set (:func:`metricbias.pack_plan.is_slow`), the PLL score functions of every masked LM here,
+and chapter 6's attribute-blind wrappers on their sets (:data:`metricbias.profiles.PACK_INVARIANT_SETS`).
 Declaring the data sets per chapter, rather than recording a run, keeps a pack build
 independent of executing the chapters; the chapters' job logs then say how many of
 their scores came from packs (:func:`chapter_numbers`), so a data set a chapter
@@ -119,11 +120,14 @@ class MetricConfig:
     @property
     def metric(self):
         if self._metric is None:
-            from .metrics.registry import get, metric_class
-
-            runtime = {"device": self.device} if "device" in metric_class(self.name).defaults else {}
-            self._metric = get(self.name, **self.options, **runtime)
+            self._metric = self._registered()
         return self._metric
+
+    def _registered(self):
+        from .metrics.registry import get, metric_class
+
+        runtime = {"device": self.device} if "device" in metric_class(self.name).defaults else {}
+        return get(self.name, **self.options, **runtime)
 
     @property
     def label(self) -> str:
@@ -152,6 +156,31 @@ class MetricConfig:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, "options": self.options, "label": self.label}
+
+
+class InvariantConfig(MetricConfig):
+    """The attribute-blind wrapper (:func:`metricbias.mitigation.invariant.invariant`) of a metric configuration."""
+
+    kind = "invariant"
+
+    def __init__(self, name: str, options: dict, attribute: str = "gender", label: str = "", device: str = "auto"):
+        super().__init__(name, options, label, device)
+        self.attribute = attribute
+
+    @property
+    def metric(self):
+        if self._metric is None:
+            from .mitigation.invariant import invariant
+
+            self._metric = invariant(self._registered(), self.attribute)
+        return self._metric
+
+    @property
+    def family(self) -> str:  # the wrapper averages the wrapped metric's scores: that family's tolerance
+        return self.metric.inner.family
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "attribute": self.attribute}
 
 
 class PLLConfig:
@@ -215,6 +244,8 @@ def _config(data: dict, device: str, memo: dict | None):
 def config_from_json(data: dict, device: str = "auto"):
     if data.get("kind") == "pll":
         return PLLConfig(data["model"], data["method"], device)
+    if data.get("kind") == "invariant":
+        return InvariantConfig(data["name"], data.get("options", {}), data["attribute"], data.get("label", ""), device)
     return MetricConfig(data["name"], data.get("options", {}), data.get("label", ""), device)
 
 

@@ -43,8 +43,8 @@ _FULL = {
     "05_association_tests": {"sample_size": 16, "skip_metrics": "bartscore,prism"},
     # every Flickr8k image, REALSumm document and WMT19 kk-en DARR pair
     "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "darr_pairs": 0},
-    # the invariant wrapper of BERTScore scored live on 40 pairs per attribute and 25 items per quality set
-    "06_debiasing_adapters": {"invariant_sample_size": 40, "invariant_quality_sample_size": 25},
+    # the invariant wrapper of BERTScore on every bias pair and every item of each quality set (from the score packs)
+    "06_debiasing_adapters": {"invariant_sample_size": 0, "invariant_quality_sample_size": 0},
     # chapter 8 reuses chapter 3's live scores and chapter 4's counterfactual scores (the score cache answers);
     # the simulation runs 2,000 datasets per size
     "08_trust": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "sim_reps": 2000, "sim_resamples": 999,
@@ -64,16 +64,16 @@ PROFILES: dict[str, dict[str, dict]] = {
              **{chapter: dict(values) for chapter, values in _FULL.items() if chapter != "common"}},
     "smoke": {
         "common": {"profile": "smoke", "sample_size": 24, "seed": 0, "device": "cpu", "n_resamples": 199},
-        # two attributes in the chapters that score the suite on bias pairs (the code paths are the same for six)
+        # the six released attributes (the built sets of the other attributes left out: the code path is the same)
         "03_metrics_and_backbones": {"sample_size": 8, "built_sample_size": 8, "stsb_pairs": 60, "darr_pairs": 12,
-                                     "attributes": "gender,race"},
-        # the generation metrics left to chapter 3, as in the whole-data profile
+                                     "attributes": "age,gender,physical_appearance,race,religion,socioeconomic"},
+        # the generation metrics left to chapter 3, as in the whole-data profile; two multi-group sets
         "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 24, "skip_metrics": "bartscore,prism",
                              "counterfactual_attributes": ["gender", "race"]},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
-        # the shipped adapters, evaluated on a few examples
+        # the shipped adapters, evaluated on a few examples of the gender and race sets
         "06_debiasing_adapters": {"sample_size": 12, "cda_limit": 200, "quality_sample_size": 3, "invariant_sample_size": 4,
                                   "invariant_quality_sample_size": 3, "attributes": "race"},
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
@@ -83,8 +83,8 @@ PROFILES: dict[str, dict[str, dict]] = {
         # chapter 8: chapter 3's and 4's smoke samples, a small simulation
         "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "skip_metrics": "bartscore,prism", "n_draws": 20, "sizes": [20, 40, 80],
                      "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
-                     "sim_test_resamples": 99, "attributes": "gender,race", "counterfactual_attributes": ["gender", "race"]},
-        "09_metric_users": {"sample_size": 8, "attributes": "gender,race"},  # chapter 3's sample
+                     "sim_test_resamples": 99, "counterfactual_attributes": ["gender", "race"]},
+        "09_metric_users": {"sample_size": 8},  # chapter 3's sample
         "A1_using_metricbias": {"darr_pairs": 12, "slice_documents": 3},
     },
     "paper": {
@@ -108,6 +108,17 @@ PACK_SETS: dict[str, list[str]] = {
     "05_association_tests": ["association:tests={tests};levels={levels};sample_size={sample_size};seed={seed}"],
     "07_gender_swap": ["metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"],
 }
+
+#: chapter 6's attribute-blind wrappers (``metricbias.mitigation.invariant``) of the metrics its parameter
+#: ``invariant_metrics`` names, on the sets it scores them: every bias pair and each quality set
+PACK_INVARIANT_SETS: dict[str, list[str]] = {
+    "06_debiasing_adapters": ["pairs:adapter-evaluation"] + [
+        f"quality:{measure};pairs={{invariant_quality_sample_size}};seed={{seed}}"
+        for measure in ("wmt19-kk-en", "realsumm", "flickr8k", "stsb-dev")],
+}
+#: the labels ``invariant_metrics`` takes: the metric each debiasing adapter was trained for and the chapter's
+#: parameter naming its backbone
+ADAPTED_METRICS = {"BERTScore": ("bertscore", "bertscore_backbone"), "regression": ("regression", "regression_backbone")}
 
 #: with ``metricbias run --jobs N``, the chapters that start first when no earlier run of the profile recorded the
 #: chapters' times (a fresh clone): the longest, so that none of them runs alone at the end. Chapter 3 comes after

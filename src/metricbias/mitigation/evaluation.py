@@ -45,12 +45,15 @@ def metric_for(adapter=None, *, meta: dict | None = None, device: str = "auto"):
     """The project metric an adapter was trained for, with ``adapter`` attached (None: the original metric)."""
     from .. import metrics
 
-    meta = meta or training.read_meta(adapter)
+    name, options = metric_spec(meta or training.read_meta(adapter))
+    return metrics.get(name, **options, adapter=str(adapter) if adapter else None, device=device)
+
+
+def metric_spec(meta: dict) -> tuple[str, dict]:
+    """Registry name and options of the metric an adapter was trained for (from its metadata), the adapter left out."""
     if meta["metric"] == "bertscore":
-        return metrics.get("bertscore", backbone=meta["metric_backbone"], layer=meta["layer"], idf=meta["idf"],
-                           adapter=str(adapter) if adapter else None, device=device)
-    return metrics.get("regression", backbone=meta["metric_backbone"], adapter=str(adapter) if adapter else None,
-                       device=device)
+        return "bertscore", {"backbone": meta["metric_backbone"], "layer": meta["layer"], "idf": meta["idf"]}
+    return "regression", {"backbone": meta["metric_backbone"]}
 
 
 # --- bias -------------------------------------------------------------------------------------

@@ -191,6 +191,16 @@ class InvariantMetric(Metric):
         fields["version"] = f"{inner['version']},invariant-rev-{self.revision}"
         return fields
 
+    def rounding_gain(self, candidates, references, positions) -> np.ndarray:
+        """The largest rounding gain of the wrapped metric over each pair's variants (their mean is no worse)."""
+        picked = np.asarray(positions, dtype=int)
+        cands, refs, (owners, slots) = plan([candidates[i] for i in picked], [references[i] for i in picked],
+                                            self.options["attribute"], self.options["groups"])
+        gain = np.asarray(self.inner.rounding_gain(cands, refs, np.arange(len(cands))), dtype=float)
+        out = np.zeros(len(picked))
+        np.maximum.at(out, owners, gain[slots])
+        return out
+
     def _score(self, candidates, references):
         cands, refs, (owners, slots) = plan(candidates, references, self.options["attribute"], self.options["groups"])
         scored = self.inner.score(cands, refs)  # one call: each distinct variant once

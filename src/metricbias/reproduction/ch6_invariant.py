@@ -89,6 +89,17 @@ def bias_intervals(results: pd.DataFrame, adapters: dict, *, name: str = "gender
     return out[["metric", "variant", "dataset", "attribute", "n_pairs", "value", "ci_low", "ci_high"]]
 
 
+def sample_note(sample_size: int, quality_sample_size: int) -> str:
+    """A Markdown sentence: on what the wrappers are measured (the chapter's ``invariant_*sample_size`` parameters)."""
+    if not sample_size and not quality_sample_size:
+        return ("The wrapper is measured on every bias pair and every item of each quality set, the sets the "
+                "adapters were measured on; its scores come from the verified score packs (the last section).")
+    drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
+             f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
+    return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} "
+            "(`-p invariant_sample_size=0 -p invariant_quality_sample_size=0` measures the whole sets).")
+
+
 def invariant_comparison(adapter_table: pd.DataFrame, invariant_table: pd.DataFrame) -> pd.DataFrame:
     """:func:`criteria_summary` of the trained adapters and the invariant wrappers side by side, each row saying
     which mitigation it is and on how many bias pairs and quality items it was measured."""
@@ -137,7 +148,10 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
     if wrapper["criteria met"] < adapter["criteria met"]:
         lost.append("the number of criteria met")
     cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
-    untested = ("(point values, on samples that need not be the same: no test of the difference, so this is a "
+    same = (wrapper["bias pairs"], wrapper["quality items"]) == (adapter["bias pairs"], adapter["quality items"])
+    untested = ("(point values on the same pairs and items, with no test of the difference: a comparison of figures, "
+                "not a finding that one mitigation is better)" if same else
+                "(point values, on samples that need not be the same: no test of the difference, so this is a "
                 "comparison of figures, not a finding that one mitigation is better)")
     if lost:
         return text + f"On these sets the wrapper's point values fall short of the adapter's on {' and '.join(lost)} " \
