@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pytest
 from metricbias import paths, sources
 
 REPO = Path(__file__).resolve().parents[1]
+# one thread per process: the smoke book's two chapters use both cores while the other tests run, and more threads
+# than cores only spin (set before torch is imported; a value already set is kept)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def real_raw_location() -> Path:
