@@ -243,6 +243,33 @@ def test_wordnet_copy_has_the_lexnames_table():
     assert wordnet.reader().synsets("dog")[0].lexname() == "noun.animal"  # read through lexnames
 
 
+def test_the_parsed_wordnet_reader_is_kept_and_a_corrupt_one_made_again(tmp_path, monkeypatch):
+    """The reader's parsed index is kept beside the copy: the next process loads it instead of parsing the files,
+    with the same synsets and METEOR scores; a kept file that cannot be read is made again."""
+    import shutil
+
+    shutil.copytree(wordnet.wordnet_dir(), tmp_path / "corpora" / "wordnet",
+                    ignore=shutil.ignore_patterns(".reader-*"))
+    monkeypatch.setenv("METRICBIAS_NLTK_DATA", str(tmp_path))
+    wordnet.reader.cache_clear()
+    try:
+        made = wordnet.reader()
+        kept = wordnet._kept_reader()
+        assert kept.parent == tmp_path / "corpora" / "wordnet" and kept.is_file()
+        wordnet.reader.cache_clear()
+        loaded = wordnet.reader()
+        assert loaded is not made and loaded._data_file_map == {}  # from the kept file; data files reopened on use
+        assert [s.name() for s in loaded.synsets("ill")] == [s.name() for s in made.synsets("ill")]
+        assert one("meteor", "he was ill", "he was sick") == pytest.approx(1 - 0.5 / 27)
+        kept.write_bytes(b"not a pickle")
+        wordnet.reader.cache_clear()
+        assert wordnet.reader().synsets("dog")[0].lexname() == "noun.animal"
+        assert kept.read_bytes()[:1] == b"\x80"  # kept anew
+    finally:
+        monkeypatch.undo()
+        wordnet.reader.cache_clear()
+
+
 def test_lexnames_from_the_man_page_table():
     letters = [f"v{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(41)]
     names = ["adj.all", "adj.pert", "adv.all", "noun.Tops", *[f"verb.{x}" for x in letters]]

@@ -158,7 +158,10 @@ def _missing_message(root: Path | None) -> str:
 
 @lru_cache(maxsize=None)
 def reader():
-    """An nltk ``WordNetCorpusReader`` on the project's copy (the folder is put on ``nltk.data.path``)."""
+    """An nltk ``WordNetCorpusReader`` on the project's copy (the folder is put on ``nltk.data.path``).
+
+    The reader parses the index files when it is made (5 s); the parsed reader is kept beside the copy
+    (:func:`_kept_reader`), which the next process loads in about 1 s."""
     if not is_installed():
         raise WordNetError(_missing_message(None))
     import nltk
@@ -167,9 +170,56 @@ def reader():
     root = str(nltk_data_dir())
     if root not in nltk.data.path:
         nltk.data.path.insert(0, root)  # nltk only opens files under its data path
+    folder = nltk.data.find("corpora/wordnet")
+    kept = _kept_reader()
+    found = _load_kept(kept)
+    if isinstance(found, WordNetCorpusReader) and getattr(found._root, "path", None) == folder.path:
+        return found
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The multilingual functions are not available")
-        return WordNetCorpusReader(nltk.data.find("corpora/wordnet"), None)
+        made = WordNetCorpusReader(folder, None)
+    _keep(made, kept)
+    return made
+
+
+def _kept_reader() -> Path:
+    """Where the parsed reader is kept: named by the WordNet copy, nltk's version and Python's."""
+    import nltk
+
+    return wordnet_dir() / (f".reader-{signature_tag()}-nltk{nltk.__version__}-"
+                            f"py{sys.version_info.major}.{sys.version_info.minor}.pickle")
+
+
+def _load_kept(path: Path):
+    """The reader kept at ``path``, or None (none kept, or unreadable: it is then made again and kept anew)."""
+    import gc
+    import pickle
+
+    gc.disable()  # a large dict of small objects unpickles much faster without collections in between
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except Exception:  # missing, truncated or from other library versions: make it again
+        return None
+    finally:
+        gc.enable()
+
+
+def _keep(made, path: Path) -> None:
+    """Keep the parsed reader at ``path`` without its open data files (it reopens them when it needs them)."""
+    import pickle
+
+    from .paths import atomic_path
+
+    state = dict(vars(made), _data_file_map={})
+    copy = object.__new__(type(made))
+    copy.__dict__.update(state)
+    try:
+        with atomic_path(path, suffix=".pickle") as tmp:
+            with open(tmp, "wb") as fh:
+                pickle.dump(copy, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:  # a read-only copy: the next process parses the files again
+        pass
 
 
 def main(argv=None) -> int:
