@@ -12,9 +12,6 @@ import pytest
 from metricbias import paths, sources
 
 REPO = Path(__file__).resolve().parents[1]
-# one thread per process: the smoke book's two chapters use both cores while the other tests run, and more threads
-# than cores only spin (set before torch is imported; a value already set is kept)
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def real_raw_location() -> Path:
@@ -100,24 +97,20 @@ def book_copy(tmp_path, monkeypatch):
     return root
 
 
-#: the background build of the smoke book (:func:`pytest_collection_modifyitems` starts it)
+#: the background build of the smoke book (started by :func:`pytest_sessionstart` or
+#: :func:`pytest_collection_modifyitems`)
 _SMOKE: dict = {}
 SMOKE_BOOK_TIMEOUT = 3600
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """Start building the smoke book in a process of its own (``tests/smoke_book.py``) as soon as a collected test
-    reads it, and run those tests last: the book (most of the suite's time) builds while the other tests run."""
-    book = [item for item in items if "smoke_book" in getattr(item, "fixturenames", ())]
-    if not book or _SMOKE:
-        return
-    # the Chromium checks of the built pages last: they run in a thread from the moment the book is built
-    book.sort(key=lambda item: "smoke_pages_in_chromium" in getattr(item, "fixturenames", ()))
-    items[:] = [item for item in items if "smoke_book" not in getattr(item, "fixturenames", ())] + book
+def _start_smoke_book() -> None:
+    """Build the smoke book in a process of its own (``tests/smoke_book.py``): it builds while the other tests run."""
     import subprocess
     import sys
     import tempfile
 
+    if _SMOKE:
+        return
     try:
         real_raw_location()
     except pytest.skip.Exception:  # no raw data: the fixture skips the book tests
@@ -129,14 +122,40 @@ def pytest_collection_modifyitems(session, config, items):
         stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True))  # its kernels: one process group
 
 
-def pytest_sessionfinish(session, exitstatus):
-    process = _SMOKE.get("process")
-    if process is not None and process.poll() is None:  # the session ended early (-x, Ctrl-C): stop the build
-        import os
-        import signal
+def _stop_smoke_book() -> None:
+    import signal
 
+    process = _SMOKE.get("process")
+    if process is not None and process.poll() is None:
         os.killpg(process.pid, signal.SIGKILL)  # the build and its chapters' kernels
         process.wait()
+
+
+def pytest_sessionstart(session):
+    """Start the smoke book before collection, which keeps one core busy and leaves the other idle, when the run
+    may read it: the whole suite, or tests/test_book.py named. Collection stops it if no collected test reads it."""
+    tests = Path(__file__).resolve().parent
+    here = Path(session.config.invocation_params.dir)
+    for arg in session.config.args:
+        if (here / arg.split("::", 1)[0]).resolve() in (tests, tests.parent, tests / "test_book.py"):
+            _start_smoke_book()
+            return
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the tests that read the smoke book last (starting the book if it is not building yet)."""
+    book = [item for item in items if "smoke_book" in getattr(item, "fixturenames", ())]
+    if not book:
+        _stop_smoke_book()  # started before collection for a run that turned out not to read it
+        return
+    # the Chromium checks of the built pages last: they run in a thread from the moment the book is built
+    book.sort(key=lambda item: "smoke_pages_in_chromium" in getattr(item, "fixturenames", ()))
+    items[:] = [item for item in items if "smoke_book" not in getattr(item, "fixturenames", ())] + book
+    _start_smoke_book()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _stop_smoke_book()  # the session ended early (-x, Ctrl-C): stop the build
     if "thread" in _CHROMIUM:  # a run without the Chromium test: let the measurement end before its pages go
         _CHROMIUM["thread"].join(timeout=600)
     if _SMOKE:

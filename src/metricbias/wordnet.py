@@ -206,12 +206,15 @@ def _load_kept(path: Path):
 
 
 def _keep(made, path: Path) -> None:
-    """Keep the parsed reader at ``path`` without its open data files (it reopens them when it needs them)."""
+    """Keep the parsed reader at ``path`` without its open files (it reopens each when it needs it)."""
     import pickle
+    from collections import defaultdict
 
     from .paths import atomic_path
 
-    state = dict(vars(made), _data_file_map={})
+    # the open files and the synsets read so far (which hold the reader), as nltk leaves them before their first use
+    state = dict(vars(made), _data_file_map={}, _key_count_file=None, _key_synset_file=None,
+                 _synset_offset_cache=defaultdict(dict))
     copy = object.__new__(type(made))
     copy.__dict__.update(state)
     try:
