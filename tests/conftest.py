@@ -142,15 +142,23 @@ def pytest_sessionstart(session):
             return
 
 
+#: the fixtures that read the smoke book, in the order their tests run: last, since the book builds meanwhile; a
+#: test of chapter 3's scores as soon as that chapter has run, then those of the built book, Chromium's the very last
+#: (it measures the pages in a thread from the moment the book is built)
+_SMOKE_FIXTURES = ("smoke_chapter_3_cache", "smoke_book", "smoke_pages_in_chromium")
+
+
+def _smoke_rank(item) -> int:
+    names = getattr(item, "fixturenames", ())
+    return max((i + 1 for i, name in enumerate(_SMOKE_FIXTURES) if name in names), default=0)
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Run the tests that read the smoke book last (starting the book if it is not building yet)."""
-    book = [item for item in items if "smoke_book" in getattr(item, "fixturenames", ())]
-    if not book:
+    if not any(_smoke_rank(item) for item in items):
         _stop_smoke_book()  # started before collection for a run that turned out not to read it
         return
-    # the Chromium checks of the built pages last: they run in a thread from the moment the book is built
-    book.sort(key=lambda item: "smoke_pages_in_chromium" in getattr(item, "fixturenames", ()))
-    items[:] = [item for item in items if "smoke_book" not in getattr(item, "fixturenames", ())] + book
+    items.sort(key=_smoke_rank)  # stable: the other tests keep their order
     _start_smoke_book()
 
 
@@ -161,6 +169,49 @@ def pytest_sessionfinish(session, exitstatus):
     if _SMOKE:
         _SMOKE["log"].close()
         shutil.rmtree(_SMOKE["folder"], ignore_errors=True)
+
+
+def _smoke_failed(folder: Path, code: int) -> None:
+    _SMOKE["log"].flush()
+    tail = (folder / "build.log").read_text(encoding="utf-8", errors="replace")[-4000:]
+    pytest.fail(f"the smoke book failed (exit {code}):\n{tail}")
+
+
+@pytest.fixture
+def smoke_chapter_3_cache(tmp_path):
+    """A copy, in ``tmp_path / "cache"``, of the smoke book's score cache once its chapter 3 has run (the other
+    chapters may still be running): the scores ``make book`` leaves for a reader who forks chapter 3."""
+    import sqlite3
+    import time
+
+    if not _SMOKE:
+        pytest.skip("the smoke book was not started (no raw data)")
+    folder, process = _SMOKE["folder"], _SMOKE["process"]
+    done = folder / "book-root" / "book" / "chapters" / "03_metrics_and_backbones.ipynb"
+    waited = time.monotonic()
+    while not done.exists():
+        if process.poll() not in (None, 0):
+            _smoke_failed(folder, process.returncode)
+        if process.poll() == 0 or time.monotonic() - waited > SMOKE_BOOK_TIMEOUT:
+            pytest.fail(f"the smoke book did not execute chapter 3 ({done} missing)")
+        time.sleep(0.5)
+    out, cache = tmp_path / "cache", folder / "cache"
+    for path in sorted(p for p in cache.rglob("*") if p.is_file()):
+        rel = path.relative_to(cache)
+        if rel.parts[0] == "run" or path.name.endswith(("-wal", "-shm")):
+            continue
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".sqlite":  # a consistent copy while the book's other chapters write on
+            source, copy = sqlite3.connect(path), sqlite3.connect(target)
+            try:
+                source.backup(copy)
+            finally:
+                source.close()
+                copy.close()
+        else:
+            shutil.copy2(path, target)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -179,9 +230,7 @@ def smoke_book():
         pytest.fail(f"the smoke book did not build in {SMOKE_BOOK_TIMEOUT} s")
     folder = _SMOKE["folder"]
     if code != 0:
-        _SMOKE["log"].flush()
-        tail = (folder / "build.log").read_text(encoding="utf-8", errors="replace")[-4000:]
-        pytest.fail(f"the smoke book failed (exit {code}):\n{tail}")
+        _smoke_failed(folder, code)
     outputs = [Path(p) for p in json.loads((folder / "outputs.json").read_text(encoding="utf-8"))]
     _start_chromium(folder / "book-root" / "book" / "_build" / "html")
     return folder / "book-root", outputs

@@ -101,16 +101,15 @@ def test_a_failing_chapter_names_the_chapter_and_cell(book_copy):
     assert not (book_copy / "book/chapters/01_published_reproduction.ipynb").exists()
 
 
-def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tmp_path, capsys, smoke_book):
+def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tmp_path, capsys,
+                                                                   smoke_chapter_3_cache):
     """The recipe of the appendix "Using metricbias" (section "A new attribute") on a temporary attribute: a
     lexicon file, a config entry, `build-datasets`, then `metricbias run --only 03 -p attributes=<name>` (written
-    elsewhere with --out). As after `make book`, the score cache holds the book's scores (the smoke book's), so only
-    the new attribute's pairs are scored."""
-    import shutil
-
+    elsewhere with --out). As after `make book`, the score cache holds the book's scores (the smoke book's, copied
+    once its chapter 3 has run), so only the new attribute's pairs are scored."""
     from metricbias import cli
 
-    shutil.copytree(smoke_book[0].parent / "cache", tmp_path / "cache", ignore=shutil.ignore_patterns("run"))
+    assert smoke_chapter_3_cache == tmp_path / "cache"  # the cache book_copy points the run at
 
     recipe = (book_copy / "notebooks" / "A1_using_metricbias.md").read_text()
     recipe = recipe[recipe.index("## A new attribute"):recipe.index("## Audit your own metric")]
