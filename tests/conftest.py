@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,12 @@ def _start_smoke_book() -> None:
         [sys.executable, str(Path(__file__).resolve().parent / "smoke_book.py"), str(folder)],
         stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True))  # its kernels: one process group
 
+    def watch(process=_SMOKE["process"]):
+        if process.wait() == 0 and (folder / "outputs.json").is_file():
+            _start_chromium(folder / "book-root" / "book" / "_build" / "html")
+
+    threading.Thread(target=watch, daemon=True).start()
+
 
 def _stop_smoke_book() -> None:
     import signal
@@ -232,7 +239,6 @@ def smoke_book():
     if code != 0:
         _smoke_failed(folder, code)
     outputs = [Path(p) for p in json.loads((folder / "outputs.json").read_text(encoding="utf-8"))]
-    _start_chromium(folder / "book-root" / "book" / "_build" / "html")
     return folder / "book-root", outputs
 
 
@@ -240,25 +246,36 @@ def smoke_book():
 _CHROMIUM: dict = {}
 
 
-def _start_chromium(html_dir: Path) -> None:
-    """Measure the built pages at every width in a thread: Chromium's processes render them while the next book
-    tests run (the session's other cores are idle by then)."""
-    import threading
+_CHROMIUM_LOCK = threading.Lock()
 
+
+def _start_chromium(html_dir: Path) -> None:
+    """Measure the built pages in a thread, each width in a Chromium of its own, from the moment the book is built:
+    they render while the last book tests run (the cores are otherwise idle by then)."""
     import browser
 
-    if _CHROMIUM or browser.chromium() is None:
-        return
-    pages = browser.book_pages(html_dir)
+    with _CHROMIUM_LOCK:
+        if _CHROMIUM or browser.chromium() is None:
+            return
+        pages = browser.book_pages(html_dir)
+        results: dict = {}
 
-    def measure():
-        try:
-            _CHROMIUM["results"] = {width: browser.measure(pages, width) for width in browser.WIDTHS}
-        except Exception as exc:  # re-raised by the fixture, in the test that reads it
-            _CHROMIUM["error"] = exc
+        def one(width):
+            try:
+                results[width] = browser.measure(pages, width)
+            except Exception as exc:  # re-raised by the fixture, in the test that reads it
+                _CHROMIUM["error"] = exc
 
-    _CHROMIUM.update(pages=pages, thread=threading.Thread(target=measure, daemon=True))
-    _CHROMIUM["thread"].start()
+        def measure():
+            widths = [threading.Thread(target=one, args=(width,)) for width in browser.WIDTHS]
+            for thread in widths:
+                thread.start()
+            for thread in widths:
+                thread.join()
+            _CHROMIUM["results"] = results
+
+        _CHROMIUM.update(pages=pages, thread=threading.Thread(target=measure, daemon=True))
+        _CHROMIUM["thread"].start()
 
 
 @pytest.fixture
@@ -268,6 +285,7 @@ def smoke_pages_in_chromium(smoke_book):
 
     if browser.chromium() is None:
         pytest.skip(f"no Chromium to render the pages; install Debian's package: {browser.INSTALL}")
+    _start_chromium(smoke_book[0] / "book" / "_build" / "html")  # started when the book was built, unless just now
     _CHROMIUM["thread"].join()
     if "error" in _CHROMIUM:
         raise _CHROMIUM["error"]
