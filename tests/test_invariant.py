@@ -141,9 +141,22 @@ def test_chapter6_comparison_and_verdict_by_hand():
     assert "no test of the difference" in verdict and "2.0× the encoder" in verdict
     assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict
     assert "(point values on the same pairs and items, with no test of the difference" in verdict
-    assert "every bias pair and every item of each quality set" in ch6_invariant.sample_note(0, 0)
-    drawn = ch6_invariant.sample_note(40, 0)
+    whole = ch6_invariant.sample_note(0, 0, comparison.reset_index())
+    assert "every item of each quality set (20 bias pairs and 10 quality items), the sets the adapters" in whole
+    drawn = ch6_invariant.sample_note(40, 0, comparison.reset_index())
     assert "40 pairs per attribute and every quality item" in drawn and "invariant_sample_size=0" in drawn
+    smaller = ch6_invariant.invariant_comparison(adapter, wrapper.assign(n=5))
+    assert ("(10 bias pairs and 5 quality items), where the adapters were measured on 20 bias pairs and 10 "
+            "quality items" in ch6_invariant.sample_note(0, 0, smaller))
+
+
+def test_cost_of_pooled_sets_is_the_cost_of_their_pairs_together():
+    """Chapter 6's pooled cost row: the sets' passes pooled count as all their pairs scored at once."""
+    a = (["he ran", "the cat"], ["a person ran", "a cat"])
+    b = (["she sat", "he ran"], ["she sat", "a cat"])
+    pooled = inv.pool([inv.passes(*a, "gender"), inv.passes(*b, "gender")])
+    assert inv.cost(None, None, runs=pooled) == inv.cost(a[0] + b[0], a[1] + b[1], "gender")
+    assert inv.cost(None, None, runs=inv.passes(*a, "gender")) == inv.cost(*a, "gender")
 
 
 def test_rounding_gain_is_the_largest_over_the_variants():

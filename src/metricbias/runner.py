@@ -256,6 +256,32 @@ def _register_engine() -> str:
     return "metricbias"
 
 
+def _kernel_manager() -> dict:
+    """papermill's keyword for a kernel whose sockets are files in a folder of its own (ZeroMQ ``ipc``): a kernel
+    on TCP picks free ports, then binds them, and a kernel started meanwhile in another process (the other chapter
+    lane, a test beside a book) may take one first, so the kernel dies and the chapter waits a minute for it.
+    Windows has no ``ipc`` transport and keeps TCP."""
+    if os.name == "nt":
+        return {}
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class FileSocketKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            self._socket_dir = tempfile.mkdtemp(prefix="metricbias-kernel-")
+            super().__init__(transport="ipc", ip=os.path.join(self._socket_dir, "kernel"), **kwargs)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart)
+            if not restart:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+        cleanup_resources = _async_cleanup_resources
+
+    return {"kernel_manager_class": FileSocketKernelManager}
+
+
 def parse_parameters(items) -> dict:
     """``["seed=1", "attributes=gender,race"]`` -> ``{"seed": 1, "attributes": "gender,race"}``: a value is read
     as a Python literal (numbers, ``None``, lists, quoted strings) and otherwise kept as text."""
@@ -387,7 +413,7 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
                 pm.execute_notebook(  # no parameters: they are baked into the chapter's own cell
                     str(src_ipynb), str(tmp), kernel_name="python3",
                     cwd=str(chapter.source.parent), progress_bar=False, log_output=False,
-                    engine_name=_register_engine(), progress=shown, stderr_file=shown,
+                    engine_name=_register_engine(), progress=shown, stderr_file=shown, **_kernel_manager(),
                 )
             except pm.PapermillExecutionError as exc:
                 shutil.copyfile(tmp, failed)

@@ -222,17 +222,33 @@ def invariant(metric, attribute: str = "gender", groups=None) -> InvariantMetric
     return InvariantMetric(metric=inner, attribute=attribute, groups=tuple(groups) if groups else None)
 
 
-def cost(candidates, references, attribute: str = "gender", groups=None) -> dict[str, float]:
-    """Forward passes of the wrapper relative to the plain metric on these pairs.
+def passes(candidates, references, attribute: str = "gender", groups=None) -> dict[str, set]:
+    """What the plain metric and the wrapper run on these pairs, as sets: ``plain texts``, ``plain pairs``,
+    ``wrapped texts`` and ``wrapped pairs`` (distinct texts, distinct (candidate, reference) pairs). The passes of
+    several evaluation sets pooled are the unions of theirs."""
+    cands, refs, _ = plan(list(candidates), list(references), attribute, tuple(groups) if groups else None)
+    return {"plain texts": set(candidates) | set(references), "plain pairs": set(zip(candidates, references)),
+            "wrapped texts": set(cands) | set(refs), "wrapped pairs": set(zip(cands, refs))}
+
+
+def pool(runs) -> dict[str, set]:
+    """The :func:`passes` of several evaluation sets scored together: the unions of theirs."""
+    runs = list(runs)
+    return {kind: set().union(*(r[kind] for r in runs)) for kind in runs[0]}
+
+
+def cost(candidates, references, attribute: str = "gender", groups=None, *, runs: dict | None = None
+         ) -> dict[str, float]:
+    """Forward passes of the wrapper relative to the plain metric on these pairs (or on the :func:`passes`
+    ``runs`` already counted).
 
     ``texts``: distinct texts to encode (an encoder metric such as BERTScore encodes each once);
     ``pairs``: distinct (candidate, reference) pairs (a metric that reads the pair together, as the
     regression metric does). Each is the wrapper's count divided by the plain metric's.
     """
-    cands, refs, _ = plan(list(candidates), list(references), attribute, tuple(groups) if groups else None)
-    plain_pairs = set(zip(candidates, references))
-    return {"texts": len(set(cands) | set(refs)) / len(set(candidates) | set(references)),
-            "pairs": len(set(zip(cands, refs))) / len(plain_pairs)}
+    runs = runs or passes(candidates, references, attribute, groups)
+    return {"texts": len(runs["wrapped texts"]) / len(runs["plain texts"]),
+            "pairs": len(runs["wrapped pairs"]) / len(runs["plain pairs"])}
 
 
-__all__ = ["InvariantMetric", "cost", "invariant", "plan", "to_group", "variants"]
+__all__ = ["InvariantMetric", "cost", "invariant", "passes", "plan", "pool", "to_group", "variants"]

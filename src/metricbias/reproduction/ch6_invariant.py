@@ -13,6 +13,9 @@ from ..mitigation.evaluation import COMPARE_COLUMNS, bias_pairs, compare_metrics
 from ..scoring import score_pairs
 from .ch6_adapters import criteria, criteria_summary, evaluated_attributes
 
+#: the ``mitigation`` column of :func:`invariant_comparison`
+ADAPTER, WRAPPER = "adapter (trained)", "invariant wrapper (no training)"
+
 
 def invariant_results(adapters: dict, labels=None, *, attribute: str = "gender", attributes=None,
                       sample_size: int = 0, quality_sample_size: int = 0, seed: int = 0, cache=None,
@@ -56,15 +59,18 @@ def invariant_cost(*, attribute: str = "gender", attributes=None, sample_size: i
     """Forward passes of the invariant wrapper relative to the plain metric, per evaluation set (the samples of
     :func:`invariant_results`): ``texts`` (distinct texts an encoder runs, as BERTScore does) and ``pairs``
     (distinct candidate-reference pairs, as the regression metric reads them), and ``all`` sets pooled."""
-    from ..mitigation.invariant import cost
+    from ..mitigation.invariant import cost, passes, pool
 
     pairs = datasets.sample(bias_pairs(evaluated_attributes(attributes)), sample_size, seed)
     scored = {"bias pairs": (list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
                              list(pairs["reference_1"]) + list(pairs["reference_2"]))}
     scored.update(_scored_pairs(load_quality_sets(tuple(QUALITY), quality_sample_size, seed)))
-    scored["all"] = tuple(sum((list(v[i]) for v in scored.values()), []) for i in (0, 1))
-    return pd.DataFrame([{"set": name, "scored pairs": len(c), **cost(c, r, attribute)}
-                         for name, (c, r) in scored.items()])
+    runs = {name: passes(c, r, attribute) for name, (c, r) in scored.items()}
+    sizes = {name: len(c) for name, (c, _) in scored.items()}
+    runs["all"] = pool(runs.values())  # each set's variants are planned once
+    sizes["all"] = sum(sizes.values())
+    return pd.DataFrame([{"set": name, "scored pairs": sizes[name], **cost(None, None, runs=run)}
+                         for name, run in runs.items()])
 
 
 def bias_intervals(results: pd.DataFrame, adapters: dict, *, name: str = "gender", attribute: str = "gender",
@@ -89,22 +95,33 @@ def bias_intervals(results: pd.DataFrame, adapters: dict, *, name: str = "gender
     return out[["metric", "variant", "dataset", "attribute", "n_pairs", "value", "ci_low", "ci_high"]]
 
 
-def sample_note(sample_size: int, quality_sample_size: int) -> str:
-    """A Markdown sentence: on what the wrappers are measured (the chapter's ``invariant_*sample_size`` parameters)."""
+def _sizes(comparison: pd.DataFrame, mitigation: str) -> str:
+    """The bias pairs and quality items the ``mitigation`` rows of an :func:`invariant_comparison` were measured on."""
+    rows = comparison[comparison["mitigation"] == mitigation]
+    sizes = sorted({(int(b), int(q)) for b, q in zip(rows["bias pairs"], rows["quality items"])})
+    return " or ".join(f"{b:,} bias pairs and {q:,} quality items" for b, q in sizes)
+
+
+def sample_note(sample_size: int, quality_sample_size: int, comparison: pd.DataFrame) -> str:
+    """A Markdown sentence: on what the wrappers are measured (the chapter's ``invariant_*sample_size`` parameters)
+    and whether those are the sets the adapters of the :func:`invariant_comparison` were measured on."""
+    wrapper, adapter = _sizes(comparison, WRAPPER), _sizes(comparison, ADAPTER)
+    same = ("the sets the adapters were measured on" if wrapper == adapter else
+            f"where the adapters were measured on {adapter}")
     if not sample_size and not quality_sample_size:
-        return ("The wrapper is measured on every bias pair and every item of each quality set, the sets the "
-                "adapters were measured on; its scores come from the verified score packs (the last section).")
+        return (f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), "
+                f"{same}; its scores come from the verified score packs (the last section).")
     drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
              f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
-    return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} "
-            "(`-p invariant_sample_size=0 -p invariant_quality_sample_size=0` measures the whole sets).")
+    return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} ({wrapper}), "
+            f"{same} (`-p invariant_sample_size=0 -p invariant_quality_sample_size=0` measures the whole sets).")
 
 
 def invariant_comparison(adapter_table: pd.DataFrame, invariant_table: pd.DataFrame) -> pd.DataFrame:
     """:func:`criteria_summary` of the trained adapters and the invariant wrappers side by side, each row saying
     which mitigation it is and on how many bias pairs and quality items it was measured."""
-    both = pd.concat([adapter_table.assign(mitigation="adapter (trained)"),
-                      invariant_table.assign(mitigation="invariant wrapper (no training)")], ignore_index=True)
+    both = pd.concat([adapter_table.assign(mitigation=ADAPTER), invariant_table.assign(mitigation=WRAPPER)],
+                     ignore_index=True)
     summary = criteria_summary(criteria(both.drop(columns="mitigation")))
     per = both.groupby("metric", sort=False)
     summary.insert(1, "mitigation", summary["metric"].map(per["mitigation"].first()))
