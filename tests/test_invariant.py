@@ -133,14 +133,26 @@ def test_chapter6_comparison_and_verdict_by_hand():
                               "dataset": "published", "attribute": "gender", "n_pairs": 10,
                               "value": [10.0, 0.0], "ci_low": [7.0, 0.0], "ci_high": [13.0, 0.0]})
     costs = pd.DataFrame({"set": ["all"], "scored pairs": [20], "texts": [2.0], "pairs": [2.5]})
-    verdict = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs)
+    versus = pd.DataFrame({"dataset": ["published", "built"], "attribute": "gender", "n_pairs": [10, 10],
+                           "wrapper bias": [0.0, 0.0], "adapter bias": [3.0, 4.0], "difference": [-3.0, -4.0],
+                           "ci_low": [-5.0, -9.0], "ci_high": [-1.0, 0.5], "p_value": [0.004, 0.2]})
+    verdict = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs, versus)
     assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
     assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
+    assert ("the adapter's, on the same pairs: -3.00 on the released set (95% CI -5.00 to -1.00, paired permutation "
+            "p = 0.004, 10 pairs); -4.00 on the built set (95% CI -9.00 to +0.50, paired permutation p = 0.2, "
+            "10 pairs)") in verdict
+    # the interval on the built set holds 0: no finding there
+    assert ("bias is lower than the adapter's on the released set, and not distinguishable from it on the built "
+            "set.") in verdict
+    few = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs, versus.assign(p_value=0.125))
+    assert "not distinguishable from it on the released and built sets." in few  # an interval alone is no finding
     assert "Its largest quality loss is 2.50%, the adapter's 0.50%" in verdict
-    assert "point values fall short of the adapter's on the largest quality loss (point values" in verdict
-    assert "no test of the difference" in verdict and "2.0× the encoder" in verdict
     assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict
-    assert "(point values on the same pairs and items, with no test of the difference" in verdict
+    assert ("point values on the same pairs and items, with no test of the difference: that the wrapper's largest "
+            "quality loss is larger than the adapter's, and that it meets as many criteria as the adapter, compare "
+            "figures and are not findings") in verdict
+    assert "2.0× the encoder" in verdict
     whole = ch6_invariant.sample_note(0, 0, comparison.reset_index())
     assert "every item of each quality set (20 bias pairs and 10 quality items), the sets the adapters" in whole
     drawn = ch6_invariant.sample_note(40, 0, comparison.reset_index())
@@ -176,3 +188,28 @@ def test_rounding_gain_is_the_largest_over_the_variants():
     # "he ran far" -> "she ran far" (11 characters) as female; "the cat" has no term; "she ran" -> "he ran" (6) or 7
     np.testing.assert_array_equal(blind.rounding_gain(cands, refs, [0, 1, 2]), [11.0, 7.0, 7.0])
     np.testing.assert_array_equal(blind.rounding_gain(cands, refs, [2]), [7.0])
+
+
+def test_chapter6_wrapper_versus_adapter_is_the_paired_difference_of_their_biases(tmp_path):
+    """The verdict's test: the wrapper's Eq. 2 bias minus the shipped adapter's, pair by pair on the same pairs."""
+    from metricbias.bias.pairwise import absolute_bias
+    from metricbias.cache import ScoreCache
+    from metricbias.reproduction import ch6_adapters, ch6_invariant
+
+    shipped = ch6_adapters.shipped_adapters({"BERTScore": ("bertscore", "all-MiniLM-L6-v2")})
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    versus = ch6_invariant.wrapper_versus_adapter(shipped, sample_size=3, n_resamples=99, cache=cache, device="cpu")
+    assert list(versus["dataset"]) == ["published", "built"] and set(versus["n_pairs"]) == {3}
+    for row in versus.to_dict("records"):
+        assert row["difference"] == pytest.approx(row["wrapper bias"] - row["adapter bias"])
+        assert row["ci_low"] <= row["difference"] <= row["ci_high"] and 0 < row["p_value"] <= 1
+    # each bias is Eq. 2 of that metric's scores of those pairs (read back from the cache the test filled)
+    meta = shipped["BERTScore"].meta
+    plain = ch6_invariant.metric_for(None, meta=meta, device="cpu")
+    pairs = mb.datasets.sample(ch6_invariant.bias_pairs(["gender"]), 3, 0)
+    for metric, column in ((ch6_invariant.metric_for(shipped["BERTScore"].folder, meta=meta, device="cpu"),
+                            "adapter bias"), (inv.invariant(plain, "gender"), "wrapper bias")):
+        scored = ch6_invariant.score_pairs(pairs, metric, cache=cache)
+        for dataset, row in versus.set_index("dataset").iterrows():
+            s = scored[scored["dataset"] == dataset]
+            assert row[column] == pytest.approx(absolute_bias(s["score_1"], s["score_2"]))
