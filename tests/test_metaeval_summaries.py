@@ -113,11 +113,13 @@ def test_gao_comparisons_for_the_page():
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["BLEU", "WMD"], "name": ["bleu", "wmd"],
                                         "aggregation": ["single", "single"], "origin": [0.06, 0.9],
                                         "swap": [0.06, 0.9]}), gao.table7())
-    assert ch7_gender_swap.table7_agreement(t7) == {"within": "BLEU", "far": "WMD"}  # Table 7: BLEU 0.054, WMD 0.565
+    # Table 7: BLEU 0.054, WMD 0.565; over 24 systems rho 0.06 has the interval -0.35 to 0.45, rho 0.9 0.75 to 0.96
+    assert ch7_gender_swap.table7_agreement(t7, 24) == {"within": "BLEU", "far": "WMD", "inside": 1, "compared": 2,
+                                                        "outside": "WMD"}
     repro = pd.DataFrame({"paper_metric": ["BLEU", "BLEU", "TER", "TER"], "judges": ["mean", "stacked"] * 2,
-                          "within": [False, True, False, False]})
+                          "within": [False, True, False, False], "paper_inside": [True, True, False, True]})
     assert ch7_gender_swap.ngram_reproduction_summary(repro) == {"metrics": 2, "within_stacked": 1, "within_mean": 0,
-                                                     "off_stacked": "TER"}
+                                                     "off_stacked": "TER", "inside_stacked": 2, "inside_mean": 1}
     both = pd.DataFrame({"metric": "m", "aggregation": "max", "subset": ["all", "all", "single_gender",
                                                                           "single_gender"],
                          "statistic": "spearman", "judges": ["mean", "stacked"] * 2,

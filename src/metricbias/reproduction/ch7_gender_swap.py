@@ -67,22 +67,33 @@ def flickr_comparison(performance_table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def table7_agreement(t7: pd.DataFrame, close: float = 0.03, far: float = 0.1) -> dict:
+def table7_agreement(t7: pd.DataFrame, n_systems: int, close: float = 0.03, far: float = 0.1) -> dict:
     """Which of our metrics are within ``close`` of Table 7 on the original data, and which more than ``far`` away
-    (``within``, ``far``: comma-separated labels or "none")."""
+    (``within``, ``far``: comma-separated labels or "none"); and for how many of the ``compared`` metrics Table 7's
+    value lies inside our 95% interval over ``n_systems`` systems (``inside``; outside: ``outside``, labels or
+    "none"), :func:`metricbias.bias.claims.spearman_interval`."""
+    from ..bias.claims import spearman_interval
+
     within = t7.loc[t7["diff_origin"].abs() <= close, "metric"].tolist()
     away = t7.loc[t7["diff_origin"].abs() > far, "metric"].tolist()
-    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none"}
+    ran = t7[t7["metric"].notna() & t7["ours_origin"].notna()]
+    hit = [low <= paper <= high for paper, (low, high) in
+           zip(ran["paper_origin"], (spearman_interval(r, n_systems) for r in ran["ours_origin"]))]
+    outside = [m for m, h in zip(ran["metric"], hit) if not h]
+    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none", "inside": sum(hit),
+            "compared": len(ran), "outside": ", ".join(outside) or "none"}
 
 
 def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
     """From :func:`ngram_reproduction`: how many of the n-gram metrics are within tolerance of Table 9 with the
-    experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``."""
-    stacked = repro[repro["judges"] == "stacked"]
+    experts stacked (``within_stacked``) and with their mean (``within_mean``), of ``metrics``; and for how many
+    Table 9's value lies inside our 95% interval (``inside_stacked``, ``inside_mean``)."""
+    stacked, mean = repro[repro["judges"] == "stacked"], repro[repro["judges"] == "mean"]
     return {"metrics": int(repro["paper_metric"].nunique()),
             "within_stacked": int(stacked["within"].sum()),
-            "within_mean": int(repro.loc[repro["judges"] == "mean", "within"].sum()),
-            "off_stacked": ", ".join(stacked.loc[~stacked["within"], "paper_metric"]) or "none"}
+            "within_mean": int(mean["within"].sum()),
+            "off_stacked": ", ".join(stacked.loc[~stacked["within"], "paper_metric"]) or "none",
+            "inside_stacked": int(stacked["paper_inside"].sum()), "inside_mean": int(mean["paper_inside"].sum())}
 
 
 def stacking_effect(performance_table: pd.DataFrame, statistic: str = "spearman") -> dict:

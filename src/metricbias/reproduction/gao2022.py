@@ -125,8 +125,12 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
     """Table 9's BLEU, METEOR, TER and ROUGE-SU4 (original data) recomputed with :data:`NGRAM_SETTINGS`.
 
     One row per metric and judge protocol (``mean`` of the experts, or ``stacked`` as
-    Elliott & Keller's released code does), with ``within`` = |ours - paper| <= ``tolerance``.
+    Elliott & Keller's released code does), with ``within`` = |ours - paper| <= ``tolerance``, our 95% interval
+    (``ci_low``, ``ci_high``: :func:`metricbias.bias.claims.spearman_interval` over the examples, ``n_examples``;
+    the stacked rows count each example once, not once per expert, whose judgements of it are not independent)
+    and ``paper_inside``: whether the paper's value lies inside it.
     """
+    from ..bias.claims import spearman_interval
     from .. import metrics
     from ..metaeval.analysis import JUDGES, correlations
 
@@ -143,4 +147,7 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
     out = pd.DataFrame(rows)
     out["difference"] = out["ours"] - out["paper"]
     out["within"] = out["difference"].abs() <= tolerance + 1e-9
+    out["n_examples"] = int(out.loc[out["judges"] == "mean", "n"].max())
+    out[["ci_low", "ci_high"]] = [spearman_interval(r, n) for r, n in zip(out["ours"], out["n_examples"])]
+    out["paper_inside"] = (out["ci_low"] <= out["paper"]) & (out["paper"] <= out["ci_high"])
     return out
