@@ -216,6 +216,11 @@ def test_the_longest_chapters_start_first_and_share_the_cores(monkeypatch):
     order = [c.stem for c in chapter_lanes.start_order(chapters, timed)]
     assert [timed[s]["seconds"] for s in order] == sorted((timed[s]["seconds"] for s in order), reverse=True)
     assert [c.stem for c in chapter_lanes.start_order(chapters, {**timed, chapters[0].stem: {}})] == stems
+    monkeypatch.setenv("METRICBIAS_RECOMPUTE", "1")  # every score live: chapter 3, the longest then, first
+    live = [c.stem for c in chapter_lanes.start_order(chapters, {})]
+    assert live[:len(profiles.START_FIRST_LIVE)] == list(profiles.START_FIRST_LIVE) == [
+        "03_metrics_and_backbones", "04_bias_measures", "07_gender_swap", "05_association_tests"]
+    monkeypatch.delenv("METRICBIAS_RECOMPUTE")
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(chapter_lanes.os, "cpu_count", lambda: 8)
     assert chapter_lanes.thread_env(2) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -53,7 +52,7 @@ def _packages() -> list[str]:
 def shared() -> str:
     """The hash of every input the chapters share (see the module's docstring)."""
     from .cache import code_revision
-    from .packs import RECOMPUTE_ENV
+    from .packs import recomputing
 
     root = project_root()
     h = hashlib.sha256(f"python {sys.version}\x00library {code_revision()}".encode())
@@ -65,8 +64,7 @@ def shared() -> str:
         st = path.stat()
         h.update(f"{rel}\x00{st.st_size}\x00{st.st_mtime_ns}\x01".encode())
     h.update(json.dumps(_packages()).encode())
-    recompute = os.environ.get(RECOMPUTE_ENV, "").strip() not in ("", "0")
-    h.update(f"recompute={recompute}".encode())
+    h.update(f"recompute={recomputing()}".encode())
     return h.hexdigest()
 
 

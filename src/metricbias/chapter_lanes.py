@@ -39,13 +39,16 @@ def command(stem: str, profile: str, overrides: dict | None, out_dir: Path | Non
 def start_order(chapters: list, timings: dict) -> list:
     """The order in which ``chapters`` start: longest first by the times the last run of the profile recorded
     (``timings``: ``{stem: {"seconds": ...}}``, see :func:`metricbias.runner.load_timings`); without a record for
-    every one of them, ``profiles.START_FIRST`` first and the others in ``_toc.yml`` order."""
+    every one of them, ``profiles.START_FIRST`` first (``START_FIRST_LIVE`` when the packs are ignored) and the
+    others in ``_toc.yml`` order."""
     from . import profiles
+    from .packs import recomputing
 
     recorded = {stem: row.get("seconds") for stem, row in timings.items()}
     if all(isinstance(recorded.get(c.stem), (int, float)) for c in chapters):
         return sorted(chapters, key=lambda c: -recorded[c.stem])  # sorted() is stable: ties keep _toc.yml order
-    first = [c for stem in profiles.START_FIRST for c in chapters if c.stem == stem]
+    first = [c for stem in (profiles.START_FIRST_LIVE if recomputing() else profiles.START_FIRST)
+             for c in chapters if c.stem == stem]
     return first + [c for c in chapters if c not in first]
 
 

@@ -707,12 +707,17 @@ def _import_file(path: Path, fraction: float, device: str, cache, memo: dict) ->
     return found
 
 
+def recomputing() -> bool:
+    """Whether ``METRICBIAS_RECOMPUTE`` (``make book RECOMPUTE=1``) asks for every score live, the packs ignored."""
+    return os.environ.get(RECOMPUTE_ENV, "").strip() not in ("", "0")
+
+
 def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checked]:
     """What ``metricbias run`` does before the chapters: import the packs, or with ``METRICBIAS_RECOMPUTE`` set
     (``make book RECOMPUTE=1``) forget every score that came from one, so that all is computed live."""
     from .cache import ScoreCache
 
-    if os.environ.get(RECOMPUTE_ENV, "").strip() not in ("", "0"):
+    if recomputing():
         cache = ScoreCache.default() if cache in (None, True) else cache
         n = cache.forget_packs()
         log(f"{RECOMPUTE_ENV} is set: score packs ignored ({n:,} scores from packs removed from the cache)")

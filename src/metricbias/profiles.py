@@ -124,6 +124,9 @@ ADAPTED_METRICS = {"BERTScore": ("bertscore", "bertscore_backbone"), "regression
 #: chapters' times (a fresh clone): the longest, so that none of them runs alone at the end. Chapter 3 comes after
 #: chapters 4 and 5 since chapter 7 scores some of its pairs (the WMT19 kk-en DARR pairs) too.
 START_FIRST = ("07_gender_swap", "04_bias_measures", "05_association_tests", "03_metrics_and_backbones")
+#: the same with every score live (``make book RECOMPUTE=1``): chapter 3 is then two hours of the build (its
+#: transformer configurations on every built pair and DARR pair), and the others run beside it in the other lane
+START_FIRST_LIVE = ("03_metrics_and_backbones", "04_bias_measures", "07_gender_swap", "05_association_tests")
 
 #: the text sets a chapter also scores with the fixed-backbone grid (``metrics.backbone_grid.entries()``)
 PACK_GRID_SETS: dict[str, list[str]] = {"03_metrics_and_backbones": ["pairs:published"]}
