@@ -170,12 +170,13 @@ def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: 
                       versus: pd.DataFrame, label: str = "BERTScore", attribute: str = "gender") -> str:
     """A Markdown paragraph: is the training-free wrapper of ``label`` as good as its trained adapter?
 
-    The biases are compared with a test: per gender set, the :func:`wrapper_versus_adapter` difference of the two
-    Eq. 2 biases on the same pairs, its 95% interval and p-value; the wrapper's bias is "lower" or "higher" where
-    the interval excludes 0 and p < 0.05. The quality and the criteria (the :func:`invariant_comparison` rows: the largest
-    relative quality loss, a gain counting as none, and the criteria met, where a quality change of either sign
-    beyond 1% misses its criterion) are point values, said to be. The wrapper's bias on the released set is given
-    with its 95% bootstrap interval (:func:`bias_intervals`), its cost with :func:`invariant_cost` (all sets pooled).
+    The biases are compared with a test: per gender set, the :func:`wrapper_versus_adapter` difference of the
+    two Eq. 2 biases on the same pairs, its 95% interval and p-value; the wrapper's bias is "lower" or "higher"
+    where the interval excludes 0 and p < 0.05. The quality and the criteria (the :func:`invariant_comparison`
+    rows: the largest relative quality loss, a gain counting as none, and the criteria met, where a quality change
+    of either sign beyond 1% misses its criterion) are point values, and the paragraph says so. The wrapper's bias
+    on the released set is given with its 95% bootstrap interval (:func:`bias_intervals`), its cost with
+    :func:`invariant_cost` (all sets pooled).
     """
     rows = comparison.set_index("metric")
     wrapper, adapter = rows.loc[f"{label} ({attribute}-invariant)"], rows.loc[label]
