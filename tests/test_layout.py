@@ -4,6 +4,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,3 +50,31 @@ def test_citation_file_names_this_version_and_the_five_papers():
     expected = [(re.sub(r"[{}]", "", re.search(r"title\s*=\s*\{(.*)\},?\n", entries[key]).group(1)),
                  int(re.search(r"year\s*=\s*\{(\d{4})\}", entries[key]).group(1))) for key in papers]
     assert cited == expected
+
+
+@pytest.mark.parametrize("failing", ["uv==", "uv pip install"])
+def test_setup_falls_back_to_pip_where_uv_cannot_install(tmp_path, failing):
+    """`make setup` installs with uv, and with pip where uv cannot be installed (no wheel for the platform or the
+    index) or cannot install the tree. Stub executables stand in for the venv's Python and uv and log their calls."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("make"):
+        pytest.skip("no make")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    log = tmp_path / "calls.log"
+    stub = f'#!/bin/sh\necho "$(basename "$0") $*" >> {log}\ncase "$(basename "$0") $*" in *"{failing}"*) exit 1;; esac\n'
+    for name in ("python", "uv"):
+        (venv / "bin" / name).write_text(stub)
+        (venv / "bin" / name).chmod(0o755)
+    run = subprocess.run(["make", "-s", "-C", str(REPO), "setup", f"VENV={venv}"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    calls = log.read_text().splitlines()
+    deps = "-c requirements.lock -e .[test,distributed,objects]"
+    assert calls[0].startswith("python -c import sys")  # the Python 3.11 check
+    assert calls[1] == "python -m pip install --quiet --disable-pip-version-check uv==0.13.9"
+    assert calls[-1] == f"python -m pip install --quiet --disable-pip-version-check --no-compile {deps}"
+    assert (f"uv pip install --quiet --python {venv}/bin/python {deps}" in calls) == (failing == "uv pip install")
+    assert (venv / ".installed-stamp").is_file()
