@@ -1,7 +1,9 @@
 """`metricbias run` on a one-chapter book: progress lines, the kernel's tqdm bars, timings, failures."""
 
+import gc
 import json
 import textwrap
+import warnings
 
 import nbformat
 import pytest
@@ -180,7 +182,11 @@ def test_jobs_run_chapters_side_by_side_and_the_first_failure_stops_the_run(tiny
     (tiny_book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: book/chapters/01_tiny\n"
                                         "- file: book/chapters/02_other\n")
     said = []
-    outputs = runner.run(profile="smoke", log=said.append, jobs=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outputs = runner.run(profile="smoke", log=said.append, jobs=2)
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]  # each child's pipe was closed
     assert [p.name for p in outputs] == ["01_tiny.ipynb", "02_other.ipynb"] and all(p.exists() for p in outputs)
     assert sum("starting" in line for line in said) == 2
     assert set(runner.load_timings()["smoke"]) == {"01_tiny", "02_other"}

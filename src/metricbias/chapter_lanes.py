@@ -84,6 +84,7 @@ class _Child:
     def finish(self) -> int:
         code = self.proc.wait()
         self.reader.join()
+        self.proc.stdout.close()  # read to the end: an open pipe would be reported as a ResourceWarning
         return code
 
     def interrupt(self) -> None:
