@@ -153,13 +153,18 @@ def test_chapter6_comparison_and_verdict_by_hand():
             "quality loss is larger than the adapter's, and that it meets as many criteria as the adapter, compare "
             "figures and are not findings") in verdict
     assert "2.0× the encoder" in verdict
-    whole = ch6_invariant.sample_note(0, 0, comparison.reset_index())
-    assert "every item of each quality set (20 bias pairs and 10 quality items), the sets the adapters" in whole
+    # another adapter, measured on other sets, and without a wrapper: not the wrapper's comparison
+    other = table("Regression", 3.0, 4.0, 0.796).assign(n=7)
+    with_other = ch6_invariant.invariant_comparison(pd.concat([adapter, other]), wrapper)
+    whole = ch6_invariant.sample_note(0, 0, with_other)
+    assert ("every item of each quality set (20 bias pairs and 10 quality items), the sets the adapters of the same "
+            "metrics were measured on; the last section says how many of its scores came from the verified score "
+            "packs.") in whole
     drawn = ch6_invariant.sample_note(40, 0, comparison.reset_index())
     assert "40 pairs per attribute and every quality item" in drawn and "invariant_sample_size=0" in drawn
     smaller = ch6_invariant.invariant_comparison(adapter, wrapper.assign(n=5))
-    assert ("(10 bias pairs and 5 quality items), where the adapters were measured on 20 bias pairs and 10 "
-            "quality items" in ch6_invariant.sample_note(0, 0, smaller))
+    assert ("(10 bias pairs and 5 quality items), where the adapters of the same metrics were measured on 20 bias "
+            "pairs and 10 quality items" in ch6_invariant.sample_note(0, 0, smaller))
 
 
 def test_cost_of_pooled_sets_is_the_cost_of_their_pairs_together():

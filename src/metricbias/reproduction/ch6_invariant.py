@@ -128,22 +128,25 @@ def wrapper_versus_adapter(adapters: dict, *, label: str = "BERTScore", attribut
     return pd.DataFrame(rows)
 
 
-def _sizes(comparison: pd.DataFrame, mitigation: str) -> str:
-    """The bias pairs and quality items the ``mitigation`` rows of an :func:`invariant_comparison` were measured on."""
-    rows = comparison[comparison["mitigation"] == mitigation]
+def _sizes(rows: pd.DataFrame) -> str:
+    """The bias pairs and quality items some rows of an :func:`invariant_comparison` were measured on."""
     sizes = sorted({(int(b), int(q)) for b, q in zip(rows["bias pairs"], rows["quality items"])})
     return " or ".join(f"{b:,} bias pairs and {q:,} quality items" for b, q in sizes)
 
 
 def sample_note(sample_size: int, quality_sample_size: int, comparison: pd.DataFrame) -> str:
     """A Markdown sentence: on what the wrappers are measured (the chapter's ``invariant_*sample_size`` parameters)
-    and whether those are the sets the adapters of the :func:`invariant_comparison` were measured on."""
-    wrapper, adapter = _sizes(comparison, WRAPPER), _sizes(comparison, ADAPTER)
-    same = ("the sets the adapters were measured on" if wrapper == adapter else
-            f"where the adapters were measured on {adapter}")
+    and whether those are the sets the adapters of the same metrics (in the :func:`invariant_comparison`) were
+    measured on."""
+    wrappers = comparison[comparison["mitigation"] == WRAPPER]
+    wrapped = {m.rsplit(" (", 1)[0] for m in wrappers["metric"]}  # "BERTScore (gender-invariant)" -> "BERTScore"
+    adapters = comparison[(comparison["mitigation"] == ADAPTER) & comparison["metric"].isin(wrapped)]
+    wrapper, adapter = _sizes(wrappers), _sizes(adapters)
+    same = ("the sets the adapters of the same metrics were measured on" if wrapper == adapter else
+            f"where the adapters of the same metrics were measured on {adapter}")
     if not sample_size and not quality_sample_size:
         return (f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), "
-                f"{same}; its scores come from the verified score packs (the last section).")
+                f"{same}; the last section says how many of its scores came from the verified score packs.")
     drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
              f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
     return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} ({wrapper}), "
