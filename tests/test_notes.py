@@ -15,6 +15,16 @@ def test_warning_summary_counts_the_warnings_and_names_their_kinds():
         "3 warnings (RuntimeWarning, UserWarning): their bias is undefined."
     assert notes.warning_summary(caught[:1], "one") == "1 warning (UserWarning): one."
     assert notes.warning_summary([], "nothing") == ""
+    with display.capture_warnings() as with_notices:
+        warnings.warn("a constant metric", UserWarning)
+        warnings.warn("`old_api` is deprecated; use `new_api`\nsecond line", DeprecationWarning)
+        warnings.warn("`old_api` is deprecated; use `new_api`\nsecond line", DeprecationWarning)
+    # a library's notice of a coming change is not what the chapter's sentence describes: named apart
+    assert notes.warning_summary(with_notices, "their bias is undefined") == (
+        "1 warning (UserWarning): their bias is undefined. 2 notices of a library's coming change "
+        "(DeprecationWarning): `old_api` is deprecated; use `new_api`.")
+    assert notes.warning_summary(with_notices[1:2], "x") == \
+        "1 notice of a library's coming change (DeprecationWarning): `old_api` is deprecated; use `new_api`."
 
 
 def test_pack_sentence_without_packs_says_every_score_was_live():

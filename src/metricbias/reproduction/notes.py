@@ -13,17 +13,32 @@ from .. import packs, profiles
 from ..datasets.meta_eval import JudgedSet
 
 
+#: warnings that announce a library's coming change (an API to be removed): never what a chapter's sentence
+#: about its warnings describes, so they are named apart, with their messages
+NOTICES = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
 def warning_summary(caught: list, what: str) -> str:
     """One line for a list of caught warnings (:class:`metricbias.display.capture_warnings`): ``what`` with the
-    number of warnings and their kinds.
+    number of warnings and their kinds; a library's notices of a coming change (:data:`NOTICES`) are counted
+    apart, each distinct message once (its first line).
 
     ``what`` says in the chapter's words what the warnings mean ("metrics gave every
     candidate the same score, so their bias is undefined"). Paths are left out.
     """
-    if not caught:
-        return ""
-    kinds = sorted({w.category.__name__ for w in caught})
-    return f"{len(caught)} warning{'s' if len(caught) != 1 else ''} ({', '.join(kinds)}): {what}."
+    def kinds(ws):
+        return ", ".join(sorted({w.category.__name__ for w in ws}))
+
+    notices = [w for w in caught if issubclass(w.category, NOTICES)]
+    found = [w for w in caught if not issubclass(w.category, NOTICES)]
+    parts = []
+    if found:
+        parts.append(f"{len(found)} warning{'s' if len(found) != 1 else ''} ({kinds(found)}): {what}.")
+    if notices:
+        messages = sorted({str(w.message).strip().splitlines()[0][:160] for w in notices if str(w.message).strip()})
+        parts.append(f"{len(notices)} notice{'s' if len(notices) != 1 else ''} of a library's coming change "
+                     f"({kinds(notices)}){': ' + '; '.join(messages) if messages else ''}.")
+    return " ".join(parts)
 
 
 def left_out_note(profile: str, skip, parameter: str = "skip_metrics", metric_names=None) -> str:
