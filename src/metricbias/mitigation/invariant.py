@@ -237,18 +237,21 @@ def pool(runs) -> dict[str, set]:
     return {kind: set().union(*(r[kind] for r in runs)) for kind in runs[0]}
 
 
-def cost(candidates, references, attribute: str = "gender", groups=None, *, runs: dict | None = None
-         ) -> dict[str, float]:
-    """Forward passes of the wrapper relative to the plain metric on these pairs (or on the :func:`passes`
-    ``runs`` already counted).
+def cost(candidates, references, attribute: str = "gender", groups=None) -> dict[str, float]:
+    """Forward passes of the wrapper relative to the plain metric on these pairs: :func:`ratio` of their
+    :func:`passes`.
 
     ``texts``: distinct texts to encode (an encoder metric such as BERTScore encodes each once);
     ``pairs``: distinct (candidate, reference) pairs (a metric that reads the pair together, as the
     regression metric does). Each is the wrapper's count divided by the plain metric's.
     """
-    runs = runs or passes(candidates, references, attribute, groups)
+    return ratio(passes(candidates, references, attribute, groups))
+
+
+def ratio(runs: dict[str, set]) -> dict[str, float]:
+    """:func:`cost` of :func:`passes` already counted (those of one set, or :func:`pool` of several)."""
     return {"texts": len(runs["wrapped texts"]) / len(runs["plain texts"]),
             "pairs": len(runs["wrapped pairs"]) / len(runs["plain pairs"])}
 
 
-__all__ = ["InvariantMetric", "cost", "invariant", "passes", "plan", "pool", "to_group", "variants"]
+__all__ = ["InvariantMetric", "cost", "invariant", "passes", "plan", "pool", "ratio", "to_group", "variants"]

@@ -59,7 +59,7 @@ def invariant_cost(*, attribute: str = "gender", attributes=None, sample_size: i
     """Forward passes of the invariant wrapper relative to the plain metric, per evaluation set (the samples of
     :func:`invariant_results`): ``texts`` (distinct texts an encoder runs, as BERTScore does) and ``pairs``
     (distinct candidate-reference pairs, as the regression metric reads them), and ``all`` sets pooled."""
-    from ..mitigation.invariant import cost, passes, pool
+    from ..mitigation.invariant import passes, pool, ratio
 
     pairs = datasets.sample(bias_pairs(evaluated_attributes(attributes)), sample_size, seed)
     scored = {"bias pairs": (list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
@@ -69,7 +69,7 @@ def invariant_cost(*, attribute: str = "gender", attributes=None, sample_size: i
     sizes = {name: len(c) for name, (c, _) in scored.items()}
     runs["all"] = pool(runs.values())  # each set's variants are planned once
     sizes["all"] = sum(sizes.values())
-    return pd.DataFrame([{"set": name, "scored pairs": sizes[name], **cost(None, None, runs=run)}
+    return pd.DataFrame([{"set": name, "scored pairs": sizes[name], **ratio(run)}
                          for name, run in runs.items()])
 
 

@@ -72,16 +72,24 @@ def table7_agreement(t7: pd.DataFrame, n_systems: int, close: float = 0.03, far:
     (``within``, ``far``: comma-separated labels or "none"); and for how many of the ``compared`` metrics Table 7's
     value lies inside our 95% interval over ``n_systems`` systems (``inside``; outside: ``outside``, labels or
     "none"), :func:`metricbias.bias.claims.spearman_interval`."""
-    from ..bias.claims import spearman_interval
-
     within = t7.loc[t7["diff_origin"].abs() <= close, "metric"].tolist()
     away = t7.loc[t7["diff_origin"].abs() > far, "metric"].tolist()
-    ran = t7[t7["metric"].notna() & t7["ours_origin"].notna()]
-    hit = [low <= paper <= high for paper, (low, high) in
-           zip(ran["paper_origin"], (spearman_interval(r, n_systems) for r in ran["ours_origin"]))]
-    outside = [m for m, h in zip(ran["metric"], hit) if not h]
-    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none", "inside": sum(hit),
-            "compared": len(ran), "outside": ", ".join(outside) or "none"}
+    ran = table7_intervals(t7[t7["metric"].notna() & t7["ours_origin"].notna()], n_systems)
+    return {"within": ", ".join(within) or "none", "far": ", ".join(away) or "none",
+            "inside": int(ran["paper_inside"].sum()), "compared": len(ran),
+            "outside": ", ".join(ran.loc[~ran["paper_inside"], "metric"]) or "none"}
+
+
+def table7_intervals(t7: pd.DataFrame, n_systems: int) -> pd.DataFrame:
+    """Rows of a Table 7 comparison with our 95% interval over ``n_systems`` systems (``ci_low``, ``ci_high``:
+    :func:`metricbias.bias.claims.spearman_interval`) and ``paper_inside``: whether Table 7's value lies in it."""
+    from ..bias.claims import spearman_interval
+
+    out = t7.copy()
+    out[["ci_low", "ci_high"]] = pd.DataFrame([spearman_interval(r, n_systems) for r in out["ours_origin"]],
+                                              index=out.index, columns=["ci_low", "ci_high"], dtype=float)
+    out["paper_inside"] = (out["ci_low"] <= out["paper_origin"]) & (out["paper_origin"] <= out["ci_high"])
+    return out
 
 
 def ngram_reproduction_summary(repro: pd.DataFrame) -> dict:
@@ -115,19 +123,14 @@ def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03)
     """What Table 7's ROUGE rows say about the data (Markdown, no math): per ROUGE row we ran, our Spearman beside
     the paper's, and whether the paper's value lies inside our 95% interval over ``n_systems`` systems
     (:func:`metricbias.bias.claims.spearman_interval`)."""
-    from ..bias.claims import spearman_interval
-
     rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
     if rouge.empty:
         return "No ROUGE row of Table 7 ran in this profile, so the data cannot be checked against the paper here."
-    parts, inside, near = [], 0, 0
-    for r in rouge.itertuples():
-        low, high = spearman_interval(r.ours_origin, n_systems)
-        hit = low <= r.paper_origin <= high
-        inside += hit
-        near += abs(r.diff_origin) <= close + 1e-9
-        parts.append(f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
-                     f"{r.diff_origin:+.3f}; our 95% interval {low:.2f} to {high:.2f})")
+    rouge = table7_intervals(rouge, n_systems)
+    inside = int(rouge["paper_inside"].sum())
+    near = int((rouge["diff_origin"].abs() <= close + 1e-9).sum())
+    parts = [f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
+             f"{r.diff_origin:+.3f}; our 95% interval {r.ci_low:.2f} to {r.ci_high:.2f})" for r in rouge.itertuples()]
     n = len(rouge)
     verdict = ("so on these rows the data and the human scores are consistent with the paper's, although an interval "
                f"over {n_systems} systems is too wide to show that they are the same" if inside == n else
