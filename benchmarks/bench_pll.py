@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from metricbias.bias import pll
-    from metricbias.reproduction.liu2024 import RUNS
+    from metricbias.book.reproduction.liu2024 import RUNS
 
     results = {"machine": machine(), "pairs": args.pairs, "runs": []}
     for name in args.models.split(","):

@@ -1,6 +1,6 @@
 """Profile a build of the book: time per chapter and per cell (step), slowest steps first.
 
-Runs the chapters through :func:`metricbias.runner.run` (papermill, as ``metricbias run``
+Runs the chapters through :func:`metricbias.book.runner.run` (papermill, as ``metricbias run``
 does), which records every chapter's and every code cell's wall time in
 ``<cache>/run/timings.json``; this script then prints and saves them.
 
@@ -32,7 +32,7 @@ from _common import machine, save
 
 
 def report(profile: str, stems: list[str] | None, top: int) -> dict:
-    from metricbias import runner
+    from metricbias.book import runner
 
     table = runner.load_timings().get(profile, {})
     chapters = {s: t for s, t in table.items() if stems is None or s in stems}
@@ -76,7 +76,7 @@ def main() -> None:
         os.environ["METRICBIAS_CACHE"] = tmp.name
     elif args.cache not in ("fresh", "default"):
         os.environ["METRICBIAS_CACHE"] = str(Path(args.cache).resolve())
-    from metricbias import runner
+    from metricbias.book import runner
     from metricbias.paths import cache_dir
 
     only = args.only.split(",") if args.only else None
@@ -88,7 +88,7 @@ def main() -> None:
         wall = time.perf_counter() - start
         stems = [p.stem for p in outputs]
     else:
-        stems = [c.stem for c in runner._select(runner.chapters(), only)]
+        stems = [c.stem for c in runner.select(runner.chapters(), only)]
     result = report(args.profile, stems, args.top)
     result.update({"cache": args.cache, "wall_seconds": wall, "machine": machine()})
     if wall is not None:

@@ -20,7 +20,7 @@ from conftest import _book_environment, copy_book  # noqa: E402
 def main(folder: Path) -> None:
     root = copy_book(folder / "book-root")
     _book_environment(os.environ.__setitem__, root, folder / "cache")
-    from metricbias import runner
+    from metricbias.book import runner
 
     outputs = runner.run(profile="smoke", jobs=2)  # two chapters at once, as `make book` runs them
     runner.build_book(root, strict=True)

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from metricbias.book.reproduction import ch6_adapters, ch6_table5, zarkadoula2023
 from metricbias.mitigation import evaluation, training
 from metricbias.mitigation.cda import CDAData
-from metricbias.reproduction import ch6_adapters, ch6_table5, zarkadoula2023
 
 
 def _compare_table(gender_after=(3.0, 4.0), race_after=5.6, realsumm_after=0.490):

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from metricbias.book.reproduction import ch6_table5, zarkadoula2023
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import ch6_table5, zarkadoula2023
 
 torch = pytest.importorskip("torch")
 

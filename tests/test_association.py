@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metricbias.bias import association as asc
-from metricbias.reproduction import ch5_table3, gao2022
+from metricbias.book.reproduction import ch5_table3, gao2022
 from metricbias.cache import ScoreCache
 from metricbias.datasets.seat import SeatTest
 from metricbias.metrics.base import Metric

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from metricbias.bias import association as asc
+from metricbias.book.reproduction import ch5_association as su, ch5_table3
 from metricbias.datasets.seat import SeatTest
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import ch5_association as su, ch5_table3
 
 
 class Letters(Metric):

@@ -8,7 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from metricbias import runner
+from metricbias.book import runner
 
 REPO = Path(__file__).resolve().parents[1]
 

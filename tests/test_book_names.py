@@ -2,8 +2,8 @@
 
 import pytest
 
-from metricbias.reproduction import gao2022, names, sun2022
-from metricbias.reproduction.tables import table
+from metricbias.book.reproduction import gao2022, names, sun2022
+from metricbias.book.reproduction.tables import table
 
 
 def test_a_paper_label_is_a_card_label_or_one_of_the_few_that_differ():

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from metricbias import metrics
+from metricbias.book.reproduction import ch3_configurations
 from metricbias.metaeval import layers
 from metricbias.metrics import Spec, regression
-from metricbias.reproduction import ch3_configurations
 
 
 def test_configuration_table_carries_each_signature():

@@ -4,7 +4,7 @@ download of paradigm means: their labels and order on hand-made points."""
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import ch3_paradigms
+from metricbias.book.reproduction import ch3_paradigms
 
 
 def points():

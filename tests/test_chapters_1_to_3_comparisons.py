@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from conftest import real_raw_location
-from metricbias.display import PAPER
+from metricbias.book.display import PAPER
+from metricbias.book.reproduction import ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms, sun2022
 from metricbias.metrics.matching import MatchingMap
-from metricbias.reproduction import ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms, sun2022
 
 P = f" {PAPER}"
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from metricbias.bias import claims
-from metricbias.reproduction import notes
+from metricbias.book.reproduction import notes
 
 
 def test_sign_test_matches_the_binomial_by_hand():

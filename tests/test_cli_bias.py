@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import sun2022, tables
+from metricbias.book.reproduction import sun2022, tables
 from metricbias.cli import main
 
 COLUMNS = ["attribute", "metric", "n_pairs", "bias", "bias_ci_low", "bias_ci_high", "stereotypical_difference"]

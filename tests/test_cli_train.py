@@ -17,11 +17,11 @@ from metricbias.trained.recipes import RECIPES, recipe_names
 @pytest.fixture
 def calls(monkeypatch, tmp_path):
     """Record each trainer's arguments instead of training."""
+    import metricbias.book.training_data as training_data
     import metricbias.datasets.stsb as stsb
     import metricbias.metrics.regression as regression
     import metricbias.mitigation.cda as cda
     import metricbias.mitigation.evaluation as evaluation
-    import metricbias.training_data as training_data
 
     seen = []
     monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import ch4_counterfactual as cs
+from metricbias.book.reproduction import ch4_counterfactual as cs
 
 GROUPS = {"gender": ["female", "male", "non_binary"], "religion": ["christian", "muslim"]}
 ROWS = pd.DataFrame({

@@ -282,8 +282,8 @@ def test_the_built_sets_pass_every_check_and_the_sources_slips_are_fixed_at_the_
 
 def test_counterfactual_and_gender_swapped_texts_pass_the_checks(project, pairs):
     """Chapter 4's counterfactual candidates and chapter 7's swapped texts: the edits introduce no finding."""
+    from metricbias.book.reproduction import ch2_summary
     from metricbias.datasets import counterfactuals, meta_eval
-    from metricbias.reproduction import ch2_summary
 
     rows, excluded = counterfactuals.build_attributes(counterfactuals.config(REPO / "data" / "counterfactuals.yml"),
                                                       built_dir=project / "data" / "built")

@@ -138,7 +138,7 @@ def test_the_gender_swap_rechooses_an_article_before_a_swapped_word():
 
 
 def test_chapter_two_counts_per_attribute_from_source_and_built_findings():
-    from metricbias.reproduction import ch2_summary
+    from metricbias.book.reproduction import ch2_summary
 
     source = pd.DataFrame({"attribute": ["race", "race", "age"], "source": "crows_pairs", "source_id": ["1", "2", "3"],
                            "candidate_1": ["the black man ran.", ".Black men ran", "An old man ran"],

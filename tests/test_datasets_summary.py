@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from conftest import write_crows_project
+from metricbias.book.reproduction import ch2_summary
 from metricbias.datasets import built, lexicons
-from metricbias.reproduction import ch2_summary
 
 PAIRS = pd.DataFrame({
     "attribute": ["gender", "gender", "gender", "race", "race"],

@@ -81,7 +81,7 @@ def test_grid_configurations_hold_the_backbone_fixed():
 
 
 def test_sun_claim_reads_the_released_table():
-    from metricbias.reproduction import ch3_paradigm_claim
+    from metricbias.book.reproduction import ch3_paradigm_claim
 
     rel = ch3_paradigm_claim.released_shares()
     assert 0 < rel["share_paradigm"] < 1 and 0 < rel["share_backbone"] < 1

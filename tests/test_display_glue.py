@@ -3,7 +3,7 @@
 import myst_nb
 from IPython.display import Markdown
 
-from metricbias import display
+from metricbias.book import display
 
 
 def test_glue_findings_prefixes_keys_and_glues_texts_as_markdown(monkeypatch):

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from metricbias import display
+from metricbias.book import display
 
 
 def test_table_heads_columns_with_labels_and_formats_each_column():

@@ -1,7 +1,7 @@
 """What a profile still draws (``reproduction.drawn``): read from the chapters' parameters under the profile."""
 
-from metricbias import profiles, runner
-from metricbias.reproduction import drawn
+from metricbias.book import chapter_profiles, runner
+from metricbias.book.reproduction import drawn
 
 
 def test_default_profile_draws_only_what_it_declares():
@@ -33,7 +33,7 @@ def test_sentence_names_each_draw_and_the_whole_data_case(monkeypatch):
 
 
 def test_full_is_the_default_profile_under_another_name():
-    for chapter in profiles.PROFILES["offline"]:
+    for chapter in chapter_profiles.PROFILES["offline"]:
         if chapter != "common":
-            assert profiles.parameters("offline", chapter) | {"profile": "x"} == \
-                profiles.parameters("full", chapter) | {"profile": "x"}
+            assert chapter_profiles.parameters("offline", chapter) | {"profile": "x"} == \
+                chapter_profiles.parameters("full", chapter) | {"profile": "x"}

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from metricbias.reproduction import ch3_quality, generation_rows
+from metricbias.book.reproduction import ch3_quality, generation_rows
 
 
 def quality_points(para_darr, para_stsb):

@@ -7,7 +7,7 @@ import pytest
 
 from metricbias.bias import decomposition
 from metricbias.bias.scores import drop_identical, identical_configurations
-from metricbias.reproduction import ch3_paradigm_claim
+from metricbias.book.reproduction import ch3_paradigm_claim
 
 
 def _table(columns: dict) -> pd.DataFrame:

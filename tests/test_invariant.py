@@ -108,8 +108,8 @@ def test_audit_through_the_one_scoring_path():
 def test_chapter6_comparison_and_verdict_by_hand():
     import pandas as pd
 
+    from metricbias.book.reproduction import ch6_invariant
     from metricbias.mitigation import evaluation
-    from metricbias.reproduction import ch6_invariant
 
     def table(label, pub, built, stsb):
         rows = [("bias", "published", "gender", 10.0, pub, 0.001), ("bias", "built", "gender", 8.0, built, 0.002),
@@ -198,8 +198,8 @@ def test_rounding_gain_is_the_largest_over_the_variants():
 def test_chapter6_wrapper_versus_adapter_is_the_paired_difference_of_their_biases(tmp_path):
     """The verdict's test: the wrapper's Eq. 2 bias minus the shipped adapter's, pair by pair on the same pairs."""
     from metricbias.bias.pairwise import absolute_bias
+    from metricbias.book.reproduction import ch6_adapters, ch6_invariant
     from metricbias.cache import ScoreCache
-    from metricbias.reproduction import ch6_adapters, ch6_invariant
 
     shipped = ch6_adapters.shipped_adapters({"BERTScore": ("bertscore", "all-MiniLM-L6-v2")})
     cache = ScoreCache(tmp_path / "scores.sqlite")

@@ -150,7 +150,7 @@ def test_a_worker_builds_each_configuration_once_and_checks_its_signature():
 
 
 def test_the_job_log_sums_each_metric_and_set_for_the_chapters_profile(tmp_path, monkeypatch):
-    from metricbias import runner
+    from metricbias.book import runner
 
     log = tmp_path / "jobs.jsonl"
     monkeypatch.setenv(jobs.LOG_ENV, str(log))

@@ -10,7 +10,8 @@ import pytest
 
 from metricbias import __version__, profiles
 from metricbias.bias.pairwise import bias_table
-from metricbias.reproduction import landing
+from metricbias.book import chapter_profiles
+from metricbias.book.reproduction import landing
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -143,8 +144,8 @@ def test_durations():
 
 def test_the_closing_chapter_scores_chapter_3s_sample_in_every_profile():
     for name in profiles.names():
-        ch3 = profiles.parameters(name, "03_metrics_and_backbones")
-        assert profiles.parameters(name, "09_metric_users")["sample_size"] == ch3["sample_size"], name
+        ch3 = chapter_profiles.parameters(name, "03_metrics_and_backbones")
+        assert chapter_profiles.parameters(name, "09_metric_users")["sample_size"] == ch3["sample_size"], name
 
 
 def test_limitations_read_the_trained_parts_and_chapter_5s_sampling():

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from metricbias.bias import generalized, pairwise, significance
-from metricbias.reproduction import ch4_measures as ms, czarnowska2021
+from metricbias.book.reproduction import ch4_measures as ms, czarnowska2021
 
 # three metrics on two attributes; "b" is the most biased under Eq. 2 in both, "c" under |stereotypical| in x
 GRID = pd.DataFrame({

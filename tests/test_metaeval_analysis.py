@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 
 from metricbias import cli, metrics
+from metricbias.book.reproduction import ch3_trained, ch7_summaries
 from metricbias.cache import ScoreCache
 from metricbias.datasets.meta_eval import JudgedSet, PairSet, load_jsonl
 from metricbias.metaeval import analysis
-from metricbias.reproduction import ch3_trained, ch7_summaries
 from metricbias.metaeval.scoring import hypothesis_scores, pair_scores
 from metricbias.metrics.base import Metric
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from metricbias.book.reproduction import notes
 from metricbias.datasets import meta_eval
 from metricbias.datasets.meta_eval import DatasetError
-from metricbias.reproduction import notes
 from tests.conftest import real_raw_location
 
 GOOD = [

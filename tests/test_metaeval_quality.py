@@ -11,13 +11,13 @@ from scipy import stats
 from conftest import real_raw_location
 from metricbias import metrics
 from metricbias.bias.claims import UNDECIDED
+from metricbias.book.reproduction import ch3_quality
 from metricbias.metaeval import correlation
 from metricbias.metaeval import quality as q
 from metricbias.metaeval.quality import configuration_quality, full_sizes, load_quality_sets, quality
 from metricbias.metrics.base import Metric
 from metricbias.metrics.registry import Spec
 from metricbias.mitigation import evaluation
-from metricbias.reproduction import ch3_quality
 
 
 @pytest.mark.usefixtures("private_cache")

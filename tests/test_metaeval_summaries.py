@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from test_metaeval_analysis import CAPTIONS, Overlap, judged
 
+from metricbias.book.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
 from metricbias.metaeval import analysis
-from metricbias.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
 
 
 def test_lexicon_summary_counts_every_word():

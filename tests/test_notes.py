@@ -1,9 +1,9 @@
-"""The notes the chapters write under their tables (metricbias.reproduction.notes), on hand-made input."""
+"""The notes the chapters write under their tables (metricbias.book.reproduction.notes), on hand-made input."""
 
 import warnings
 
-from metricbias import display
-from metricbias.reproduction import notes
+from metricbias.book import display
+from metricbias.book.reproduction import notes
 
 
 def test_warning_summary_counts_the_warnings_and_names_their_kinds():

@@ -11,14 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias import jobs, packs
+from metricbias import jobs
 from metricbias.bias.pairwise import bias_table
+from metricbias.book import packs
+from metricbias.book.reproduction import notes
 from metricbias.cache import ScoreCache
 from metricbias.cli import main
 from metricbias.datasets import registry as datasets
 from metricbias.metrics import registry as metrics
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import notes
 from metricbias.scoring import score_pairs
 
 DATASET = "packs-test"
@@ -304,7 +305,7 @@ def test_the_text_sets_are_the_texts_the_library_scores(setup):
 
 
 def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
-    from metricbias import pack_plan
+    from metricbias.book import pack_plan
 
     entries = pack_plan.plan("offline", configs="Regression-MiniLM")
     assert [e.text_set for e in entries] == [
@@ -336,7 +337,7 @@ def test_the_shipped_packs_are_the_default_profiles_plan_within_the_budget():
     """models/packs holds a file for each entry of the `offline` plan (the same text set and configuration
     fingerprint; where all-mpnet-base-v2 is not installed, the plan leaves out the MPNet ones, and their text sets
     are the plan's) and nothing else, each with its provenance, 8 MB in all."""
-    from metricbias import pack_plan
+    from metricbias.book import pack_plan
 
     entries = pack_plan.plan("offline")
     shipped = {}
@@ -384,7 +385,7 @@ def test_an_invariant_wrapper_pack_round_trips(setup):
 def test_chapter_6_packs_its_wrapper_on_every_set_it_scores_it_on():
     """The `offline` plan packs the gender-blind wrapper of the metric the shipped BERTScore adapter was trained
     for, with the signature chapter 6 scores it under, on the bias pairs and each quality set, whole."""
-    from metricbias import pack_plan
+    from metricbias.book import pack_plan
     from metricbias.mitigation import training
     from metricbias.mitigation.evaluation import metric_for
     from metricbias.mitigation.invariant import invariant

@@ -1,6 +1,6 @@
 import pytest
 
-from metricbias.reproduction import tables as paper
+from metricbias.book.reproduction import tables as paper
 from metricbias.datasets import published
 
 

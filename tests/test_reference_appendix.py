@@ -9,7 +9,7 @@ import pytest
 
 from metricbias import metrics
 from metricbias.bias import registry
-from metricbias.reproduction import reference
+from metricbias.book.reproduction import reference
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +79,7 @@ def test_a_citation_key_of_the_bibliography_becomes_a_citation(tmp_path):
 
 
 def test_the_appendix_page_renders_the_cards_and_is_in_the_toc():
-    from metricbias import runner
+    from metricbias.book import runner
 
     stems = [c.stem for c in runner.chapters()]
     assert stems[-2:] == ["A1_using_metricbias", "A2_reference"]

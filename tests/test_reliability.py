@@ -9,7 +9,7 @@ from scipy import stats
 
 from metricbias.bias import power, reliability, testing
 from metricbias.bias.pairwise import absolute_bias, bootstrap_ci
-from metricbias.reproduction import ch8_trust
+from metricbias.book.reproduction import ch8_trust
 
 
 def test_size_robust_value_by_hand():
@@ -169,10 +169,12 @@ def test_chapter_8_reuses_the_samples_of_chapters_3_and_4_in_every_profile():
     """Chapter 8 takes its live scores from chapter 3's sample and its counterfactual scores from chapter 4's, with
     the same configurations, so the score cache answers (the notebook's defaults: 0 pairs = all, no skip)."""
     from metricbias import profiles
+    from metricbias.book import chapter_profiles
 
     for name in profiles.names():
-        ch8 = profiles.parameters(name, "08_trust")
-        ch3, ch4 = profiles.parameters(name, "03_metrics_and_backbones"), profiles.parameters(name, "04_bias_measures")
+        ch8 = chapter_profiles.parameters(name, "08_trust")
+        ch3 = chapter_profiles.parameters(name, "03_metrics_and_backbones")
+        ch4 = chapter_profiles.parameters(name, "04_bias_measures")
         assert ch8.get("sample_size", 0) == ch3.get("sample_size", 0), name
         assert ch8.get("counterfactual_sample_size", 0) == ch4.get("sample_size", 0), name
         assert ch8.get("skip_metrics", "") == ch4.get("skip_metrics", ""), name

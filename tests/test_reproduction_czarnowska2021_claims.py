@@ -1,11 +1,11 @@
-"""Chapter 4's test of the top place under Eq. 2 (metricbias.reproduction.czarnowska2021.top_separation)."""
+"""Chapter 4's test of the top place under Eq. 2 (metricbias.book.reproduction.czarnowska2021.top_separation)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from metricbias.bias import pairwise
-from metricbias.reproduction import czarnowska2021
+from metricbias.book.reproduction import czarnowska2021
 
 
 def _scores():

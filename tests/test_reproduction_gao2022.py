@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import ch5_oov, gao2022 as gao
+from metricbias.book.reproduction import ch5_oov, gao2022 as gao
 
 
 def test_tables_map_every_row():

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import real_raw_location
 from metricbias.bias import distributional
-from metricbias.reproduction import liu2024
+from metricbias.book.reproduction import liu2024
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias.reproduction import liu2024, liu_table2
+from metricbias.book.reproduction import liu2024, liu_table2
 
 
 def scores(dataset, model, method, wins, losses, nan=0):

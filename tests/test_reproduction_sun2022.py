@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metricbias.reproduction.sun2022 import AGREEMENT_COLUMNS, agreement, live_scores
+from metricbias.book.reproduction.sun2022 import AGREEMENT_COLUMNS, agreement, live_scores
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from metricbias.bias import generalized as g
 from metricbias.bias import pairwise as pw
 from metricbias.bias import robustness as rb
 from metricbias.bias import significance as sig
-from metricbias.reproduction import ch4_measures
+from metricbias.book.reproduction import ch4_measures
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # the study and the tests keep their tables in the result cache
 

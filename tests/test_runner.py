@@ -8,7 +8,7 @@ import warnings
 import nbformat
 import pytest
 
-from metricbias import runner
+from metricbias.book import runner
 
 CHAPTER = textwrap.dedent('''\
     ---
@@ -87,7 +87,7 @@ QUICK = CHAPTER.split("```{code-cell} ipython3\n# a long loop")[0] + '```{code-c
 
 def test_a_rerun_keeps_chapters_whose_inputs_are_unchanged_and_runs_the_others(tiny_book):
     """A warm `make book` executes only what changed; `--force` executes anyway."""
-    from metricbias import chapter_inputs
+    from metricbias.book import chapter_inputs
 
     md = tiny_book / "notebooks" / "01_tiny.md"
     md.write_text(QUICK)
@@ -114,7 +114,7 @@ def test_the_inputs_hash_covers_notebook_parameters_library_models_data_packages
                                                                                                   monkeypatch):
     """What `chapter_inputs` hashes, without executing anything: the raw mirror and the built data are not inputs
     (data/sources.tsv fixes them), the content of models/ is, and so are the packages and METRICBIAS_RECOMPUTE."""
-    from metricbias import chapter_inputs
+    from metricbias.book import chapter_inputs
 
     chapter = runner.chapters()[0]
     nb, _ = runner.prepare(chapter, "smoke")
@@ -209,22 +209,22 @@ def test_jobs_run_chapters_side_by_side_and_the_first_failure_stops_the_run(tiny
 
 
 def test_the_longest_chapters_start_first_and_share_the_cores(monkeypatch):
-    """With --jobs, a fresh clone starts profiles.START_FIRST first (then _toc.yml order); a recorded run, its
-    longest chapters first; each child gets its share of the cores unless OMP_NUM_THREADS is set."""
-    from metricbias import chapter_lanes, profiles
+    """With --jobs, a fresh clone starts chapter_profiles.START_FIRST first (then _toc.yml order); a recorded run,
+    its longest chapters first; each child gets its share of the cores unless OMP_NUM_THREADS is set."""
+    from metricbias.book import chapter_lanes, chapter_profiles
 
     chapters = runner.chapters()
     stems = [c.stem for c in chapter_lanes.start_order(chapters, {})]
-    assert stems[:len(profiles.START_FIRST)] == list(profiles.START_FIRST)
-    rest = [c.stem for c in chapters if c.stem not in profiles.START_FIRST]
-    assert stems[len(profiles.START_FIRST):] == rest and sorted(stems) == sorted(c.stem for c in chapters)
+    assert stems[:len(chapter_profiles.START_FIRST)] == list(chapter_profiles.START_FIRST)
+    rest = [c.stem for c in chapters if c.stem not in chapter_profiles.START_FIRST]
+    assert stems[len(chapter_profiles.START_FIRST):] == rest and sorted(stems) == sorted(c.stem for c in chapters)
     timed = {c.stem: {"seconds": float(len(c.stem) % 5)} for c in chapters}
     order = [c.stem for c in chapter_lanes.start_order(chapters, timed)]
     assert [timed[s]["seconds"] for s in order] == sorted((timed[s]["seconds"] for s in order), reverse=True)
     assert [c.stem for c in chapter_lanes.start_order(chapters, {**timed, chapters[0].stem: {}})] == stems
     monkeypatch.setenv("METRICBIAS_RECOMPUTE", "1")  # every score live: chapter 3, the longest then, first
     live = [c.stem for c in chapter_lanes.start_order(chapters, {})]
-    assert live[:len(profiles.START_FIRST_LIVE)] == list(profiles.START_FIRST_LIVE) == [
+    assert live[:len(chapter_profiles.START_FIRST_LIVE)] == list(chapter_profiles.START_FIRST_LIVE) == [
         "03_metrics_and_backbones", "04_bias_measures", "07_gender_swap", "05_association_tests"]
     monkeypatch.delenv("METRICBIAS_RECOMPUTE")
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

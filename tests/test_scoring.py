@@ -7,10 +7,11 @@ import pytest
 
 from metricbias import backbones, cli, datasets, metrics, profiles, scoring
 from metricbias.bias.pairwise import BIAS_COLUMNS
+from metricbias.book import chapter_profiles
+from metricbias.book.reproduction import notes
 from metricbias.cache import ScoreCache
 from metricbias.datasets import published
 from metricbias.metrics.base import Metric
-from metricbias.reproduction import notes
 
 PAIRS = pd.DataFrame({
     "attribute": ["a", "a", "b"],
@@ -116,7 +117,7 @@ def test_suites_name_registered_metrics_with_unique_labels():
 
 
 def test_a_chapter_can_leave_metrics_out_of_the_suite_and_says_so():
-    from metricbias.reproduction import ch5_table3, ch7_gender_swap
+    from metricbias.book.reproduction import ch5_table3, ch7_gender_swap
 
     full = profiles.suite("paper")
     kept = profiles.suite("paper", "bartscore, prism")
@@ -132,8 +133,9 @@ def test_a_chapter_can_leave_metrics_out_of_the_suite_and_says_so():
     assert len(by_backbone) < len(full) and "BERTScore-RoBERTa-large" in notes.left_out_note("paper", "roberta-large")
     # the offline book leaves the generation metrics out of the chapters after 3 (on two CPU cores)
     for chapter in ("04_bias_measures", "05_association_tests", "07_gender_swap"):
-        assert {"bartscore", "prism"} <= profiles.names_of(profiles.parameters("offline", chapter)["skip_metrics"])
-        assert profiles.parameters("paper", chapter).get("skip_metrics", "") == ""
+        skip = chapter_profiles.parameters("offline", chapter)["skip_metrics"]
+        assert {"bartscore", "prism"} <= profiles.names_of(skip)
+        assert chapter_profiles.parameters("paper", chapter).get("skip_metrics", "") == ""
 
 
 def test_backbone_registry_helpers(tiny_bert, tiny_bart, tiny_bert_regressor):
@@ -198,12 +200,12 @@ def test_cli_metrics_lists_every_metric(capsys):
 
 def test_the_default_profile_runs_the_whole_data_and_full_is_its_other_name():
     assert profiles.suite("full") == profiles.suite("offline")
-    offline = {ch: profiles.parameters("offline", ch) for ch in ("03_metrics_and_backbones", "04_bias_measures",
-                                                                   "05_association_tests", "07_gender_swap")}
+    offline = {ch: chapter_profiles.parameters("offline", ch)
+               for ch in ("03_metrics_and_backbones", "04_bias_measures", "05_association_tests", "07_gender_swap")}
     assert offline["03_metrics_and_backbones"]["sample_size"] == 0
     assert offline["03_metrics_and_backbones"]["built_sample_size"] == 0
     assert offline["04_bias_measures"]["pll_sample_size"] == 0 and offline["04_bias_measures"]["sample_size"] == 0
     assert offline["05_association_tests"]["sample_size"] == 16  # sentence-level SEAT sets only
     assert offline["07_gender_swap"]["darr_pairs"] == 0 and offline["07_gender_swap"]["sample_size"] == 0
     for chapter, values in offline.items():
-        assert {**profiles.parameters("full", chapter), "profile": "offline"} == values
+        assert {**chapter_profiles.parameters("full", chapter), "profile": "offline"} == values

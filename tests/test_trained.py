@@ -125,7 +125,7 @@ def test_generation_metrics_score_with_the_paraphraser_and_survive_a_reload(trai
     again = metrics.get("bartscore", backbone=out, variant="F", device="cpu").score(TARGETS, SOURCES)
     np.testing.assert_array_equal(again, f)
     # recording figures in the provenance (quality measured after training) does not change the signature
-    from metricbias import training_data
+    from metricbias.book import training_data
 
     before = bart["F"].signature
     training_data.record_quality(out, pd.DataFrame({"dataset": ["stsb-dev"], "statistic": ["pearson"], "value": [0.1],
@@ -175,9 +175,9 @@ def test_bert_masking_selects_fifteen_percent_and_never_special_tokens():
 
 def test_liu_table2_row_on_a_trained_head(trained_mlm):
     from metricbias.bias import pll
-    from metricbias.reproduction import liu2024
+    from metricbias.book.reproduction import liu2024
 
-    from metricbias.reproduction import liu_table2
+    from metricbias.book.reproduction import liu_table2
 
     lm = pll.load_masked_lm(str(trained_mlm[0]), device="cpu")
     scores = liu2024.pll_scores([lm], sample_size=6)
@@ -242,7 +242,7 @@ def test_artifacts_without_a_predict_field_load_as_shift_and_head_from_copies_th
 
 
 def test_denoising_pairs_delete_a_seeded_share_of_the_words():
-    from metricbias import training_data
+    from metricbias.book import training_data
 
     sentences = [f"word{i} " * 20 for i in range(30)] + ["one", "the cat sat on the mat"]
     sentences = [s.strip() for s in sentences]

@@ -1,6 +1,6 @@
 """The ``cite-and-reproduce`` directive of the landing page: the "Cite and reproduce" box, rendered when the book is
 built (version, commit, build date, profile, each chapter's execution time from the run's timings, the command), by
-:func:`metricbias.reproduction.landing.reproduce_box`. The page is read again on every build, so the box is never
+:func:`metricbias.book.reproduction.landing.reproduce_box`. The page is read again on every build, so the box is never
 stale."""
 
 from pathlib import Path
@@ -13,7 +13,7 @@ class CiteAndReproduce(SphinxDirective):
     has_content = False
 
     def run(self):
-        from metricbias.reproduction import landing
+        from metricbias.book.reproduction import landing
 
         self.env.note_reread()  # the commit, the date and the timings change without the page's source changing
         record = landing.build_record(Path(self.env.srcdir))

@@ -191,7 +191,7 @@ class ScoreCache(SQLiteFile):
         "CREATE TABLE IF NOT EXISTS signatures (id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE)",
         "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, signature_id INTEGER NOT NULL, "
         "score REAL NOT NULL) WITHOUT ROWID",
-        # the keys whose scores came from a score pack (metricbias.packs), and the packs imported and verified
+        # the keys whose scores came from a score pack (metricbias.book.packs), and the packs imported and verified
         "CREATE TABLE IF NOT EXISTS packed (key BLOB PRIMARY KEY) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS packs (sha256 TEXT NOT NULL, signature TEXT NOT NULL, file TEXT NOT NULL, "
         "scores INTEGER NOT NULL, checked INTEGER NOT NULL, max_diff REAL NOT NULL, PRIMARY KEY (sha256, signature))",
@@ -277,7 +277,7 @@ class ScoreCache(SQLiteFile):
 
         self._run(write, write=True)
 
-    # --- score packs (metricbias.packs) ---------------------------------------------------
+    # --- score packs (metricbias.book.packs) ---------------------------------------------------
     def packs(self) -> list[dict]:
         """The imported score packs: ``sha256, signature, file, scores, checked, max_diff`` each."""
         def read(con):

@@ -369,8 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "with p_value_is_upper_bound true")
     p.set_defaults(func=_cmd_metaeval)
 
-    from .cli_book import add_parsers as add_book_parsers  # the book's commands (their own module)
-    from .cli_packs import add_parser as add_pack_parser  # `metricbias pack ...` (its own module)
+    from .book.cli_book import add_parsers as add_book_parsers  # the book's commands (their own module)
+    from .book.cli_packs import add_parser as add_pack_parser  # `metricbias pack ...` (its own module)
 
     add_book_parsers(sub)
     add_pack_parser(sub)

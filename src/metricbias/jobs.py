@@ -83,7 +83,7 @@ class Job:
     #: (the run stopped before the job was done / began)
     status: str = "pending"
     cached: int = 0
-    #: of the cached scores, how many came from a verified score pack (:mod:`metricbias.packs`)
+    #: of the cached scores, how many came from a verified score pack (:mod:`metricbias.book.packs`)
     packed: int = 0
     computed: int = 0
     #: most tries any chunk of the job took (1: no retry)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-#: set by :mod:`metricbias.runner` for the kernels it starts
+#: set by :mod:`metricbias.book.runner` for the kernels it starts
 FILE_ENV = "METRICBIAS_PROGRESS_FILE"
 COLUMNS_ENV = "METRICBIAS_PROGRESS_COLUMNS"
 #: set in worker processes whose parent shows the progress (the pack check of ``metricbias run --jobs N``)

@@ -2,7 +2,7 @@
 inputs changed.
 
 A chapter's result is a function of its notebook as it runs (source and baked parameters, see
-:func:`metricbias.runner.prepare`) and of what it reads: the library's code, the shipped models and score packs
+:func:`metricbias.book.runner.prepare`) and of what it reads: the library's code, the shipped models and score packs
 (``models/``), the project's data configuration (``data/`` without the raw mirror and the datasets built from
 it, whose checksums ``data/sources.tsv`` holds), parts trained into the cache, the installed packages and Python,
 and whether score packs are ignored (``METRICBIAS_RECOMPUTE``). :func:`shared` hashes all of that once per run;
@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from .paths import cache_dir, project_root
+from ..paths import cache_dir, project_root
 
 #: key of the stamp in an executed notebook's metadata (``metadata.metricbias.inputs``)
 METADATA_KEY = "metricbias"
@@ -51,7 +51,7 @@ def _packages() -> list[str]:
 
 def shared() -> str:
     """The hash of every input the chapters share (see the module's docstring)."""
-    from .cache import code_revision
+    from ..cache import code_revision
     from .packs import recomputing
 
     root = project_root()

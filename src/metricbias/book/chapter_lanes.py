@@ -38,16 +38,16 @@ def command(stem: str, profile: str, overrides: dict | None, out_dir: Path | Non
 
 def start_order(chapters: list, timings: dict) -> list:
     """The order in which ``chapters`` start: longest first by the times the last run of the profile recorded
-    (``timings``: ``{stem: {"seconds": ...}}``, see :func:`metricbias.runner.load_timings`); without a record for
-    every one of them, ``profiles.START_FIRST`` first (``START_FIRST_LIVE`` when the packs are ignored) and the
+    (``timings``: ``{stem: {"seconds": ...}}``, see :func:`metricbias.book.runner.load_timings`); without a record for
+    every one of them, ``chapter_profiles.START_FIRST`` first (``START_FIRST_LIVE`` when the packs are ignored) and the
     others in ``_toc.yml`` order."""
-    from . import profiles
+    from . import chapter_profiles
     from .packs import recomputing
 
     recorded = {stem: row.get("seconds") for stem, row in timings.items()}
     if all(isinstance(recorded.get(c.stem), (int, float)) for c in chapters):
         return sorted(chapters, key=lambda c: -recorded[c.stem])  # sorted() is stable: ties keep _toc.yml order
-    first = [c for stem in (profiles.START_FIRST_LIVE if recomputing() else profiles.START_FIRST)
+    first = [c for stem in (chapter_profiles.START_FIRST_LIVE if recomputing() else chapter_profiles.START_FIRST)
              for c in chapters if c.stem == stem]
     return first + [c for c in chapters if c not in first]
 
@@ -94,7 +94,7 @@ class _Child:
 
 def execute(chapters: list, profile: str, overrides: dict | None, out_dir: Path | None, jobs: int, log=print,
             stream=None, timings: dict | None = None) -> str | None:
-    """Execute ``chapters`` (:class:`metricbias.runner.Chapter`) with at most ``jobs`` at once, in
+    """Execute ``chapters`` (:class:`metricbias.book.runner.Chapter`) with at most ``jobs`` at once, in
     :func:`start_order` (``timings``: the profile's recorded chapter times); return the first failure's error
     message (the others are stopped), or ``None``."""
     stream = stream or sys.stderr

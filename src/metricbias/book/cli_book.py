@@ -1,7 +1,7 @@
 """``metricbias`` commands that build the book: ``fetch``, ``build-datasets``, ``build-counterfactuals``,
 ``train`` (and its old names ``train-regression``, ``adapters train``), ``adapters evaluate|ship``,
 ``install-backbone`` and ``run``. The parser, the "audit your metric" commands and the help's groups are in
-:mod:`metricbias.cli`; ``pack`` is in :mod:`metricbias.cli_packs`."""
+:mod:`metricbias.cli`; ``pack`` is in :mod:`metricbias.book.cli_packs`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli_options import check_out, input_type
+from ..cli_options import check_out, input_type
 
 
 def _cmd_fetch(args) -> int:
-    from . import sources
+    from .. import sources
 
     if args.check:
         bad = 0
@@ -32,7 +32,7 @@ def _cmd_build_datasets(args) -> int:
     check_out(args, folder=True)
     import time
 
-    from .datasets import built
+    from ..datasets import built
 
     start = time.perf_counter()
     summary = built.build(args.attributes, args.out)
@@ -45,7 +45,7 @@ def _cmd_build_datasets(args) -> int:
 
 def _cmd_build_counterfactuals(args) -> int:
     check_out(args, folder=True)
-    from .datasets import counterfactuals
+    from ..datasets import counterfactuals
 
     attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes else None
     summary = counterfactuals.write(attributes, args.out)
@@ -68,8 +68,8 @@ def _cmd_train_regression(args) -> int:
 def _train_regression(args) -> int:
     from dataclasses import replace
 
-    from . import backbones
-    from .metrics import regression, regression_model
+    from .. import backbones
+    from ..metrics import regression, regression_model
 
     config = regression_model.recipe(args.name) if args.backbone is None else regression_model.TrainConfig()
     changes = {k: v for k, v in {"backbone": args.backbone, "epochs": args.epochs, "max_steps": args.max_steps,
@@ -83,7 +83,7 @@ def _train_regression(args) -> int:
         print(f"{args.name} is already trained at {existing} (STS-B dev Pearson "
               f"{saved['figures']['stsb_dev_pearson']:.4f}); pass --force to train again")
         return 0
-    from .datasets import stsb
+    from ..datasets import stsb
 
     saved = regression.train(args.name, config, out=out, device=args.device, train_data=stsb.load("train"),
                              dev_data=stsb.load("dev"), data_sources=regression_model.STSB_FILES)
@@ -98,7 +98,7 @@ def _train_regression(args) -> int:
 
 
 def _cmd_install_backbone(args) -> int:
-    from . import model_setup
+    from .. import model_setup
 
     names = model_setup.known() if args.name == "all" else [args.name]
     for name in names:
@@ -128,7 +128,7 @@ _TRAIN_OPTIONS = {
 
 def _cmd_train(args) -> int:
     """``metricbias train NAME``: the recipe of NAME picks the trainer; each keeps the options it had."""
-    from .trained.recipes import RECIPES, TRAINERS, trainer
+    from ..trained.recipes import RECIPES, TRAINERS, trainer
 
     if args.list:
         for name, (kind, options) in RECIPES.items():
@@ -162,8 +162,9 @@ def _train_parts(args) -> int:
     """A paraphraser or a masked-LM head (:mod:`metricbias.trained`)."""
     from dataclasses import fields, replace
 
-    from . import backbones, training_data
-    from .trained.recipes import recipe
+    from .. import backbones
+    from ..trained.recipes import recipe
+    from . import training_data
 
     module, config = recipe(args.name)
     done = backbones.trained_path(args.name)
@@ -205,18 +206,18 @@ def _cmd_run(args) -> int:
 
 def _cmd_adapters(args) -> int:
     if args.adapters_command == "train":
-        from .mitigation.training import DEFAULT_BACKBONES, adapter_name
+        from ..mitigation.training import DEFAULT_BACKBONES, adapter_name
 
         _alias_notice("adapters train", adapter_name(args.metric, args.backbone or DEFAULT_BACKBONES[args.metric]))
         return _train_adapter(args)
     check_out(args)
-    from .mitigation import evaluation, training
+    from ..mitigation import evaluation, training
 
     if args.adapters_command == "ship":
         dest = training.ship(args.run, name=args.name)
         print(f"shipped {args.run} as {dest} ({sum(f.stat().st_size for f in dest.iterdir()):,} bytes)")
         return 0
-    from .models import adapter_folder
+    from ..models import adapter_folder
 
     args.adapter = adapter_folder(args.adapter)  # a folder or a shipped adapter's name
     table = evaluation.evaluate(args.adapter, args.out, sample_size=args.sample_size,
@@ -237,7 +238,7 @@ def _cmd_adapters(args) -> int:
 def _train_adapter(args) -> int:
     """A debiasing adapter (CDA + distillation, :mod:`metricbias.mitigation.training`)."""
     check_out(args, folder=True)
-    from .mitigation import cda, evaluation, training
+    from ..mitigation import cda, evaluation, training
 
     data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
     batch_size = args.batch_size or training.DEFAULTS[args.metric]["batch_size"]

@@ -1,4 +1,4 @@
-"""``metricbias pack build|verify|import``: the score packs (:mod:`metricbias.packs`) from the command line."""
+"""``metricbias pack build|verify|import``: the score packs (:mod:`metricbias.book.packs`) from the command line."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _cmd_pack(args) -> int:
             print(f"{len(rows)} files, {sum(r['scores'] for r in rows):,} scores, "
                   f"{sum(r['bytes'] for r in rows) / 1e6:.2f} MB as float64 (before compression)")
             return 0
-        from .paths import check_writable
+        from ..paths import check_writable
 
         out = args.out or packs.default_dir()
         check_writable(out, "--out", folder=True)

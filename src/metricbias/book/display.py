@@ -12,7 +12,7 @@ The book's conventions, which every chapter follows through these functions:
   on a page is computed here;
 * **full grids** go to CSV files linked from the page (:func:`download`), not onto it;
 * **warnings** are caught (:class:`capture_warnings`) and become one line in the chapter's own words
-  (:func:`metricbias.reproduction.notes.warning_summary`).
+  (:func:`metricbias.book.reproduction.notes.warning_summary`).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def figure(name: str, fig=None) -> None:
 
 def downloads_dir() -> Path:
     """Where the chapters' full tables are written: ``<project>/_static/data`` (copied into the built book)."""
-    from .paths import project_root
+    from ..paths import project_root
 
     return project_root() / "_static" / "data"
 
@@ -170,7 +170,7 @@ def download(frame: pd.DataFrame, name: str, text: str | None = None):
     """
     from IPython.display import Markdown
 
-    from .paths import write_csv_atomic
+    from ..paths import write_csv_atomic
 
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"download name {name!r}: use letters, digits, '-' and '_' only")
@@ -189,7 +189,7 @@ def glue_all(values: dict, prefix: str) -> None:
 
 
 def parameters(values: dict, helps: dict, command: str):
-    """The box at the top of a chapter (inserted by :mod:`metricbias.runner`): the parameters this page ran
+    """The box at the top of a chapter (inserted by :mod:`metricbias.book.runner`): the parameters this page ran
     with, what each means, and the command that reruns it; any of them changes with ``-p name=value``."""
     from html import escape
 
@@ -205,7 +205,7 @@ def parameters(values: dict, helps: dict, command: str):
 
 class capture_warnings(warnings.catch_warnings):
     """``with capture_warnings() as caught:`` — record every warning (none printed) for
-    :func:`metricbias.reproduction.notes.warning_summary`."""
+    :func:`metricbias.book.reproduction.notes.warning_summary`."""
 
     def __init__(self):
         super().__init__(record=True)

@@ -1,10 +1,10 @@
-"""Which score packs a profile ships: its chapters' text sets x their slow configurations (:mod:`metricbias.packs`).
+"""Which score packs a profile ships: its chapters' text sets x their slow configurations (:mod:`metricbias.book.packs`).
 
-Each chapter's text sets are declared in :data:`metricbias.profiles.PACK_SETS` (``{name}`` filled with the
-chapter's parameters under the profile, as :func:`metricbias.runner.chapter_parameters` reads them); its
+Each chapter's text sets are declared in :data:`metricbias.book.chapter_profiles.PACK_SETS` (``{name}`` filled with the
+chapter's parameters under the profile, as :func:`metricbias.book.runner.chapter_parameters` reads them); its
 configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics`` (and, on the sets of
-:data:`metricbias.profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``;
-the sets of :data:`metricbias.profiles.PACK_INVARIANT_SETS` by the gender-blind wrappers of chapter 6's adapted metrics.
+:data:`metricbias.book.chapter_profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``;
+the sets of :data:`metricbias.book.chapter_profiles.PACK_INVARIANT_SETS` by the gender-blind wrappers of chapter 6's adapted metrics.
 """
 
 from __future__ import annotations
@@ -30,31 +30,32 @@ def is_slow(spec, text_set: str = "") -> bool:
     """Slow on two CPU cores: every configuration that runs a transformer (BERTScore, MoverScore, the regression
     and generation metrics; the PLL scores are slow too: :func:`plan` adds them), and on ``text_set`` the metrics
     :data:`PACKED_WHERE_SLOW` names for it."""
-    from .metrics.registry import metric_class
+    from ..metrics.registry import metric_class
 
     return metric_class(spec.name).family in SLOW_FAMILIES or any(
         text_set.startswith(prefix) and spec.name in names for prefix, names in PACKED_WHERE_SLOW.items())
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
-    """Every pack file of ``profile``: each chapter's text sets (``profiles.PACK_SETS``; or those of them named in
+    """Every pack file of ``profile``: each chapter's text sets (``chapter_profiles.PACK_SETS``; or those of them named in
     ``sets``) x its slow configurations (those of them whose label or registry name is in ``configs``), once each."""
-    from . import backbones, profiles, runner
-    from .bias import pll
-    from .metrics.registry import Spec
+    from .. import backbones, profiles
+    from ..bias import pll
+    from ..metrics.registry import Spec
+    from . import chapter_profiles, runner
     from .packs import Entry, MetricConfig, PLLConfig, text_set
 
     wanted = profiles.names_of(configs) if configs else None
     wanted_sets = profiles.names_of(sets) if sets else None
     out, seen = [], set()
     lms = [b for b in backbones.available() if backbones.BACKBONES[b].kind == "mlm"]
-    for chapter in profiles.PACK_SETS:
+    for chapter in chapter_profiles.PACK_SETS:
         params = runner.chapter_parameters(profile, chapter)
         skip = params.get("skip_metrics", "")
         named = profiles.names_of(params.get("metric_names", ""))  # a chapter given metric names runs those instead
         suite = [Spec.of(n) for n in sorted(named - profiles.names_of(skip))] if named else profiles.suite(profile, skip)
-        grid_sets = [t.format(**params) for t in profiles.PACK_GRID_SETS.get(chapter, [])]
-        for name in (template.format(**params) for template in profiles.PACK_SETS[chapter]):
+        grid_sets = [t.format(**params) for t in chapter_profiles.PACK_GRID_SETS.get(chapter, [])]
+        for name in (template.format(**params) for template in chapter_profiles.PACK_SETS[chapter]):
             if wanted_sets and name not in wanted_sets:
                 continue
             if text_set(name).kind == "pll":
@@ -71,7 +72,7 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
                 if (name, config.signature) not in seen:
                     seen.add((name, config.signature))
                     out.append(Entry(config, name))
-    for chapter, templates in profiles.PACK_INVARIANT_SETS.items():
+    for chapter, templates in chapter_profiles.PACK_INVARIANT_SETS.items():
         params = runner.chapter_parameters(profile, chapter)
         configs_here = [c for c in _invariant_configs(params, device)
                         if not wanted or c.label in wanted or "invariant" in wanted]
@@ -84,21 +85,22 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
 def _invariant_configs(params: dict, device: str) -> list:
     """The gender-blind wrappers of the adapted metrics a chapter's ``invariant_metrics`` names, each as configured
     by its shipped adapter's metadata."""
-    from . import profiles
-    from .mitigation import training
-    from .mitigation.evaluation import metric_spec
+    from .. import profiles
+    from ..mitigation import training
+    from ..mitigation.evaluation import metric_spec
+    from . import chapter_profiles
     from .packs import InvariantConfig
 
     out = []
     for label in sorted(profiles.names_of(params.get("invariant_metrics", ""))):
-        metric, backbone = profiles.ADAPTED_METRICS[label]
+        metric, backbone = chapter_profiles.ADAPTED_METRICS[label]
         name, options = metric_spec(training.shipped(metric, params[backbone]).meta)
         out.append(InvariantConfig(name, options, "gender", device=device))
     return out
 
 
 def _grid_specs():
-    from .metrics import backbone_grid
+    from ..metrics import backbone_grid
 
     return backbone_grid.entries()
 

@@ -50,11 +50,11 @@ same signature (same sha256) is not verified again. ``METRICBIAS_RECOMPUTE=1``
 computed live. :func:`verify` does the checks without importing (``metricbias pack verify``).
 ``metricbias run --jobs N`` checks the files in N processes, the files of a text set in one of them.
 
-**Which files.** :func:`metricbias.pack_plan.plan` lists them from the profile: each chapter's text sets
-(:data:`metricbias.profiles.PACK_SETS`) times the chapter's configurations
+**Which files.** :func:`metricbias.book.pack_plan.plan` lists them from the profile: each chapter's text sets
+(:data:`metricbias.book.chapter_profiles.PACK_SETS`) times the chapter's configurations
 (``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
-are slow on that text set (:func:`metricbias.pack_plan.is_slow`), the PLL score functions of every masked LM here,
-and chapter 6's attribute-blind wrappers on their sets (:data:`metricbias.profiles.PACK_INVARIANT_SETS`).
+are slow on that text set (:func:`metricbias.book.pack_plan.is_slow`), the PLL score functions of every masked LM here,
+and chapter 6's attribute-blind wrappers on their sets (:data:`metricbias.book.chapter_profiles.PACK_INVARIANT_SETS`).
 Declaring the data sets per chapter, rather than recording a run, keeps a pack build
 independent of executing the chapters; the chapters' job logs then say how many of
 their scores came from packs (:func:`chapter_numbers`), so a data set a chapter
@@ -76,8 +76,8 @@ from typing import Callable
 
 import numpy as np
 
-from .paths import atomic_path, project_root
-from .signature import configuration
+from ..paths import atomic_path, project_root
+from ..signature import configuration
 
 FORMAT = 1
 PACKS_ENV = "METRICBIAS_PACKS"
@@ -124,7 +124,7 @@ class MetricConfig:
         return self._metric
 
     def _registered(self):
-        from .metrics.registry import get, metric_class
+        from ..metrics.registry import get, metric_class
 
         runtime = {"device": self.device} if "device" in metric_class(self.name).defaults else {}
         return get(self.name, **self.options, **runtime)
@@ -170,7 +170,7 @@ class InvariantConfig(MetricConfig):
     @property
     def metric(self):
         if self._metric is None:
-            from .mitigation.invariant import invariant
+            from ..mitigation.invariant import invariant
 
             self._metric = invariant(self._registered(), self.attribute)
         return self._metric
@@ -197,7 +197,7 @@ class PLLConfig:
     @property
     def lm(self):
         if self._lm is None:
-            from .bias import pll
+            from ..bias import pll
 
             self._lm = pll.load_masked_lm(self.model, device=self.device)
         return self._lm
@@ -208,15 +208,15 @@ class PLLConfig:
 
     @property
     def signature(self) -> str:  # without loading the model: a warm rerun only checks it
-        from . import backbones
-        from .bias import pll
+        from .. import backbones
+        from ..bias import pll
 
         return pll.signature(self.model, pll.weights_fingerprint(backbones.resolve(self.model)), self.method)
 
     def compute(self, candidates: list[str], references: list[str], positions=None) -> np.ndarray:
         """Live scores of sentences (those at ``positions``), each with its pair as reference
         (``stereotype\x1fanti-stereotype``), no cache: only the sampled sentences' forward passes run."""
-        from .bias import pll
+        from ..bias import pll
 
         positions = range(len(candidates)) if positions is None else [int(i) for i in positions]
         pairs = [tuple(references[i].split("\x1f", 1)) for i in positions]
@@ -281,8 +281,8 @@ def text_set(name: str) -> TextSet:
         return TEXT_SETS[name]
     if name.startswith("metaeval:"):
         def jobs(config):
-            from .datasets import meta_eval
-            from .metaeval.scoring import scored_texts
+            from ..datasets import meta_eval
+            from ..metaeval.scoring import scored_texts
 
             data = meta_eval.load(name.split(":", 1)[1])
             return [scored_texts(data), scored_texts(data.swapped())]
@@ -297,8 +297,8 @@ def text_set(name: str) -> TextSet:
                 from None
 
         def jobs(config):
-            from .bias import association
-            from .datasets import seat
+            from ..bias import association
+            from ..datasets import seat
 
             names, levels, sample_size, seed = tests_args
             return association.pairs_of(seat.tests(names, levels, sample_size=sample_size, seed=seed),
@@ -314,19 +314,19 @@ def text_set(name: str) -> TextSet:
         measure, size, seed = _drawn_set(name)
 
         def jobs(config):
-            from .metaeval.quality import scored_texts
+            from ..metaeval.quality import scored_texts
 
             return [scored_texts(measure, size, seed)]
 
         return TextSet(name, jobs)
     if name.startswith("pairs:"):
-        from .datasets import registry
+        from ..datasets import registry
 
         dataset = name.split(":", 1)[1]
         registry.get(dataset)  # an unknown dataset: DatasetNameError naming the known ones
 
         def jobs(config):
-            from .scoring import Plan
+            from ..scoring import Plan
 
             plan = Plan(registry.load(dataset), (config.label, config.metric))
             return [(job.candidates, job.references) for job in plan.jobs]
@@ -348,7 +348,7 @@ def _drawn_set(name: str) -> tuple[str, int, int]:
 
 def _pll_jobs(loader: str, sample_size: int = 0, seed: int = 0):
     def jobs(config):
-        from .bias import pll
+        from ..bias import pll
 
         pairs = pll.drawn_pairs(loader, sample_size, seed)
         st, at = pairs["stereotype"].astype(str).tolist(), pairs["anti_stereotype"].astype(str).tolist()
@@ -373,7 +373,7 @@ def texts_of(name: str, config, memo: dict | None = None) -> list:
 
 
 def _texts_hash(jobs) -> str:
-    from .cache import data_hash
+    from ..cache import data_hash
 
     h = hashlib.sha256()
     for cands, refs in jobs:
@@ -435,8 +435,8 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
           progress: bool = True) -> list[Path]:
     """Score every entry live (no cache) and write its pack file into ``out``; a file already there with the same
     fingerprint and text hash is kept (only the configurations whose fingerprint changed are computed again)."""
-    from . import provenance
-    from .jobs import Job, run
+    from .. import provenance
+    from ..jobs import Job, run
 
     out = Path(out)
     written, memo = [], {}
@@ -602,8 +602,8 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
     score cache), under this machine's signatures, marked as from packs; packs it already holds are skipped.
     ``workers`` > 1: that many processes check the files at once, each the files of whole text sets (whose
     configurations share encodings), the heaviest sets first; the cores are shared out among them."""
-    from .cache import ScoreCache
-    from .progress import tqdm
+    from ..cache import ScoreCache
+    from ..progress import tqdm
 
     cache = ScoreCache.default() if cache in (None, True) else cache
     files = pack_files(folder or default_dir())
@@ -665,7 +665,7 @@ def _worker_start(threads: int) -> None:
 
     from tqdm.std import tqdm
 
-    from .progress import QUIET_ENV
+    from ..progress import QUIET_ENV
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a worker's warnings (a metric's note on its inputs) one line each, as the CLI prints its own
@@ -679,7 +679,7 @@ def _worker_start(threads: int) -> None:
 
 def _import_group(task) -> list:
     """A worker's part of :func:`import_packs`: the files of one text set, with its own cache connection."""
-    from .cache import ScoreCache
+    from ..cache import ScoreCache
 
     paths, fraction, device, cache_path = task
     cache = ScoreCache(cache_path)
@@ -715,7 +715,7 @@ def recomputing() -> bool:
 def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checked]:
     """What ``metricbias run`` does before the chapters: import the packs, or with ``METRICBIAS_RECOMPUTE`` set
     (``make book RECOMPUTE=1``) forget every score that came from one, so that all is computed live."""
-    from .cache import ScoreCache
+    from ..cache import ScoreCache
 
     if recomputing():
         cache = ScoreCache.default() if cache in (None, True) else cache
@@ -738,8 +738,8 @@ def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checke
 def chapter_numbers(job_log=None, cache=None) -> dict:
     """The chapter's scores so far (its job log, ``METRICBIAS_JOB_LOG``): ``scores``, ``from_packs``, ``computed``
     (live), and of the packs it used, ``checked`` (scores recomputed to verify them) and ``max_diff``."""
-    from .cache import ScoreCache
-    from .jobs import LOG_ENV
+    from ..cache import ScoreCache
+    from ..jobs import LOG_ENV
 
     path = Path(job_log or os.environ.get(LOG_ENV, ""))
     records = []

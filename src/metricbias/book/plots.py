@@ -295,7 +295,7 @@ def matching_map(mm, *, ax=None, title: str | None = None, cmap: str = "Blues"):
 
 def matching_maps(maps: dict, metric: str, *, label: str | None = None, width: float = 7, height: float = 4.25):
     """Both candidates' matching maps of one metric, one per row. ``maps`` maps ``(metric, "candidate_1" |
-    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.reproduction.ch3_figure3.figure3_maps`)."""
+    "candidate_2")`` to ``(MatchingMap, score)`` (:func:`metricbias.book.reproduction.ch3_figure3.figure3_maps`)."""
     import matplotlib.pyplot as plt
 
     keys = [k for k in maps if k[0] == metric]

@@ -18,7 +18,7 @@ estimate, and what ``benchmarks/profile_chapters.py`` reports.
 ``-p key=value`` merged over them, are written into the chapter's own ``parameters``
 cell (:func:`prepare`), so papermill injects no second cell and an executed chapter
 rerun with plain ``papermill ... -p seed 1`` keeps the profile's other values. The
-parameters cell is removed from the page; a box after it (:func:`metricbias.display.parameters`)
+parameters cell is removed from the page; a box after it (:func:`metricbias.book.display.parameters`)
 shows the values and the command that reruns the chapter. Every other code cell is
 folded (``hide-input``): the page reads as text, figures and tables, code one click away.
 """
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import yaml
 
-from . import profiles
-from . import progress as bars
-from .jobs import LOG_ENV
-from .paths import atomic_path, cache_dir, file_lock, project_root
+from .. import progress as bars
+from ..jobs import LOG_ENV
+from ..paths import atomic_path, cache_dir, file_lock, project_root
+from . import chapter_profiles
 
 #: seconds between the reminder lines of a long-running cell
 HEARTBEAT = 60
@@ -94,7 +94,7 @@ def chapters(root: Path | None = None) -> list[Chapter]:
     return out
 
 
-def _select(all_chapters: list[Chapter], only) -> list[Chapter]:
+def select(all_chapters: list[Chapter], only) -> list[Chapter]:
     if not only:
         return all_chapters
     wanted = [only] if isinstance(only, str) else list(only)
@@ -338,12 +338,12 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
     if not where:
         raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
     cell = nb.cells[where[0]]
-    declared = _declared(cell.source)
+    declared = declared_parameters(cell.source)
     unknown = sorted(set(overrides or {}) - set(declared))
     if unknown:
         raise ChapterError(f"chapter {chapter.stem} has no parameter {', '.join(unknown)}; "
                            f"it takes: {', '.join(declared)}")
-    from_profile = {k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in declared}
+    from_profile = {k: v for k, v in chapter_profiles.parameters(profile, chapter.stem).items() if k in declared}
     values = {**from_profile, **(overrides or {})}
     cell.source = _bake(cell.source, values)
     cell.metadata["tags"] = ["parameters", "remove-cell"]
@@ -356,7 +356,7 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
                         *(f"-p {k}={shlex.quote(v if isinstance(v, str) else repr(v))}"
                           for k, v in (overrides or {}).items())])
     box = nbformat.v4.new_code_cell(
-        "from metricbias import display as _display\n"
+        "from metricbias.book import display as _display\n"
         f"_display.parameters({{{', '.join(f'{k!r}: {k}' for k in declared)}}}, {declared!r}, {command!r})",
         metadata={"tags": ["remove-input"]})
     nb.cells.insert(where[0] + 1, box)
@@ -368,17 +368,17 @@ def chapter_parameters(profile: str, stem: str) -> dict:
     them (what :func:`prepare` bakes in)."""
     import jupytext
 
-    chapter = _select(chapters(), stem)[0]
+    chapter = select(chapters(), stem)[0]
     nb = jupytext.read(chapter.source)
     cell = next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
         raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
     defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
-    return {**defaults, **{k: v for k, v in profiles.parameters(profile, chapter.stem).items() if k in defaults}}
+    return {**defaults, **{k: v for k, v in chapter_profiles.parameters(profile, chapter.stem).items() if k in defaults}}
 
 
-def _declared(source: str) -> dict:
+def declared_parameters(source: str) -> dict:
     """``{name: help}`` of a parameters cell (help: the assignment's trailing comment)."""
     return {name: comment.lstrip("#").strip() for name, _, _, comment in _assignments(source)}
 
@@ -444,17 +444,17 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
         out_dir: Path | None = None, force: bool = False, jobs: int = 1) -> list[Path]:
     """Execute the chapters (all, or those named in ``only``) in ``_toc.yml`` order, with ``parameters`` merged
     over the profile's, into ``out_dir`` (default ``book/chapters``). A chapter whose executed notebook is there
-    already with the same inputs (:mod:`metricbias.chapter_inputs`) is kept as it is, unless ``force``. With
-    ``jobs`` > 1, that many chapters run at once (:mod:`metricbias.chapter_lanes`)."""
+    already with the same inputs (:mod:`metricbias.book.chapter_inputs`) is kept as it is, unless ``force``. With
+    ``jobs`` > 1, that many chapters run at once (:mod:`metricbias.book.chapter_lanes`)."""
     from . import chapter_inputs, chapter_lanes
 
-    profiles.parameters(profile)  # validates the name before any work
+    chapter_profiles.parameters(profile)  # validates the name before any work
     if jobs < 1:
         raise ValueError(f"--jobs {jobs}: run at least one chapter at a time")
-    selected = _select(chapters(), only)
+    selected = select(chapters(), only)
     prepared = [prepare(c, profile, parameters) for c in selected]  # an unknown parameter fails before any work
     if out_dir is not None:
-        from .paths import check_writable
+        from ..paths import check_writable
 
         check_writable(Path(out_dir), folder=True)  # before any work; atomic_path creates the folder
     shared = chapter_inputs.shared()

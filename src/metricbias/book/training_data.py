@@ -38,8 +38,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import backbones, sources
-from .trained.recipes import recipe, recipe_names
+from .. import backbones, sources
+from ..trained.recipes import recipe, recipe_names
 
 def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "") -> dict:
     """Train recipe ``name`` (``config`` overrides its configuration) on the project's data into ``out``.
@@ -88,7 +88,7 @@ def _stereoset_texts() -> set[str]:
 
 
 def _seat_texts() -> set[str]:
-    from .datasets import seat
+    from ..datasets import seat
 
     out = set()
     for name, level in seat.select("all"):
@@ -100,8 +100,8 @@ def _seat_texts() -> set[str]:
 @lru_cache(maxsize=1)
 def held_out_texts() -> frozenset[str]:
     """Every evaluation text, normalized (see the module docstring for the sets)."""
-    from .datasets import crows_pairs
-    from .mitigation import cda, evaluation
+    from ..datasets import crows_pairs
+    from ..mitigation import cda, evaluation
 
     texts = set(evaluation.held_out_texts()) | _seat_texts() | _stereoset_texts()
     texts.update(t for row in crows_pairs.read() for t in (row["sent_more"], row["sent_less"]))
@@ -126,8 +126,8 @@ def flickr8k_caption_pairs() -> pd.DataFrame:
 
 
 def _raw_pairs(source: str) -> pd.DataFrame:
-    from .datasets import stsb
-    from .mitigation import cda
+    from ..datasets import stsb
+    from ..mitigation import cda
 
     if source == "mrpc":
         t = cda.read_mrpc("train")
@@ -142,7 +142,7 @@ def _raw_pairs(source: str) -> pd.DataFrame:
 
 
 def _drop_held_out(frame: pd.DataFrame, columns, held_out) -> tuple[pd.DataFrame, int]:
-    from .mitigation.cda import normalize_text
+    from ..mitigation.cda import normalize_text
 
     keep = np.array([not any(normalize_text(row[c]) in held_out for c in columns) for _, row in frame.iterrows()],
                     dtype=bool)
@@ -189,8 +189,8 @@ def denoising_pairs(sentences: list[str], n: int, *, seed: int = 0, seen=()) -> 
 
 def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
     """``(sentences, counts)``: the distinct sentences of MRPC train and STS-B train that are not held out."""
-    from .datasets import stsb
-    from .mitigation import cda
+    from ..datasets import stsb
+    from ..mitigation import cda
 
     held_out = held_out_texts() if held_out is None else held_out
     mrpc, sts = cda.read_mrpc("train"), stsb.load("train")
@@ -210,8 +210,8 @@ def mlm_sentences(held_out=None) -> tuple[list[str], pd.DataFrame]:
 
 def wordnet_sentences(held_out, seen=()) -> tuple[list[str], pd.DataFrame]:
     """``(texts, counts)``: WordNet's distinct usage examples and glosses not held out (nor in ``seen``), sorted."""
-    from . import wordnet
-    from .mitigation import cda
+    from .. import wordnet
+    from ..mitigation import cda
 
     reader = wordnet.reader()
     found = {"wordnet-examples": set(), "wordnet-glosses": set()}
@@ -242,8 +242,8 @@ def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, 
                     device: str = "auto", cache=None, reference: str | None = QUALITY_REFERENCE) -> pd.DataFrame:
     """``metric, dataset, statistic, value, n, sample_size, signature`` of BARTScore-``variant`` on ``backbone``
     and, on the same items, of the ``reference`` metric (BLEU)."""
-    from . import metrics
-    from .metaeval.quality import load_quality_sets, quality
+    from .. import metrics
+    from ..metaeval.quality import load_quality_sets, quality
 
     sizes = QUALITY_SIZES if sizes is None else sizes
     scored = {f"bartscore {variant}": metrics.get("bartscore", backbone=backbone, variant=variant, device=device)}
@@ -261,7 +261,7 @@ def measure_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, 
 
 def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds: float | None = None) -> None:
     """Add ``table`` under ``quality`` in the provenance of trained backbone ``backbone`` (written atomically)."""
-    from .paths import atomic_path
+    from ..paths import atomic_path
 
     folder = backbones.resolve(backbone)
     path = folder / backbones.PROVENANCE_FILE

@@ -16,7 +16,7 @@
   written as a flagged bound);
 * :func:`preference_tests` — a sign test per configuration of a :func:`preference` table.
 
-Chapter 7's summaries of these tables are in :mod:`metricbias.reproduction.ch7_summaries`.
+Chapter 7's summaries of these tables are in :mod:`metricbias.book.reproduction.ch7_summaries`.
 """
 
 from __future__ import annotations

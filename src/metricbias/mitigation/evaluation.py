@@ -15,7 +15,7 @@ scores are the ones every other chapter computes, cached by signature.
 :func:`compare` puts before and after side by side; :func:`target` checks the
 done-when criteria of Sun et al.'s claim for our backbone (gender bias cut, quality
 kept, no other bias raised); :func:`curve` follows the checkpoints of a run.
-Chapter 6 shapes these tables for its page in :mod:`metricbias.reproduction.ch6_adapters`.
+Chapter 6 shapes these tables for its page in :mod:`metricbias.book.reproduction.ch6_adapters`.
 """
 
 from __future__ import annotations

@@ -10,5 +10,5 @@
   heads and debiasing adapters (``metricbias train NAME``);
 * :mod:`.loop` — the optimisation loop that every trainer runs.
 
-On which data the paraphrasers and heads are trained, and the figures reached: :mod:`metricbias.training_data`.
+On which data the paraphrasers and heads are trained, and the figures reached: :mod:`metricbias.book.training_data`.
 """

@@ -28,7 +28,7 @@ included, as BARTScore counts ``</s>``.
 output does not depend on anything trained: it is computed once per training example
 (:meth:`Paraphraser.lower`), and each step runs only the top layers and the head. AdamW,
 linear warm-up (6%) and decay, gradient norm clipped at 1, the model in eval mode (no
-dropout), a seeded batch order. ``metricbias train para-<backbone>`` (:mod:`metricbias.training_data`).
+dropout), a seeded batch order. ``metricbias train para-<backbone>`` (:mod:`metricbias.book.training_data`).
 """
 
 from __future__ import annotations
@@ -375,7 +375,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
 
     ``validation`` (same columns) defaults to a seeded ``validation_fraction`` of the pairs;
     ``counts`` (how the data was gathered) goes into the provenance. The project's data is in
-    :mod:`metricbias.training_data`, its recipes in :mod:`.recipes`. Returns the provenance written with
+    :mod:`metricbias.book.training_data`, its recipes in :mod:`.recipes`. Returns the provenance written with
     the parts (loss curve end points, validation log-likelihood, data counts and fingerprints, seconds).
     """
     import torch

@@ -3,7 +3,7 @@
 One table (:data:`RECIPES`) for the regression heads (``stsb-*``), paraphrasers (``para-*``), masked-LM
 heads (``mlm-*``) and debiasing adapters (``debiased-*``); ``metricbias train NAME`` trains one
 (``metricbias train --list`` lists them). The training data and the figures reached are in
-:mod:`metricbias.training_data`; the trainers in :mod:`metricbias.metrics.regression`, :mod:`.paraphraser`,
+:mod:`metricbias.book.training_data`; the trainers in :mod:`metricbias.metrics.regression`, :mod:`.paraphraser`,
 :mod:`.mlm_head` and :mod:`metricbias.mitigation.training`. This module imports nothing of the project at
 load time, so that every trainer can read its defaults here.
 """

@@ -1,4 +1,5 @@
-"""Side-by-side comparisons of this book's figures with each paper's published ones (one module per paper).
+"""Side-by-side comparisons of this book's figures with each paper's published ones (one module per paper), and the
+chapters' tables and sentences (one module per chapter or figure).
 
-The core (``datasets``, ``metrics``, ``bias``, ``mitigation``, ``metaeval``) never imports this package.
+Neither the core nor the book engine (:mod:`metricbias.book`) imports this package.
 """

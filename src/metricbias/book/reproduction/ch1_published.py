@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bias import pairwise
-from ..datasets import published
-from ..datasets.published import ATTRIBUTES
+from ...bias import pairwise
+from ...datasets import published
+from ...datasets.published import ATTRIBUTES
 from .ch2_summary import long_texts
 from ..display import PAPER
 from .sun2022 import sun_table6, sun_table9
@@ -47,7 +47,7 @@ def released_sizes() -> pd.DataFrame:
 
 def reference_repeats_candidate() -> pd.DataFrame:
     """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference.
-    Long form (:func:`metricbias.reproduction.ch2_summary.long_texts`): both candidates and the reference of each pair."""
+    Long form (:func:`metricbias.book.reproduction.ch2_summary.long_texts`): both candidates and the reference of each pair."""
     data = published.load()
     hit = pd.Series(False, index=data.index)
     for ref in ("reference_1", "reference_2"):
@@ -134,7 +134,7 @@ def stereotypical_intervals(attribute: str = "gender", *, n_resamples: int = 999
     """The stereotypical difference (App. E) of every released column on ``attribute`` with its 95% BCa bootstrap
     interval over pairs (the rescaling held fixed), and whether the interval excludes 0: ``metric, n_pairs,
     stereotypical_difference, ci_low, ci_high, excludes_zero``."""
-    from ..bias.significance import pair_terms
+    from ...bias.significance import pair_terms
 
     scores = published.scores()
     rows = []
@@ -156,8 +156,8 @@ def pair_term_table(scores: pd.DataFrame, attribute: str) -> pd.DataFrame:
     undefined) are left out. The paired comparisons of chapters 1, 3 and 4 take their values from here."""
     import warnings
 
-    from ..bias.pairwise import ConstantScoresWarning
-    from ..bias.significance import pair_terms
+    from ...bias.pairwise import ConstantScoresWarning
+    from ...bias.significance import pair_terms
 
     terms = {}
     for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
@@ -173,7 +173,7 @@ def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed:
     """Is precision the most biased direction of each generation model, with F between recall and precision?
     Per model, the paired differences of the per-pair Eq. 2 terms, precision − F and F − recall, on the same
     released pairs, with their 95% bootstrap intervals and verdicts (:func:`metricbias.bias.claims.compare`)."""
-    from ..bias import claims
+    from ...bias import claims
 
     terms = pair_term_table(published.scores(), attribute)
     rows = []

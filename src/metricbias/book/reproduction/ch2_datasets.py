@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import datasets
-from ..bias import pairwise
-from ..datasets import published
-from ..datasets.published import ATTRIBUTES
+from ... import datasets
+from ...bias import pairwise
+from ...datasets import published
+from ...datasets.published import ATTRIBUTES
 from .ch1_published import P
 from .ch2_summary import long_texts
 from .sun2022 import RELEASED_SETTINGS
@@ -139,7 +139,7 @@ def reference_bias(attributes=None, *, n_resamples: int = 9999, seed: int = 0, c
     the same pairs). Eq. 1 rescales over these shared pairs, so the values are not Table 6's.
     ``metric`` is the released column's name (BLEU, ROUGE, chrF).
     """
-    from ..scoring import score_metrics
+    from ...scoring import score_metrics
 
     names = {v: k for k, v in REFERENCE_METRICS.items()}
     shared = score_metrics(datasets.load("matched", released_attributes(attributes)), list(names), cache=cache,
@@ -167,9 +167,9 @@ def reference_bias_tests(attributes=None, *, margin: float = REFERENCE_MARGIN, n
     its 95% bootstrap interval, and two one-sided tests against ``margin`` (:func:`metricbias.bias.claims.compare`).
     Columns: ``metric, attribute, pairs, difference, ci_low, ci_high, tost_low, tost_high, margin, equivalent,
     verdict``."""
-    from ..bias import claims
-    from ..bias.significance import pair_terms
-    from ..scoring import score_metrics
+    from ...bias import claims
+    from ...bias.significance import pair_terms
+    from ...scoring import score_metrics
 
     names = {v: k for k, v in REFERENCE_METRICS.items()}
     shared = score_metrics(datasets.load("matched", released_attributes(attributes)), list(names), cache=cache,
@@ -212,7 +212,7 @@ def reference_bias_table(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> pd.Da
 def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dict:
     """Does the choice of reference change the measured bias? Numbers of :func:`reference_bias_table`: cells shown
     the same within the margin (``same``), shown to differ (``differ``), and neither (``undecided``)."""
-    from ..bias.claims import UNDECIDED
+    from ...bias.claims import UNDECIDED
 
     cmp = reference_bias_table(by_dataset, tests)
     k = int(cmp["built − released"].abs().idxmax())
@@ -288,7 +288,7 @@ def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0,
     """Chapter 2's headline numbers: what the rules build, how close the gender references come to the released
     ones, and whether the choice of reference changes the measured bias (``by_dataset``: :func:`reference_bias`,
     ``tests``: :func:`reference_bias_tests`)."""
-    from ..datasets import built
+    from ...datasets import built
 
     pairs, excluded = built.load(attributes), built.exclusions(attributes)
     match = built.match_published(released_attributes(attributes))

@@ -12,8 +12,8 @@ import difflib
 
 import pandas as pd
 
-from ..datasets import checks
-from ..datasets.built import REASONS
+from ...datasets import checks
+from ...datasets.built import REASONS
 
 
 def winobias_subsets(pairs: pd.DataFrame, attribute: str = "gender") -> dict[str, int]:
@@ -106,7 +106,7 @@ def mean_differing_tokens(pairs: pd.DataFrame) -> pd.DataFrame:
 def held_out_report(names) -> pd.DataFrame:
     """What the training data of each trained backbone in ``names`` lost to the held-out evaluation texts, from its
     provenance: ``name, source, unit (pairs or sentences), read, held out (dropped), used``; absent names are skipped."""
-    from .. import backbones
+    from ... import backbones
 
     rows = []
     for name in names:
@@ -174,8 +174,8 @@ def checked_sets(counterfactual_rows: pd.DataFrame, counterfactual_excluded: pd.
     attribute) and chapter 7's gender-swapped texts (``swapped``: name -> a ``.swapped()`` meta-evaluation set).
     ``texts``: the texts an edit made (substituted candidates; texts the swap changed); ``caught before the edit``:
     findings in the texts they were made from; ``introduced by the edit``; ``left out by a check``."""
-    from ..datasets import counterfactuals
-    from ..datasets.meta_eval import swap_findings
+    from ...datasets import counterfactuals
+    from ...datasets.meta_eval import swap_findings
 
     rows = []
     protected = counterfactual_rows[~counterfactual_rows["group"].isin([counterfactuals.ORIGINAL,

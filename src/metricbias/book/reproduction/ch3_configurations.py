@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..metrics import configurations, get
+from ...metrics import configurations, get
 
 
 def configuration_table(specs) -> pd.DataFrame:
@@ -26,7 +26,7 @@ def configuration_table(specs) -> pd.DataFrame:
 def regression_note(specs) -> str:
     """A Markdown bullet on the first trained regression model among ``specs``: what is trained on the frozen
     backbone, training steps and passes over STS-B, and its Pearson r on STS-B dev ("" when there is none)."""
-    from ..metrics import get, regression
+    from ...metrics import get, regression
 
     for _, name, options in specs:
         folder = get(name, **options).backbone_path if name == "regression" else None

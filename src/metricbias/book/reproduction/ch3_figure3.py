@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..datasets import published
-from ..metrics import get
+from ...datasets import published
+from ...metrics import get
 
 
 def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics import PLM_PARADIGMS
+from ...metrics import PLM_PARADIGMS
 from .sun2022 import released_configs
 from .tables import table
 
@@ -44,7 +44,7 @@ FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
 def released_shares() -> dict:
     """Eta squared of Table 6's average bias by paradigm and by backbone, over the PLM-based configurations."""
-    from ..bias.decomposition import variance_explained
+    from ...bias.decomposition import variance_explained
 
     t6 = table("sun2022_table6_bias").set_index("published_column")
     configs = released_configs()
@@ -58,7 +58,7 @@ def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
     """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
     (the percentile interval of their difference lies above 0), "reversed" when it does so in at most alpha/2,
     otherwise not distinguishable at this size."""
-    from ..bias.claims import UNDECIDED
+    from ...bias.claims import UNDECIDED
 
     if np.isnan(p_paradigm_larger):
         return "no interval"
@@ -100,12 +100,12 @@ def grid_availability(encoders=None) -> pd.DataFrame:
     """The configurations of the fixed-backbone grid (:mod:`metricbias.metrics.backbone_grid`) and whether each runs
     here: ``metric, family, variant, paradigm, backbone, runs_on, decomposed, runs, fix`` (the command that makes a
     missing one available)."""
-    from ..metrics import backbone_grid
+    from ...metrics import backbone_grid
 
     encoders = backbone_grid.ENCODERS if encoders is None else encoders
     configs = backbone_grid.configs(encoders)
     gone = backbone_grid.missing(encoders).set_index("metric")["reason"]
-    from .. import backbones
+    from ... import backbones
 
     # trained parts ship under models/, but they run only where their frozen base encoder is installed
     base_here = configs["backbone"].isin(backbones.available())
@@ -151,7 +151,7 @@ def grid_note(backbones_run: dict) -> str:
 
 def grid_entries(availability: pd.DataFrame) -> list:
     """The grid's configurations that run here, as :class:`~metricbias.metrics.Spec` (for ``score_metrics``)."""
-    from ..metrics import backbone_grid
+    from ...metrics import backbone_grid
 
     ran = set(availability.loc[availability["runs"], "metric"])
     encoders = list(dict.fromkeys(availability["backbone"]))
@@ -162,8 +162,8 @@ def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_re
                        seed: int = 0) -> pd.DataFrame:
     """:func:`metricbias.bias.decomposition.decompose` on the decomposed configurations of the backbones complete
     here (:func:`grid_backbones`); an empty table (same columns) with fewer than two such backbones."""
-    from ..bias import decomposition
-    from ..bias.scores import drop_identical
+    from ...bias import decomposition
+    from ...bias.scores import drop_identical
 
     complete = grid_backbones(availability)["complete"]
     configs = availability[availability["decomposed"] & availability["backbone"].isin(complete)]
@@ -192,7 +192,7 @@ def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.Da
 def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
     """One sentence (Markdown) naming the configurations merged into another because their scores are identical
     on every side of every pair (:func:`metricbias.bias.scores.identical_configurations`); empty when none."""
-    from ..bias.scores import SAME_RTOL
+    from ...bias.scores import SAME_RTOL
 
     if merged.empty:
         return ""
@@ -214,7 +214,7 @@ def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
 def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
     """Per backbone: eta squared of the average bias (over attributes) of its decomposed configurations grouped
     by paradigm — how much of the spread among one backbone's metrics lies between the paradigms."""
-    from ..bias.decomposition import variance_explained
+    from ...bias.decomposition import variance_explained
 
     configs = availability[availability["decomposed"] & availability["runs"]].set_index("metric")
     avg = bias[bias["metric"].isin(configs.index)].groupby("metric")["bias"].mean()
@@ -230,7 +230,7 @@ def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) 
 def grid_bias_average(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
     """The page's view of the grid: one row per configuration run here (paradigm order), its average bias over the
     attributes per backbone, and the attribute where it is largest."""
-    from ..metrics.backbone_grid import PARADIGMS
+    from ...metrics.backbone_grid import PARADIGMS
 
     ran = availability[availability["runs"]]
     t = ran[["metric", "family", "variant", "paradigm", "backbone"]].merge(bias, on="metric")  # the grid's order

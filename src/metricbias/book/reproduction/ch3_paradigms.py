@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import datasets
-from ..bias import pairwise
-from ..datasets import published
-from ..datasets.published import ATTRIBUTES
-from ..metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
+from ... import datasets
+from ...bias import pairwise
+from ...datasets import published
+from ...datasets.published import ATTRIBUTES
+from ...metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
 from .notes import interval_text
 from .sun2022 import RELEASED_LABELS, released_configs
@@ -55,7 +55,7 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
     ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
     rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
     over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
-    from ..bias import claims
+    from ...bias import claims
 
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
     table_ = pair_term_table(scores, attribute)
@@ -87,7 +87,7 @@ def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
     """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
     its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
     from")."""
-    from ..bias.claims import UNDECIDED
+    from ...bias.claims import UNDECIDED
 
     out = {}
     for r in gaps.to_dict("records"):
@@ -137,7 +137,7 @@ def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> p
 def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
     """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs,
     with its 95% interval over the metrics (:func:`metricbias.bias.claims.spearman_interval`)."""
-    from ..bias.claims import spearman_interval
+    from ...bias.claims import spearman_interval
 
     both = released.merge(built, on=["attribute", "metric"], suffixes=("_released", "_built"))
     rows = []
@@ -180,7 +180,7 @@ def paradigm_variance(points: pd.DataFrame) -> dict:
     Over the released configurations of :func:`figure4_points`; the backbone over those whose backbone serves
     more than one metric; ``paradigm_all`` with the live ones added.
     """
-    from ..bias.decomposition import variance_explained
+    from ...bias.decomposition import variance_explained
 
     rel = points[points["source"] == "released"]
     shared = rel[rel["backbone"].isin(rel["backbone"].value_counts().loc[lambda s: s > 1].index)]
@@ -222,12 +222,12 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
     are computed when omitted: every released pair, every configuration of ``profile`` (scores cached).
     """
     if live is None or configs is None:
-        from .. import profiles
-        from ..scoring import score_metrics
+        from ... import profiles
+        from ...scoring import score_metrics
 
         specs = profiles.suite(profile)
         configs = configurations(specs)
-        from ..bias.scores import drop_identical
+        from ...bias.scores import drop_identical
 
         scores, merged = drop_identical(score_metrics(datasets.load("published"), specs, progress=False))
         configs = configs[~configs["metric"].isin(merged["metric"])]

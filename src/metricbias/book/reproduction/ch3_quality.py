@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics import metric_class
+from ...metrics import metric_class
 from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
 from .notes import interval_text
@@ -48,7 +48,7 @@ def quality_table(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> pd.
 def bias_quality_correlations(points: pd.DataFrame) -> pd.DataFrame:
     """Spearman correlation of the average bias with each quality measure over the configurations, with its 95%
     interval (:func:`metricbias.bias.claims.spearman_interval`)."""
-    from ..bias.claims import spearman_interval
+    from ...bias.claims import spearman_interval
 
     rows = []
     for column, label in QUALITY_MEASURES.items():
@@ -102,7 +102,7 @@ def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.
     """Chapter 3's paradigm finding restated with quality in view (Markdown): how many configurations are at least
     as good as ``reference``, the PLM-based gap over all configurations and over those, and whether the average
     bias follows quality."""
-    from ..bias.claims import UNDECIDED
+    from ...bias.claims import UNDECIDED
 
     matched = points[points["at_least_reference"]]
     words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",

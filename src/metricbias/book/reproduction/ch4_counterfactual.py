@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..datasets import counterfactuals, lexicons
+from ...datasets import counterfactuals, lexicons
 from .ch4_measures import count_list
 
 
@@ -55,7 +55,7 @@ def worst_group_counts(worst: pd.DataFrame) -> str:
 
 def families(specs) -> dict[str, str]:
     """Metric label -> family, for profile entries ``(label, name, options)``."""
-    from ..metrics import metric_class
+    from ...metrics import metric_class
 
     return {label: metric_class(name).family for label, name, _ in specs}
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from ..bias import robustness
+from ...bias import robustness
 
 #: the measures compared across cells: framework instances, then Liu's
 MEASURE_COLUMNS = ["eq2", "group_abs", "group_w1", "stereotypical", "group_mwu", "counterfactual_mwu", "indicator",
@@ -146,10 +146,10 @@ def stability_findings(summary: pd.DataFrame, measures=robustness.MEASURES) -> d
 def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, normality: dict, stability: dict,
                       counterfactual: dict) -> dict:
     """Chapter 4's headline numbers from the dicts its sections compute:
-    :func:`metricbias.reproduction.czarnowska2021.eq2_identity`, :func:`agreement`,
+    :func:`metricbias.book.reproduction.czarnowska2021.eq2_identity`, :func:`agreement`,
     :func:`reference_summary`, :func:`normality`,
     :func:`stability_findings` and
-    :func:`metricbias.reproduction.ch4_counterfactual.findings`.
+    :func:`metricbias.book.reproduction.ch4_counterfactual.findings`.
     """
     return {
         "eq2_pcm_gap": identity["gap_abs"],

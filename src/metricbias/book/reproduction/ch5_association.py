@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..bias import association
+from ...bias import association
 
 SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
 MODEL_FAMILIES = ("embedding", "matching", "regression", "generation")
@@ -41,7 +41,7 @@ def metric_named(suite: dict, name: str):
 def overview(tests) -> pd.DataFrame:
     """One row per test: name, level, the categories of the targets (X / Y) and attributes (A / B), the sizes of
     the four sets and the ordered pairs the test needs."""
-    from ..datasets import seat
+    from ...datasets import seat
 
     tests = list(tests)
     out = seat.overview(tests)

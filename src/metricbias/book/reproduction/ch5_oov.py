@@ -16,7 +16,7 @@ OOV_METRIC = "embedding_average"
 def oov_words(tests, suite: dict, name: str = OOV_METRIC) -> pd.DataFrame:
     """The words metric ``name`` of ``suite`` cannot represent in each word-level test (dropped by default), for the
     page: test, words kept, words dropped and the dropped words of each set; empty without that metric."""
-    from ..bias import association
+    from ...bias import association
     from .ch5_association import metric_named
 
     metric = metric_named(suite, name)
@@ -33,7 +33,7 @@ def oov_zero_run(tests, suite: dict, *, name: str = OOV_METRIC, n_permutations: 
                  cache=True) -> pd.DataFrame:
     """The word-level tests of ``tests`` through metric ``name`` of ``suite`` with ``oov="zero"`` (words without a
     vector kept, scored as the zero vector: the convention before classic WEAT's dropping); empty without it."""
-    from ..bias import association
+    from ...bias import association
     from .ch5_association import label_of
 
     label = label_of(suite, name)

@@ -70,7 +70,7 @@ TEST_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 def tests_for(tests="all", attributes=None) -> list[str]:
     """The test names of ``tests`` ("all", comma-separated or a list) whose targets stand for one of ``attributes``
     (None: every test; "a,b" or a list), in Table 3's order."""
-    from ..datasets.seat import TESTS
+    from ...datasets.seat import TESTS
 
     names = list(TESTS) if tests in (None, "all", ["all"]) else (
         [t.strip() for t in tests.split(",") if t.strip()] if isinstance(tests, str) else list(tests))
@@ -85,15 +85,15 @@ def tests_for(tests="all", attributes=None) -> list[str]:
     kept = [n for n in names if set(TEST_ATTRIBUTES.get(n, ())) & set(wanted)]
     if not kept:
         raise ValueError(f"none of the tests {names} stands for {wanted}; tests per attribute are in "
-                         "metricbias.reproduction.ch5_table3.TEST_ATTRIBUTES")
+                         "metricbias.book.reproduction.ch5_table3.TEST_ATTRIBUTES")
     return kept
 
 
 def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "auto", skip_metrics="") -> dict:
     """Label -> metric for a Table 3 run: ``metric_names`` (comma-separated registry names or a list), or every
     metric configuration of ``profile``, less the registry names in ``skip_metrics``."""
-    from ..bias import association
-    from .. import profiles
+    from ...bias import association
+    from ... import profiles
 
     skip = profiles.names_of(skip_metrics)
     if metric_names:
@@ -168,7 +168,7 @@ def paper_meteor(threshold: float = 0.1) -> pd.DataFrame:
 
 def meteor_note(matched: pd.DataFrame | None) -> str:
     """Why Gao & Wan's METEOR is no n-gram control and what ours does (Markdown, no math); ``matched``: the
-    word-level pairs our METEOR matches (:func:`metricbias.reproduction.ch5_association.matched_word_pairs`), None when
+    word-level pairs our METEOR matches (:func:`metricbias.book.reproduction.ch5_association.matched_word_pairs`), None when
     METEOR did not run."""
     cells = ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples())
     note = (f"Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in {cells}. Their METEOR is MultEval's, the "
@@ -186,7 +186,7 @@ def meteor_note(matched: pd.DataFrame | None) -> str:
 
 
 def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
-    """Vector coverage of the word-level tests (:func:`metricbias.reproduction.ch5_association.vector_coverage`) with
+    """Vector coverage of the word-level tests (:func:`metricbias.book.reproduction.ch5_association.vector_coverage`) with
     Gao & Wan's embedding-average d and ours."""
     emb = compared[compared["paper_metric"] == "EmbAvg"][["test", "level", "paper", "ours"]]
     return coverage.merge(emb, on=["test", "level"], how="left").rename(
@@ -206,7 +206,7 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
     gao = gao_table3()
     gao = gao[(gao["paper_metric"] != "METEOR") & gao["name"].isin(model_names)
               & np.array([(t, lv) in ran for t, lv in zip(gao["test"], gao["level"])], dtype=bool)]
-    from ..bias.claims import format_p, sign_tests
+    from ...bias.claims import format_p, sign_tests
 
     gao_positive = int((gao["effect_size"] > 0).sum())
     ours_positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
@@ -234,7 +234,7 @@ def spearman_findings(agree: pd.DataFrame) -> dict:
     """Per-metric Spearman ρ between Gao & Wan's d and ours with its 95% interval over the defined cells
     ("wmd 0.80 [0.41, 0.95], ..."), their median, and a sentence when the agreement is loose (median below 0.5;
     empty otherwise)."""
-    from ..bias.claims import spearman_interval
+    from ...bias.claims import spearman_interval
 
     defined = agree.dropna(subset=["spearman_d"])
     median = float(agree["spearman_d"].median())

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import datasets
-from ..mitigation import training
-from ..mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
-from ..signature import configuration
+from ... import datasets
+from ...mitigation import training
+from ...mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
+from ...signature import configuration
 from .names import registry_name
 
 
@@ -300,7 +300,7 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
     set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
     ``criteria``, and ``largest_quality_change`` (relative, signed).
     """
-    from ..bias.claims import format_p, permutation_floor
+    from ...bias.claims import format_p, permutation_floor
 
     floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}

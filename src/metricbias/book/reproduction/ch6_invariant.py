@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import datasets
-from ..metaeval.quality import QUALITY, load_quality_sets
-from ..mitigation.evaluation import COMPARE_COLUMNS, bias_pairs, compare_metrics, metric_for
-from ..scoring import score_pairs
+from ... import datasets
+from ...metaeval.quality import QUALITY, load_quality_sets
+from ...mitigation.evaluation import COMPARE_COLUMNS, bias_pairs, compare_metrics, metric_for
+from ...scoring import score_pairs
 from .ch6_adapters import criteria, criteria_summary, evaluated_attributes
 
 #: the ``mitigation`` column of :func:`invariant_comparison`
@@ -20,11 +20,11 @@ ADAPTER, WRAPPER = "adapter (trained)", "invariant wrapper (no training)"
 def invariant_results(adapters: dict, labels=None, *, attribute: str = "gender", attributes=None,
                       sample_size: int = 0, quality_sample_size: int = 0, seed: int = 0, cache=None,
                       device: str = "auto") -> pd.DataFrame:
-    """:func:`~metricbias.reproduction.ch6_adapters.compare_all`'s table for the invariant wrapper (:func:`metricbias.mitigation.invariant.invariant`)
+    """:func:`~metricbias.book.reproduction.ch6_adapters.compare_all`'s table for the invariant wrapper (:func:`metricbias.mitigation.invariant.invariant`)
     of the metrics the shipped ``adapters`` were trained for, in place of the adapters: ``before`` is the plain
     metric, ``after`` the wrapper blind to ``attribute``, on the same samples (``labels``: which adapters' metrics;
     default all). The ``metric`` column reads "<label> (<attribute>-invariant)"."""
-    from ..mitigation.invariant import invariant
+    from ...mitigation.invariant import invariant
 
     pairs = datasets.sample(bias_pairs(evaluated_attributes(attributes)), sample_size, seed)
     sets = load_quality_sets(tuple(QUALITY), quality_sample_size, seed)
@@ -59,7 +59,7 @@ def invariant_cost(*, attribute: str = "gender", attributes=None, sample_size: i
     """Forward passes of the invariant wrapper relative to the plain metric, per evaluation set (the samples of
     :func:`invariant_results`): ``texts`` (distinct texts an encoder runs, as BERTScore does) and ``pairs``
     (distinct candidate-reference pairs, as the regression metric reads them), and ``all`` sets pooled."""
-    from ..mitigation.invariant import passes, pool, ratio
+    from ...mitigation.invariant import passes, pool, ratio
 
     pairs = datasets.sample(bias_pairs(evaluated_attributes(attributes)), sample_size, seed)
     scored = {"bias pairs": (list(pairs["candidate_1"]) + list(pairs["candidate_2"]),
@@ -78,8 +78,8 @@ def bias_intervals(results: pd.DataFrame, adapters: dict, *, name: str = "gender
                    device: str = "auto") -> pd.DataFrame:
     """Eq. 2 bias with 95% bootstrap intervals on the ``name`` sets, for each invariant wrapper of an
     :func:`invariant_results` table and its plain metric (scores from the cache those results filled)."""
-    from ..bias import measures
-    from ..mitigation.invariant import invariant
+    from ...bias import measures
+    from ...mitigation.invariant import invariant
 
     pairs = datasets.sample(bias_pairs([name]), sample_size, seed)
     frames = []
@@ -105,9 +105,9 @@ def wrapper_versus_adapter(adapters: dict, *, label: str = "BERTScore", attribut
     (:func:`metricbias.bias.significance.paired_permutation_test` on the per-pair terms of Eq. 2, each metric
     rescaled with its own Eq. 1), from the scores the chapter's tables cached. ``adapters``: label ->
     :class:`~metricbias.mitigation.training.Shipped`."""
-    from ..bias.pairwise import pair_terms
-    from ..bias.significance import paired_permutation_test
-    from ..mitigation.invariant import invariant
+    from ...bias.pairwise import pair_terms
+    from ...bias.significance import paired_permutation_test
+    from ...mitigation.invariant import invariant
 
     shipped = adapters[label]
     plain = metric_for(None, meta=shipped.meta, device=device)

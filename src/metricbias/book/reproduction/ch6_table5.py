@@ -15,7 +15,7 @@ def table5(results: pd.DataFrame) -> pd.DataFrame:
     """Our Table 5: per metric, the original and ``+ adapter`` rows of gender bias and quality.
 
     ``results`` is a long before/after table with ``metric`` and ``backbone`` columns
-    (:func:`metricbias.reproduction.ch6_adapters.compare_all`). Each adapter row's cells read
+    (:func:`metricbias.book.reproduction.ch6_adapters.compare_all`). Each adapter row's cells read
     ``value (relative change)``.
     """
     rows = []
@@ -40,7 +40,7 @@ def table5(results: pd.DataFrame) -> pd.DataFrame:
 
 def table5_paper_cuts(published: pd.DataFrame) -> dict:
     """The smallest and largest gender bias cut of Sun et al.'s adapters (Table 5; ``published`` is
-    :func:`metricbias.reproduction.zarkadoula2023.published_tables`)."""
+    :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`)."""
     cut = -published.loc[published["source"].str.startswith("Sun") & (published["variant"] != "original"),
                          "gender_bias_change"]
     return {"paper_cut_min": float(cut.min()), "paper_cut_max": float(cut.max())}

@@ -15,7 +15,7 @@ def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_met
                       device: str = "auto") -> list[tuple[str, object]]:
     """``(label, metric)`` of every configuration chapter 7 runs: ``metric_names`` (comma-separated registry
     names) or, when empty, the profile's suite, less ``skip_metrics`` (``device``: unused, kept for callers)."""
-    from .. import metrics, profiles
+    from ... import metrics, profiles
 
     names = [n.strip() for n in metric_names.split(",") if n.strip()]
     skip = profiles.names_of(skip_metrics)
@@ -25,7 +25,7 @@ def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_met
 
 def without(scorers: list, skip: str) -> tuple[list, list[str]]:
     """``(kept, left_out_labels)``: ``scorers`` without the registry names of ``skip`` (comma-separated)."""
-    from .. import profiles
+    from ... import profiles
 
     names = profiles.names_of(skip)
     return ([(label, m) for label, m in scorers if m.name not in names],
@@ -83,7 +83,7 @@ def table7_agreement(t7: pd.DataFrame, n_systems: int, close: float = 0.03, far:
 def table7_intervals(t7: pd.DataFrame, n_systems: int) -> pd.DataFrame:
     """Rows of a Table 7 comparison with our 95% interval over ``n_systems`` systems (``ci_low``, ``ci_high``:
     :func:`metricbias.bias.claims.spearman_interval`) and ``paper_inside``: whether Table 7's value lies in it."""
-    from ..bias.claims import spearman_interval
+    from ...bias.claims import spearman_interval
 
     out = t7.copy()
     out[["ci_low", "ci_high"]] = pd.DataFrame([spearman_interval(r, n_systems) for r in out["ours_origin"]],
@@ -143,7 +143,7 @@ def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03)
 def metric_group(name: str) -> str:
     """Gao & Wan's two groups (their section 3.1): "n-gram" for the n-gram family, "model-based" for every metric
     that uses word vectors or a trained model (static embeddings included, as in their list)."""
-    from ..metrics.registry import metric_class
+    from ...metrics.registry import metric_class
 
     return "n-gram" if metric_class(name).family == "ngram" else "model-based"
 
@@ -159,7 +159,7 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
     n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
     resampled independently (:func:`metricbias.bias.claims.compare`)."""
-    from ..bias import claims
+    from ...bias import claims
 
     rows = []
     for set_name, table in performances.items():
@@ -202,7 +202,7 @@ def shift_claim_sentence(claim: pd.DataFrame) -> str:
 def preference_claim_sentence(pref: pd.DataFrame) -> str:
     """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
     :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table)."""
-    from ..metaeval.analysis import preference_tests
+    from ...metaeval.analysis import preference_tests
 
     tested = preference_tests(pref)
     model = tested[tested["name"].map(metric_group) == "model-based"]
@@ -223,7 +223,7 @@ def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed:
     """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
     |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
     bootstrap interval and the verdict (:func:`metricbias.bias.claims.compare`); ``sentence`` says it."""
-    from ..bias import claims
+    from ...bias import claims
 
     wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
         index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()

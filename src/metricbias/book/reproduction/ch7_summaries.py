@@ -9,11 +9,11 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..bias import claims
-from ..datasets.meta_eval import JudgedSet, PairSet
-from ..datasets.swap import lexicon
-from ..metrics.registry import resolve
-from ..metaeval.analysis import correlations, preference_tests, selection
+from ...bias import claims
+from ...datasets.meta_eval import JudgedSet, PairSet
+from ...datasets.swap import lexicon
+from ...metrics.registry import resolve
+from ...metaeval.analysis import correlations, preference_tests, selection
 
 
 #: the attributes a meta-evaluation set can be swapped on
@@ -53,7 +53,7 @@ OBJECT_READINGS = ("him", "hers")
 def pronoun_readings(dataset: JudgedSet, lex=None) -> pd.DataFrame:
     """Every *her* and *his* in the distinct texts of ``dataset`` (hypotheses, then references) and what the
     swapper made of it: ``word, swapped_to, text``."""
-    from ..datasets.swap import swap_gender
+    from ...datasets.swap import swap_gender
 
     lex = lexicon() if lex is None else lex
     frame = dataset.frame

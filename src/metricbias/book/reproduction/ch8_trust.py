@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..bias.simulation import PANELS
+from ...bias.simulation import PANELS
 
 
 def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..bias import generalized, pairwise
-from ..bias.scores import cells
+from ...bias import generalized, pairwise
+from ...bias.scores import cells
 
 
 def eq2_identity(scores: pd.DataFrame) -> dict:
@@ -54,7 +54,7 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
     bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`; "higher": the top place is shown)."""
     import numpy as np
 
-    from ..bias import claims
+    from ...bias import claims
     from .ch1_published import pair_term_table
 
     rows = []

@@ -30,7 +30,7 @@ def drawn(profile: str) -> pd.DataFrame:
                      if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None)
         if cell is None:
             continue
-        helps = runner._declared(cell.source)
+        helps = runner.declared_parameters(cell.source)
         values = runner.chapter_parameters(profile, chapter.stem)
         for name, value in values.items():
             if is_draw(name) and isinstance(value, int) and value > 0:

@@ -30,7 +30,7 @@ SIGNIFICANCE = 0.01  # Table 3 stars p <= 0.01
 
 
 def _row_order() -> list[tuple[str, str]]:
-    from ..datasets.seat import TESTS
+    from ...datasets.seat import TESTS
 
     return [(name, level) for name, levels in TESTS.items() for level in levels]
 
@@ -130,9 +130,9 @@ def ngram_reproduction(dataset, *, cache=None, tolerance: float = 0.03) -> "pd.D
     the stacked rows count each example once, not once per expert, whose judgements of it are not independent)
     and ``paper_inside``: whether the paper's value lies inside it.
     """
-    from ..bias.claims import spearman_interval
-    from .. import metrics
-    from ..metaeval.analysis import JUDGES, correlations
+    from ...bias.claims import spearman_interval
+    from ... import metrics
+    from ...metaeval.analysis import JUDGES, correlations
 
     paper = table9().set_index("paper_metric")
     rows = []

@@ -5,7 +5,7 @@ measured on a metric weaker than BLEU says little about its paradigm, so the gen
 comparisons (Figure 4's eta squared with the live configurations, and the fixed-backbone decomposition) only when
 every generation configuration is at least as good as BLEU on both quality measures (WMT19 kk-en DARR τ and STS-B
 dev r, point values: ``at_least_reference`` of
-:func:`metricbias.reproduction.ch3_quality.quality_points`):
+:func:`metricbias.book.reproduction.ch3_quality.quality_points`):
 
 * :func:`generation_enters`: that decision;
 * :func:`paradigm_configs`, :func:`grid_rows`: the chapter's configuration tables with the generation rows left out
@@ -21,7 +21,7 @@ GENERATION = "Generation"
 
 
 def generation_enters(points: pd.DataFrame) -> bool:
-    """True when every generation configuration of ``points`` (:func:`metricbias.reproduction.ch3_quality.
+    """True when every generation configuration of ``points`` (:func:`metricbias.book.reproduction.ch3_quality.
     quality_points`) is at least as good as the reference (BLEU) on every quality measure, or when there is none
     (nothing to leave out); False when any is below it on either."""
     gen = points[points["paradigm"] == GENERATION]
@@ -35,7 +35,7 @@ def paradigm_configs(configs: pd.DataFrame, enters: bool) -> pd.DataFrame:
 
 
 def grid_rows(availability: pd.DataFrame, enters: bool) -> pd.DataFrame:
-    """The fixed-backbone grid (:func:`metricbias.reproduction.ch3_paradigm_claim.grid_availability`) with its
+    """The fixed-backbone grid (:func:`metricbias.book.reproduction.ch3_paradigm_claim.grid_availability`) with its
     generation rows taken out of the decomposition (``decomposed`` false) when they do not enter; their bias is
     still shown."""
     if enters:

@@ -3,7 +3,7 @@ the "Cite and reproduce" box (version, commit, build date, profile, the chapters
 
 The summary figure is computed by the closing chapter, which runs last, and written to
 ``_static/data/landing-summary.png`` for the landing page; the box is rendered when the book is built
-(``book/_ext/reproduce_box.py``), from the executed chapters and the run's timings (``metricbias.runner``).
+(``book/_ext/reproduce_box.py``), from the executed chapters and the run's timings (``metricbias.book.runner``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
-from ..metrics.base import PLM_PARADIGMS, SURFACE_PARADIGMS
+from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ...metrics.base import PLM_PARADIGMS, SURFACE_PARADIGMS
 from .ch1_published import pair_term_table
 
 #: the order of the paradigms in the summary (PLM-based first, Sun et al.'s Table 2, then the surface metrics)
@@ -35,7 +35,7 @@ def paradigm_averages(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str
     """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a BCa interval.
 
     Per attribute and pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration
-    rescaled by its own Eq. 1; constant ones left out, :func:`~metricbias.reproduction.ch1_published.pair_term_table`);
+    rescaled by its own Eq. 1; constant ones left out, :func:`~metricbias.book.reproduction.ch1_published.pair_term_table`);
     the average is the mean over attributes of the mean over pairs, which is the mean Eq. 2 over the paradigm's
     (configuration, attribute) cells when every cell is defined. The interval resamples pairs within each
     attribute (:func:`scipy.stats.bootstrap` with one sample per attribute). ``label`` names the scores
@@ -78,7 +78,7 @@ def summary_figure(averages: pd.DataFrame):
 def save_figure(fig, root: Path | None = None) -> Path:
     """Write ``fig`` as the landing page's summary figure (:data:`FIGURE` under ``root``, the project root by
     default), atomically; returns the path."""
-    from ..paths import atomic_path, project_root
+    from ...paths import atomic_path, project_root
 
     target = (root or project_root()) / FIGURE
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +134,7 @@ def commit(root: Path) -> dict:
 
 def executed_profiles(chapter_dir: Path) -> dict[str, str]:
     """``{chapter stem: profile}`` of the executed chapters in ``chapter_dir``, read from the ``profile`` value
-    baked into each chapter's parameters cell (:func:`metricbias.runner.prepare`)."""
+    baked into each chapter's parameters cell (:func:`metricbias.book.runner.prepare`)."""
     out = {}
     for path in sorted(Path(chapter_dir).glob("*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
@@ -150,10 +150,11 @@ def executed_profiles(chapter_dir: Path) -> dict[str, str]:
 
 def build_record(root: Path | None = None, *, timings: dict | None = None, built: str | None = None) -> dict:
     """What the box shows for the book under ``root``: version, commit, build date, the profile(s) the executed
-    chapters ran with, each chapter's execution time from the run's timings (``metricbias.runner.load_timings``)
+    chapters ran with, each chapter's execution time from the run's timings (``metricbias.book.runner.load_timings``)
     and the command that rebuilds it."""
-    from .. import __version__, runner
-    from ..paths import project_root
+    from ... import __version__
+    from ...paths import project_root
+    from .. import runner
 
     root = Path(root or project_root())
     chapters = runner.chapters(root)
@@ -210,7 +211,7 @@ def reproduce_box(record: dict) -> str:
 # --- the closing chapter's limitations --------------------------------------------------------------------------
 
 def trained_parts_findings(trained: pd.DataFrame) -> dict:
-    """The quality of the trained stand-ins, from their provenance (a ``metricbias.training_data.summary()`` frame):
+    """The quality of the trained stand-ins, from their provenance (a ``metricbias.book.training_data.summary()`` frame):
     the paraphrasers' validation perplexity (``para_perplexity_min``/``_max``) and best STS-B dev Pearson as a
     metric (``para_stsb_max``, NaN where not measured), the masked-LM heads' held-out masked-token accuracy
     (``mlm_accuracy_min``/``_max``), and how many of each were found (``paraphrasers``, ``mlm_heads``)."""

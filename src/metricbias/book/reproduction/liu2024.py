@@ -8,14 +8,14 @@
   columns computed from them with :mod:`metricbias.bias.pll` for those models (SSS and AUL on StereoSet, CPS and
   AUL on CrowS-Pairs; KLS and JSS on AUL, as Liu reports them);
 * :func:`availability_note`: one sentence saying which of the two the chapter shows
-  (:mod:`metricbias.reproduction.liu_table2` puts them side by side, with intervals).
+  (:mod:`metricbias.book.reproduction.liu_table2` puts them side by side, with intervals).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..bias.pll import RUNS as _pll_runs
+from ...bias.pll import RUNS as _pll_runs
 from .tables import table
 from .notes import interval_text
 
@@ -39,8 +39,8 @@ def masked_lms(device: str = "auto") -> tuple[list, dict[str, str]]:
     The candidates are the masked-LM heads trained here on the frozen encoders (``mlm-*``, shipped
     under ``models/``) and the encoders themselves (a hub masked LM in the cache has its own head).
     """
-    from .. import backbones
-    from ..bias import pll
+    from ... import backbones
+    from ...bias import pll
 
     loaded, unavailable = [], {}
     for name in backbones.available():
@@ -62,7 +62,7 @@ def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
     ``sample_size`` > 0 draws that many pairs of each dataset (seeded). ``cache`` is
     :func:`metricbias.bias.pll.score_sentence_pairs`'s: by default the sentences' scores are stored in the score cache.
     """
-    from ..bias import pll
+    from ...bias import pll
 
     frames = []
     for lm in lms:
@@ -77,7 +77,7 @@ def pll_scores(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
 def table2_from_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Table 2's columns from :func:`pll_scores`, one row per (masked LM, dataset): baseline (SSS or CPS) and AUL
     indicators, KLS and JSS on AUL, and the number of pairs."""
-    from ..bias import pll
+    from ...bias import pll
 
     rows = []
     for (dataset, model), block in scores.groupby(["dataset", "model"], sort=False):
@@ -165,7 +165,7 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
     over the same subsamples (every measure is computed on the same draws, rate and seed): the difference of τ with
     its 95% bootstrap interval over the draws and the verdict (:func:`metricbias.bias.claims.compare`).
     ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
-    from ..bias import claims
+    from ...bias import claims
 
     wide = stability[stability["attribute"] == panel].pivot_table(index=["rate", "seed"], columns="measure",
                                                                    values="kendall_tau").dropna()

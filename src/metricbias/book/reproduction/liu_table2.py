@@ -8,8 +8,8 @@
 * :func:`direction_sentence`: what the intervals say about the direction of ours against Liu's, and why a weak
   head can differ.
 
-The scores come from :func:`metricbias.reproduction.liu2024.pll_scores`; KLS and JSS (on AUL) are shown as point
-values from :func:`metricbias.reproduction.liu2024.table2_from_scores`. KLS is at least 50 by construction (the
+The scores come from :func:`metricbias.book.reproduction.liu2024.pll_scores`; KLS and JSS (on AUL) are shown as point
+values from :func:`metricbias.book.reproduction.liu2024.table2_from_scores`. KLS is at least 50 by construction (the
 larger of the two divergences over their sum), so it has no direction; JSS is at most 100.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 from .liu2024 import PAPER, RUNS, table2
 
 #: PLL methods -> how Liu's Table 2 names their indicator measure
@@ -45,7 +45,7 @@ def side_of_50(ci_low: float, ci_high: float) -> str:
 def indicator_intervals(scores: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
                         seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Liu's Eq. 2 (100 × the share of pairs with f(S_st) > f(S_at)) per (dataset, masked LM, method) of ``scores``
-    (:func:`~metricbias.reproduction.liu2024.pll_scores`), with its BCa bootstrap interval over the pairs and
+    (:func:`~metricbias.book.reproduction.liu2024.pll_scores`), with its BCa bootstrap interval over the pairs and
     :func:`side_of_50`. Pairs with an undefined score (SSS with no modified token) are left out."""
     rows = []
     for (dataset, model, method), block in scores.groupby(["dataset", "model", "method"], sort=False):
@@ -63,7 +63,7 @@ def indicator_intervals(scores: pd.DataFrame, *, confidence: float = 0.95, n_res
 def head_accuracy(models) -> dict[str, float]:
     """{masked LM name: masked-token accuracy on held-out sentences} from each trained head's provenance
     (``figures.masked_token_accuracy``); NaN for a model without one (a hub masked LM)."""
-    from .. import backbones
+    from ... import backbones
 
     out = {}
     for name in models:
@@ -99,7 +99,7 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
            ) -> pd.DataFrame:
     """One row per (dataset, measure, masked LM of ours): Liu's BERT / RoBERTa / ALBERT values (paper), ours with
     its interval, its side of 50 and where its interval lies against Liu's three values. ``ours``
-    (:func:`~metricbias.reproduction.liu2024.table2_from_scores`) adds KLS and JSS on AUL as point values. Without
+    (:func:`~metricbias.book.reproduction.liu2024.table2_from_scores`) adds KLS and JSS on AUL as point values. Without
     results of ours, Liu's Table 2 as printed."""
     paper = table2() if paper is None else paper
     if intervals.empty:

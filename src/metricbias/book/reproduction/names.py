@@ -9,7 +9,7 @@ only the labels that differ from every card.
 
 from __future__ import annotations
 
-from ..metrics import BUILTIN, metric_class
+from ...metrics import BUILTIN, metric_class
 
 #: the papers' metric labels that are no card's label -> our registry name
 PAPER_NAMES = {
@@ -37,7 +37,7 @@ def registry_name(label: str) -> str:
     by_card = {_key(metric_class(n).label or n): n for n in BUILTIN}  # the built-in cards: a user's own metric names no paper row
     if _key(label) not in by_card:
         raise KeyError(f"no registry metric for the paper label {label!r}: no metric card has it; add it to "
-                       "metricbias.reproduction.names.PAPER_NAMES")
+                       "metricbias.book.reproduction.names.PAPER_NAMES")
     return by_card[_key(label)]
 
 

@@ -3,14 +3,15 @@
 of the meta-evaluation sets (:func:`drawn_sets_note`), how many scores came from score packs
 (:func:`pack_sentence`), and a difference with its interval (:func:`interval_text`).
 
-The numbers behind them are the library's (:func:`metricbias.profiles.suite`, :func:`metricbias.packs.chapter_numbers`,
+The numbers behind them are the library's (:func:`metricbias.profiles.suite`, :func:`metricbias.book.packs.chapter_numbers`,
 :func:`metricbias.bias.claims.compare`); only the sentences are here.
 """
 
 from __future__ import annotations
 
-from .. import packs, profiles
-from ..datasets.meta_eval import JudgedSet
+from ... import profiles
+from ...datasets.meta_eval import JudgedSet
+from .. import packs
 
 
 #: warnings that announce a library's coming change (an API to be removed): never what a chapter's sentence
@@ -19,7 +20,7 @@ NOTICES = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 def warning_summary(caught: list, what: str) -> str:
-    """One line for a list of caught warnings (:class:`metricbias.display.capture_warnings`): ``what`` with the
+    """One line for a list of caught warnings (:class:`metricbias.book.display.capture_warnings`): ``what`` with the
     number of warnings and their kinds; a library's notices of a coming change (:data:`NOTICES`) are counted
     apart, each distinct message once (its first line).
 
@@ -73,7 +74,7 @@ def drawn_sets_note(sets: dict) -> str:
 
 def pack_sentence(numbers: dict | None = None) -> str:
     """One sentence: how many of the chapter's scores came from score packs, how many were recomputed, the largest
-    difference (:func:`metricbias.packs.chapter_numbers`; default: the running chapter's)."""
+    difference (:func:`metricbias.book.packs.chapter_numbers`; default: the running chapter's)."""
     n = numbers or packs.chapter_numbers()
     if not n["from_packs"]:
         return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."

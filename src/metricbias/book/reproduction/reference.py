@@ -55,7 +55,7 @@ def metric_card(card: dict, keys=frozenset()) -> str:
 
 def measure_card(row: dict) -> str:
     """One bias measure's card (a row of :func:`metricbias.bias.registry.table`) as Markdown."""
-    from ..bias import registry
+    from ...bias import registry
 
     measure = registry.get_measure(row["name"])
     returns = ["a value"] + (["a 95% interval"] if row["interval"] else []) + (["a p-value"] if row["test"] else [])
@@ -75,7 +75,7 @@ _TAKES = {"pairs": "the two candidates' scores, pair by pair",
 
 def bibliography_keys(path=None) -> frozenset:
     """The entry keys of the book's bibliography (``book/references.bib``; empty when there is none)."""
-    from ..paths import project_root
+    from ...paths import project_root
 
     path = path or project_root() / "book" / "references.bib"
     try:
@@ -87,7 +87,7 @@ def bibliography_keys(path=None) -> frozenset:
 
 def metric_cards(keys=None) -> str:
     """Every registered metric's card, in registry order, as one Markdown text."""
-    from .. import metrics
+    from ... import metrics
 
     keys = bibliography_keys() if keys is None else keys
     return "\n\n".join(metric_card(card, keys) for card in metrics.available())
@@ -95,7 +95,7 @@ def metric_cards(keys=None) -> str:
 
 def measure_cards() -> str:
     """Every registered bias measure's card, in registry order, as one Markdown text."""
-    from ..bias import registry
+    from ...bias import registry
 
     return "\n\n".join(measure_card(row) for row in registry.table().to_dict("records"))
 

@@ -6,7 +6,7 @@ import pandas as pd
 
 
 def by_test(overview: pd.DataFrame) -> pd.DataFrame:
-    """:func:`metricbias.reproduction.ch5_association.overview` (one row per test and level) as one row per test:
+    """:func:`metricbias.book.reproduction.ch5_association.overview` (one row per test and level) as one row per test:
     what it contrasts (``targets X / Y``, ``attributes A / B``), the ``levels`` it runs at, and the ``pairs`` one metric
     scores for it, summed over its levels (before pairs shared between tests are counted once)."""
     keys = ["test", "targets X / Y", "attributes A / B"]

@@ -42,12 +42,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import backbones, datasets
-from ..bias import pairwise
-from ..datasets import published
-from ..datasets.published import ATTRIBUTES
-from ..metrics import CONFIG_COLUMNS, get, metric_class
-from ..scoring import score_pairs
+from ... import backbones, datasets
+from ...bias import pairwise
+from ...datasets import published
+from ...datasets.published import ATTRIBUTES
+from ...metrics import CONFIG_COLUMNS, get, metric_class
+from ...scoring import score_pairs
 from .names import registry_name
 from .tables import table
 

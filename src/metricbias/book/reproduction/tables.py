@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..paths import published_dir
+from ...paths import published_dir
 
 def table(name: str) -> pd.DataFrame:
     """A transcribed table by file stem, e.g. ``"sun2022_table6_bias"``."""
