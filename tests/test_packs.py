@@ -318,7 +318,7 @@ def test_a_profile_packs_each_chapters_text_sets_with_its_slow_configurations():
     labels = {e.config.label for e in published}
     assert {"Regression-MiniLM", "MoverScore-MiniLM"} <= labels and "BLEU" not in labels and "WMD" not in labels
     assert "BERTScore-MiniLM" in labels  # verified with a tolerance scaled by F's conditioning (MPNet: when installed)
-    assert all(pack_plan.is_slow(metrics.Spec.of(e.config.name, **e.config.options)) for e in published)
+    assert all(pack_plan.is_packed(metrics.Spec.of(e.config.name, **e.config.options)) for e in published)
     # the fixed-backbone grid's own configurations (its P and R variants) are packed on the released pairs only, and
     # a grid configuration that is also the suite's (same signature) is one file
     assert {"BARTScore-P-MiniLM", "BARTScore-R-MiniLM"} <= labels
@@ -354,6 +354,34 @@ def test_the_shipped_packs_are_the_default_profiles_plan_within_the_budget():
     assert len(list(packs.default_dir().glob("*.npz"))) == len(shipped)
     size = sum(p.stat().st_size for p in packs.default_dir().iterdir())
     assert size <= 8_000_000, f"models/packs holds {size / 1e6:.2f} MB, over its 8 MB"
+
+
+def test_a_metric_card_says_where_a_pack_may_hold_its_scores():
+    """Pack eligibility is the metric's (``Metric.packed``, on its card): the transformer-based metrics everywhere,
+    four cheap ones on the text sets where they are slow, and a user's metric where it declares."""
+    from metricbias.book import pack_plan
+    from metricbias.metrics import available
+
+    cards = {card["name"]: card["packed"] for card in available()}
+    assert all(cards[n] is True for n in ("bertscore", "moverscore", "regression", "bartscore", "prism", "frugalscore"))
+    assert cards["bleu"] is False and cards["chrf"] is False
+    assert cards["ter"] == ["quality:wmt19-kk-en", "metaeval:flickr8k", "metaeval:wmt19-kk-en"]
+
+    class Slow(LengthRatio):
+        name = "packs_test_slow"
+        packed = ("metaeval:",)
+
+    metrics.register(Slow, replace=True)
+    metrics.register(lambda c, r: [0.0] * len(c), name="packs_test_live", replace=True)
+    metrics.register(lambda c, r: [0.0] * len(c), name="packs_test_packed", packed=True, replace=True)
+    try:
+        assert pack_plan.is_packed(metrics.Spec.of("packs_test_slow"), "metaeval:flickr8k")
+        assert not pack_plan.is_packed(metrics.Spec.of("packs_test_slow"), "pairs:published")
+        assert pack_plan.is_packed(metrics.Spec.of("packs_test_packed"), "pairs:published")
+        assert not pack_plan.is_packed(metrics.Spec.of("packs_test_live"), "metaeval:flickr8k")
+    finally:
+        for name in ("packs_test_slow", "packs_test_live", "packs_test_packed"):
+            metrics.unregister(name)
 
 
 def test_an_invariant_wrapper_pack_round_trips(setup):

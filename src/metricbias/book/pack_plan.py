@@ -1,39 +1,26 @@
-"""Which score packs a profile ships: its chapters' text sets x their slow configurations (:mod:`metricbias.book.packs`).
+"""Which score packs a profile ships: its chapters' text sets x their packed configurations
+(:mod:`metricbias.book.packs`).
 
-Each chapter's text sets are declared in :data:`metricbias.book.chapter_profiles.PACK_SETS` (``{name}`` filled with the
-chapter's parameters under the profile, as :func:`metricbias.book.runner.chapter_parameters` reads them); its
+Each chapter's text sets are declared in :data:`metricbias.book.chapter_profiles.PACK_SETS` (``{name}`` filled with
+the chapter's parameters under the profile, as :func:`metricbias.book.runner.chapter_parameters` reads them); its
 configurations are the ones the chapter measures, ``profiles.suite`` less its ``skip_metrics`` (and, on the sets of
-:data:`metricbias.book.chapter_profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept when :func:`is_slow`; the PLL sets are scored by every masked LM here with the score functions of ``pll.RUNS``;
-the sets of :data:`metricbias.book.chapter_profiles.PACK_INVARIANT_SETS` by the gender-blind wrappers of chapter 6's adapted metrics.
+:data:`~metricbias.book.chapter_profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept where their metric's card
+says a pack may hold them (:func:`is_packed`); the PLL sets are scored by every masked LM here with the score
+functions of ``pll.RUNS``; the sets of :data:`~metricbias.book.chapter_profiles.PACK_INVARIANT_SETS` by the
+gender-blind wrappers of chapter 6's adapted metrics.
 """
 
 from __future__ import annotations
 
 
-#: the metric families whose configurations run a transformer per pair: minutes on two CPU cores at the book's sizes
-SLOW_FAMILIES = ("matching", "regression", "generation")
-#: n-gram and static-embedding metrics packed on the text sets where their live scoring takes ten seconds or more
-#: on two CPU cores (TER's search for shifts and METEOR's WordNet matching on long texts, ROUGE-SU4's skip-bigrams,
-#: WMD's transport problems; each pack's provenance records its seconds, benchmarks/README.md lists them):
-#: text-set prefix -> registry names. The other cheap configurations take seconds and stay live.
-PACKED_WHERE_SLOW: dict[str, tuple[str, ...]] = {
-    "quality:wmt19-kk-en": ("meteor", "rougeSU4", "ter"),
-    "association:": ("meteor", "rougeSU4", "wmd"),
-    "metaeval:flickr8k": ("meteor", "rougeSU4", "ter", "wmd"),
-    "metaeval:wmt19-kk-en": ("meteor", "rougeSU4", "ter", "wmd"),
-    # TER on REALSumm's 70-word summaries: about a second per pair, hours for the set; chapter 7 leaves it out
-    "metaeval:realsumm": ("meteor", "rougeSU4", "wmd"),
-}
-
-
-def is_slow(spec, text_set: str = "") -> bool:
-    """Slow on two CPU cores: every configuration that runs a transformer (BERTScore, MoverScore, the regression
-    and generation metrics; the PLL scores are slow too: :func:`plan` adds them), and on ``text_set`` the metrics
-    :data:`PACKED_WHERE_SLOW` names for it."""
+def is_packed(spec, text_set: str = "") -> bool:
+    """Whether the card of ``spec``'s metric lets a score pack hold its scores on ``text_set``
+    (:attr:`metricbias.metrics.Metric.packed`: every configuration that runs a transformer, and on their slow text
+    sets METEOR, ROUGE-SU4, TER and WMD; a user's metric declares its own). The PLL scores are packed too:
+    :func:`plan` adds them."""
     from ..metrics.registry import metric_class
 
-    return metric_class(spec.name).family in SLOW_FAMILIES or any(
-        text_set.startswith(prefix) and spec.name in names for prefix, names in PACKED_WHERE_SLOW.items())
+    return metric_class(spec.name).packed_on(text_set)
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
@@ -64,7 +51,7 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
                 if wanted:
                     configs_here = [c for c in configs_here if c.label in wanted or "pll" in wanted]
             else:
-                here = [s for s in suite + (_grid_specs() if name in grid_sets else []) if is_slow(s, name)
+                here = [s for s in suite + (_grid_specs() if name in grid_sets else []) if is_packed(s, name)
                         and (not wanted or s.label in wanted or s.name in wanted)]
                 configs_here = [MetricConfig(s.name, s.options, s.label, device) for s in here]
             for config in configs_here:
@@ -118,4 +105,4 @@ def estimate(entries: list[Entry]) -> list[dict]:
     return rows
 
 
-__all__ = ["estimate", "is_slow", "plan"]
+__all__ = ["estimate", "is_packed", "plan"]

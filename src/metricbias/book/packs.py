@@ -53,7 +53,8 @@ computed live. :func:`verify` does the checks without importing (``metricbias pa
 **Which files.** :func:`metricbias.book.pack_plan.plan` lists them from the profile: each chapter's text sets
 (:data:`metricbias.book.chapter_profiles.PACK_SETS`) times the chapter's configurations
 (``profiles.suite`` less its ``skip_metrics``, the same call the chapter makes) that
-are slow on that text set (:func:`metricbias.book.pack_plan.is_slow`), the PLL score functions of every masked LM here,
+their metric's card lets a pack hold on that text set (``Metric.packed``, :func:`metricbias.book.pack_plan.is_packed`),
+the PLL score functions of every masked LM here,
 and chapter 6's attribute-blind wrappers on their sets (:data:`metricbias.book.chapter_profiles.PACK_INVARIANT_SETS`).
 Declaring the data sets per chapter, rather than recording a run, keeps a pack build
 independent of executing the chapters; the chapters' job logs then say how many of

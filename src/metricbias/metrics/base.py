@@ -65,6 +65,10 @@ class Metric(ABC):
     revision: ClassVar[int] = 1
     #: True when a pair's score depends on the other pairs of the call (idf, document frequencies)
     corpus_dependent: ClassVar[bool] = False
+    #: where a score pack may hold this metric's scores in place of live scoring (its scores are slow to compute and
+    #: a recomputed sample verifies them to float rounding): True on every text set, or the text sets (name
+    #: prefixes: ``"association:"``, ``"metaeval:flickr8k"``) on which its live scoring is slow; False: always live
+    packed: ClassVar[bool | tuple[str, ...]] = False
     #: True when the metric needs a backbone (encoder, seq2seq model or static vectors)
     needs_backbone: ClassVar[bool] = False
     #: the backbone kinds (``metricbias.backbones.KINDS``) the ``backbone`` option accepts
@@ -116,8 +120,16 @@ class Metric(ABC):
         return cls.paradigm or PARADIGMS.get(cls.family, cls.family)
 
     @classmethod
+    def packed_on(cls, text_set: str) -> bool:
+        """Whether a score pack may hold this metric's scores on ``text_set`` (:attr:`packed`)."""
+        if isinstance(cls.packed, bool):
+            return cls.packed
+        return any(text_set.startswith(prefix) for prefix in cls.packed)
+
+    @classmethod
     def describe(cls) -> dict:
-        """The metric's card as plain data: name, label, family, paradigm, direction, citation, limits, options."""
+        """The metric's card as plain data: name, label, family, paradigm, direction, citation, limits, where score
+        packs may hold its scores (``packed``), options."""
         doc = (cls.__dict__.get("__doc__") or "").split("\n\nOptions", 1)[0].strip()
         options = [{"name": k, "default": v, "type": _type_names(cls.option_type(k)) or "any",
                     "choices": list(cls.choices.get(k, ())), "doc": cls.docs.get(k, ""),
@@ -126,7 +138,8 @@ class Metric(ABC):
                 "paradigm": cls.paradigm_name(), "direction": cls.direction, "citation": cls.citation,
                 "limits": cls.limits, "description": doc.split("\n\n")[0].replace("\n", " ").strip(),
                 "needs_backbone": cls.needs_backbone, "backbone_kinds": list(cls.backbone_kinds),
-                "corpus_dependent": cls.corpus_dependent, "options": options}
+                "corpus_dependent": cls.corpus_dependent,
+                "packed": cls.packed if isinstance(cls.packed, bool) else list(cls.packed), "options": options}
 
     @classmethod
     def card_text(cls) -> str:

@@ -249,6 +249,8 @@ class WMD(StaticEmbeddingMetric):
 
     name = "wmd"
     label = "WMD"
+    #: its transport problems on long texts: ten seconds or more on two CPU cores (benchmarks/README.md)
+    packed = ("association:", "metaeval:flickr8k", "metaeval:wmt19-kk-en", "metaeval:realsumm")
     docs = {**StaticEmbeddingMetric.docs, "output": "similarity (1 / (1 + distance)) or the distance itself"}
     defaults = {**StaticEmbeddingMetric.defaults, "output": "similarity"}
     choices = {**StaticEmbeddingMetric.choices, "output": ("similarity", "distance")}

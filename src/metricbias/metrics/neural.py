@@ -22,6 +22,8 @@ def backbone_label(backbone: str) -> str:
 
 class ModelMetric(Metric):
     needs_backbone: ClassVar[bool] = True
+    #: a transformer per pair: minutes on two CPU cores at the book's sizes, on every data set
+    packed: ClassVar[bool] = True
     #: device, batch size and the adapter *path* do not change scores (the adapter's fingerprint does)
     runtime_options: ClassVar[tuple[str, ...]] = ("device", "batch_size", "adapter")
 

@@ -207,6 +207,8 @@ class RougeSU4(NgramMetric):
 
     name = "rougeSU4"
     label = "ROUGE-SU4"
+    #: its skip-bigrams on long texts: ten seconds or more on two CPU cores (benchmarks/README.md)
+    packed = ("quality:wmt19-kk-en", "association:", "metaeval:flickr8k", "metaeval:wmt19-kk-en", "metaeval:realsumm")
     defaults = {"variant": "F", "use_stemmer": True, "max_gap": 4}
     choices = {"variant": ("F", "P", "R"), "use_stemmer": (True, False)}
     libraries = ("rouge-score", "nltk")
@@ -252,6 +254,8 @@ class METEOR(NgramMetric):
 
     name = "meteor"
     label = "METEOR"
+    #: its WordNet matching on long texts: ten seconds or more on two CPU cores (benchmarks/README.md)
+    packed = ("quality:wmt19-kk-en", "association:", "metaeval:flickr8k", "metaeval:wmt19-kk-en", "metaeval:realsumm")
     citation = "banerjee2005meteor: Banerjee & Lavie (2005); nltk's implementation"
     limits = ("nltk's METEOR has no paraphrase stage and other parameters than METEOR 1.5 (MultEval), which Gao & "
               "Wan used; Sun et al.'s released column scored a Python set of tokens and cannot be reproduced.")
@@ -406,6 +410,9 @@ class TER(NgramMetric):
 
     name = "ter"
     label = "TER"
+    #: its search for shifts on long texts: ten seconds or more on two CPU cores (benchmarks/README.md); not on
+    #: REALSumm's 70-word summaries (about a second a pair, hours for the set), which the book scores without TER
+    packed = ("quality:wmt19-kk-en", "metaeval:flickr8k", "metaeval:wmt19-kk-en")
     citation = "post2018sacrebleu: Snover et al. (2006), TER; sacreBLEU's implementation"
     docs = {"case_sensitive": "compare case", "normalized": "sacreBLEU's normalization",
             "no_punct": "remove punctuation first"}

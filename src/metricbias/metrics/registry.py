@@ -127,7 +127,7 @@ def _source_hash(function: Callable) -> str:
 
 
 def function_metric(function: Callable, name: str | None = None, *, direction: str = "higher",
-                    label: str | None = None, citation: str = "") -> type[Metric]:
+                    label: str | None = None, citation: str = "", packed: bool | tuple = False) -> type[Metric]:
     """A :class:`Metric` subclass that scores with ``function`` (not registered; see :func:`register`)."""
     if not callable(function):
         raise MetricError(f"a metric function must be callable, not {type(function).__name__}")
@@ -135,20 +135,21 @@ def function_metric(function: Callable, name: str | None = None, *, direction: s
         raise MetricError(f"direction must be 'higher' or 'lower', not {direction!r}")
     name = name or getattr(function, "__name__", None) or "function"
     name = "lambda" if name == "<lambda>" else name
-    attrs = {"name": name, "label": label or name, "direction": direction, "citation": citation,
+    attrs = {"name": name, "label": label or name, "direction": direction, "citation": citation, "packed": packed,
              "function": staticmethod(function), "source_hash": _source_hash(function),
              "__doc__": (function.__doc__ or f"User metric {name}.").strip(), "__module__": function.__module__}
     return type(f"FunctionMetric_{name}", (FunctionMetric,), attrs)
 
 
 def register(obj=None, *, name: str | None = None, direction: str = "higher", label: str | None = None,
-             citation: str = "", replace: bool = False):
+             citation: str = "", packed: bool | tuple = False, replace: bool = False):
     """Register a metric class or a scoring function; then it is used by name everywhere.
 
     As a decorator: ``@register`` on a :class:`Metric` subclass (its ``name`` is the
     registry name) or on a function ``f(candidates, references) -> scores`` (the
     function's name, or ``name=``); or called: ``register(f, name="mine")``.
-    ``direction`` says whether a higher or a lower score is better. Returns what it was given.
+    ``direction`` says whether a higher or a lower score is better; ``packed``, where score packs may hold a
+    function's scores (:attr:`Metric.packed`; a class declares its own). Returns what it was given.
     """
     def add(target):
         if isinstance(target, type) and issubclass(target, Metric):
@@ -158,7 +159,7 @@ def register(obj=None, *, name: str | None = None, direction: str = "higher", la
         else:
             if name is None and getattr(target, "__name__", "") == "<lambda>":
                 raise MetricError("give a lambda a name to register it: register(f, name='mymetric')")
-            cls = function_metric(target, name, direction=direction, label=label, citation=citation)
+            cls = function_metric(target, name, direction=direction, label=label, citation=citation, packed=packed)
             key = cls.name
         if (key in BUILTIN or key in _REGISTERED) and not replace and not _same(_REGISTERED.get(key), cls):
             raise MetricError(f"metric {key!r} is already registered; pass replace=True to redefine it")
