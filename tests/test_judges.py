@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import metricbias as mb
-from metricbias import cli, judges
+from metricbias import cli, jobs, judges
 
 REPO = Path(__file__).resolve().parents[1]
 RESAMPLES = 2000  # bootstrap resamples in these tests (the library default is 9999)
@@ -182,8 +182,10 @@ def test_a_metric_judge_picks_the_better_scored_candidate_whichever_direction():
 
     closer = judges.metric_judge(function_metric(length_gap, direction="lower")(), cache=None)
     assert closer.batch and closer.signature.startswith("metric:length_gap|")
-    verdicts = closer(["abcd"] * 3, ["abc", "a", "ab"], ["a", "abc", "abcdef"])
+    with jobs.collect() as ran:  # through the scoring path: one job per order
+        verdicts = closer(["abcd"] * 3, ["abc", "a", "ab"], ["a", "abc", "abcdef"])
     assert list(verdicts) == [1.0, 0.0, 0.5]  # gaps 1 vs 3, 3 vs 1, 2 vs 2
+    assert [len(j.candidates) for j in ran] == [3, 3]
 
 
 JUDGE_MODULE = '''

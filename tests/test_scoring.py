@@ -56,6 +56,21 @@ def test_score_pairs_columns_order_and_corpus_grouping(tmp_path):
     assert scoring.score_pairs(items, Calls(), cache=None)["score_1"].tolist() == [2.0, 2.0, 2.0]
 
 
+def test_any_texts_go_through_the_scoring_path_and_its_cache(tmp_path):
+    """score_texts (one metric call) and score_jobs (several) read and fill the score cache as score_pairs does,
+    on the current executor, and a chapter's job log counts their scores."""
+    from metricbias import jobs
+
+    cache = ScoreCache(tmp_path / "c.sqlite")
+    with jobs.collect() as ran:
+        first = scoring.score_texts(Overlap(), ["x y", "p"], ["x y z", "p q"], cache=cache, what="example")
+    assert first.tolist() == [2.0, 1.0] and [(j.what, j.computed, j.cached) for j in ran] == [("example", 2, 0)]
+    with jobs.collect() as ran:
+        again, = scoring.score_jobs([scoring.Job(Overlap(), ["x y", "p"], ["x y z", "p q"])], cache=cache)
+    assert again.scores.tolist() == [2.0, 1.0] and (again.computed, again.cached) == (0, 2)
+    assert scoring.score_texts(Overlap(), [], [], cache=None).shape == (0,)
+
+
 def test_reference_2_is_used_for_candidate_2():
     pairs = PAIRS.assign(reference_2=["x w", "x v", "p r"])
     out = scoring.score_pairs(pairs, Overlap(), cache=None)

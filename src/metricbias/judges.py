@@ -258,8 +258,9 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, label: st
 class MetricJudge:
     """A metric as a pairwise judge: it chooses the candidate the metric scores better (0.5 on a tie).
 
-    A batch judge (``batch = True``): both candidates are scored in one call each, through the
-    metric's score cache when ``cache`` is set. Its ``signature`` is the metric's.
+    A batch judge (``batch = True``): both candidates are scored in one call each, through the scoring path
+    (:func:`metricbias.scoring.score_texts`: the score cache when ``cache`` is set, the current executor). Its
+    ``signature`` is the metric's.
     """
 
     batch = True
@@ -272,8 +273,10 @@ class MetricJudge:
         self.signature = self.metric.signature
 
     def __call__(self, references, candidates_a, candidates_b):
-        score_a = self.metric.score(candidates_a, references, cache=self.cache)
-        score_b = self.metric.score(candidates_b, references, cache=self.cache)
+        from .scoring import score_texts
+
+        score_a = score_texts(self.metric, candidates_a, references, cache=self.cache, what="judge: candidates a")
+        score_b = score_texts(self.metric, candidates_b, references, cache=self.cache, what="judge: candidates b")
         if self.metric.direction == "lower":
             score_a, score_b = -score_a, -score_b
         return np.where(score_a > score_b, 1.0, np.where(score_a < score_b, 0.0, 0.5))

@@ -1,4 +1,4 @@
-"""Where a metric meets paired candidates: the one scoring path of the project.
+"""Where a metric meets its texts: the one scoring path of the project.
 
 :func:`score_pairs` scores both candidates of every pair of a pair table (the
 layout of :mod:`metricbias.datasets.schema`) against their references with one
@@ -10,6 +10,10 @@ score_2, signature``, plus the pair table's own columns such as ``group_1``).
 The metric can be a registered name or specification (``"bleu:tokenize=13a"``),
 a :class:`~metricbias.metrics.Metric`, a ``(label, name, options)`` entry of a
 profile, or a plain function ``f(candidates, references) -> scores``.
+
+Any other texts a metric scores (association tests, meta-evaluation sets, a judge's candidates, a page's
+example) go through :func:`score_texts` (one metric call) or :func:`score_jobs` (several), on the same cache and
+executor.
 
 Scores go through the score cache (keyed by the metric's signature). A
 corpus-dependent metric (idf weights, document frequencies) scores one (dataset,
@@ -118,4 +122,23 @@ def score_metrics(pairs: pd.DataFrame, metrics: Iterable, *, cache=True, progres
     return pd.concat([plan.table() for plan in plans], ignore_index=True)
 
 
-__all__ = ["SCORE_COLUMNS", "Plan", "score_metrics", "score_pairs"]
+def score_texts(metric, candidates, references, *, cache=True, what: str = "", **options) -> np.ndarray:
+    """Each candidate scored against its reference (same lengths) by ``metric`` (anything :func:`score_pairs`
+    takes), as one :class:`~metricbias.jobs.Job` on the current executor: float64 scores, in order.
+
+    ``cache`` as in :func:`score_pairs`; ``what`` names the texts in job logs and manifests; ``options`` go to
+    :func:`metricbias.jobs.run` (``chunk_size``, ``progress``).
+    """
+    _, built = resolve(metric)
+    job, = score_jobs([Job(built, candidates, references, what=what)], cache=cache, **options)
+    return job.scores
+
+
+def score_jobs(jobs: Iterable[Job], *, cache=True, **options) -> list[Job]:
+    """Score several :class:`~metricbias.jobs.Job` (each a metric on its own texts) together, through ``cache`` (as
+    in :func:`score_pairs`) on the current executor; ``options`` go to :func:`metricbias.jobs.run` (``executor``,
+    ``retries``, ``chunk_size``, ``progress``, ``raise_errors``). Returns the jobs, their ``scores`` filled."""
+    return run(list(jobs), _cache(cache), **options)
+
+
+__all__ = ["SCORE_COLUMNS", "Job", "Plan", "score_jobs", "score_metrics", "score_pairs", "score_texts"]

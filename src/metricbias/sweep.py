@@ -3,7 +3,7 @@
 :func:`sweep` (``metricbias sweep``) takes the metric configurations of a profile
 (or those named, on the backbones named), the paired datasets named, and runs one
 job per configuration and dataset (per (dataset, attribute) for a corpus-dependent
-metric) through :func:`metricbias.jobs.run` on the executor chosen by ``scheduler``.
+metric) through :func:`metricbias.scoring.score_jobs` on the executor chosen by ``scheduler``.
 Jobs whose scores are all in the score cache are not sent; every chunk a worker
 finishes is stored by the driver at once, so a sweep that was interrupted resumes
 where it stopped when run again. Failed jobs are retried (``retries``) and reported.
@@ -33,7 +33,7 @@ import pandas as pd
 from .datasets import registry as pair_datasets
 from . import jobs, profiles
 from .metrics import metric_class, on_backbones, parse, resolve
-from .scoring import Plan
+from .scoring import Plan, score_jobs
 
 #: what ``--datasets`` defaults to: chapter 3's pairs
 DEFAULT_DATASETS = ("published", "built")
@@ -97,8 +97,8 @@ def sweep(profile: str, out, *, metrics=None, backbones=None, datasets=None, sch
             if name != ASSOCIATION:
                 pairs = pair_datasets.load(name)
                 plans[name] = [Plan(pairs, entry) for entry in built]
-        jobs.run([j for ps in plans.values() for p in ps for j in p.jobs], cache, executor=executor, retries=retries,
-                 progress=progress, raise_errors=False)
+        score_jobs([j for ps in plans.values() for p in ps for j in p.jobs], cache=cache, executor=executor,
+                   retries=retries, progress=progress, raise_errors=False)
         for name, ps in plans.items():
             done = [p.table() for p in ps if all(j.scores is not None for j in p.jobs)]
             if done:

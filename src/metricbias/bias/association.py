@@ -89,9 +89,9 @@ def similarity(metric, rows: Sequence[str], cols: Sequence[str], cache=None) -> 
     rows, cols = list(rows), list(cols)
     cands = [x for x in rows for _ in cols] + [y for y in cols for _ in rows]
     refs = [y for _ in rows for y in cols] + [x for _ in cols for x in rows]
-    from ..jobs import score
+    from ..scoring import score_texts
 
-    scores = score(metric, cands, refs, cache=cache)
+    scores = score_texts(metric, cands, refs, cache=cache)
     half = len(rows) * len(cols)
     return symmetric_similarity(scores[:half].reshape(len(rows), len(cols)),
                                 scores[half:].reshape(len(cols), len(rows)))
@@ -368,7 +368,7 @@ class _PairIndex:
 
 def _jobs(label: str, metric, index: _PairIndex, tests, test_keys: list, all_keys: np.ndarray) -> list:
     """One job scoring every pair the tests need, or, for a corpus-dependent metric, one job per test that runs."""
-    from ..jobs import Job
+    from ..scoring import Job
 
     if not getattr(metric, "corpus_dependent", False):
         return [Job(metric, *index.texts_of(all_keys), label=label, what="association tests")]
@@ -436,7 +436,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     metrics = build_metrics(metrics)
     if not tests or not metrics:
         raise ValueError("need at least one test and one metric")
-    from ..jobs import run as run_jobs
+    from ..scoring import score_jobs
 
     index = _PairIndex(tests)
 
@@ -470,7 +470,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
         bar = tqdm(total=sum(len(j.candidates) for js in jobs.values() for j in js), desc="association pairs",
                    unit="pair")
     try:  # every metric's jobs together, so that a cluster scores the metrics side by side
-        run_jobs([j for js in jobs.values() for j in js], cache, chunk_size=batch_size, progress=bar)
+        score_jobs([j for js in jobs.values() for j in js], cache=cache, chunk_size=batch_size, progress=bar)
     finally:
         if bar is not None:
             bar.close()

@@ -437,7 +437,7 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
     """Score every entry live (no cache) and write its pack file into ``out``; a file already there with the same
     fingerprint and text hash is kept (only the configurations whose fingerprint changed are computed again)."""
     from .. import provenance
-    from ..jobs import Job, run
+    from ..scoring import Job, score_jobs
 
     out = Path(out)
     written, memo = [], {}
@@ -452,8 +452,8 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
                 continue
         start = time.perf_counter()
         if isinstance(entry.config, MetricConfig):
-            done = run([Job(entry.config.metric, c, r, label=entry.config.label, what=entry.text_set)
-                        for c, r in jobs], None, progress=progress or None)
+            done = score_jobs([Job(entry.config.metric, c, r, label=entry.config.label, what=entry.text_set)
+                               for c, r in jobs], cache=None, progress=progress or None)
             scores = np.concatenate([job.scores for job in done]) if done else np.zeros(0)
         else:
             scores = np.concatenate([entry.config.compute(c, r) for c, r in jobs])

@@ -67,13 +67,13 @@ def quality(metric, sets: dict, *, cache=None) -> pd.DataFrame:
     """One row per measure: ``dataset, statistic, value, n`` of ``metric`` (higher is better for every measure)."""
     from scipy import stats
 
-    from ..jobs import score
+    from ..scoring import score_texts
     from .analysis import correlations
 
     rows = []
     for name, data in sets.items():
         if name == "stsb-dev":
-            s = np.asarray(score(metric, *_stsb_texts(data), cache=cache, what=name), dtype=float)
+            s = np.asarray(score_texts(metric, *_stsb_texts(data), cache=cache, what=name), dtype=float)
             if getattr(metric, "direction", "higher") == "lower":  # a distance: the more similar pair scores lower
                 s = -s
             rows.append({"dataset": name, "statistic": "pearson",

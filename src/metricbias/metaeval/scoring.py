@@ -1,5 +1,5 @@
 """Score a meta-evaluation set with a metric: every (hypothesis, reference) pair in one batched, cached job
-(:mod:`metricbias.jobs`: in this process or on a Dask cluster).
+(:func:`metricbias.scoring.score_texts`: in this process or on a Dask cluster).
 
 Metrics score one candidate against one reference. For a multi-reference set
 each hypothesis is scored against each of its references and the scores are
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.meta_eval import JudgedSet, PairSet
-from ..jobs import score
+from ..scoring import score_texts
 from .correlation import AGGREGATIONS, aggregate
 
 
@@ -47,7 +47,7 @@ def reference_scores(metric, hypotheses, references, cache=None, what: str = "")
     """Per hypothesis, the array of its scores against each of its references (one metric call; ``what`` names the
     set in the job log)."""
     cands, refs, bounds = reference_pairs(hypotheses, references)
-    flat = score(metric, cands, refs, cache=cache, what=what)
+    flat = score_texts(metric, cands, refs, cache=cache, what=what)
     return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
@@ -63,5 +63,5 @@ def hypothesis_scores(metric, dataset: JudgedSet, cache=None) -> dict[str, np.nd
 def pair_scores(metric, dataset: PairSet, cache=None) -> tuple[np.ndarray, np.ndarray]:
     """Scores of the better and the worse translation of every DARR pair (one metric call)."""
     n = len(dataset.frame)
-    flat = score(metric, *scored_texts(dataset), cache=cache, what=dataset.name)
+    flat = score_texts(metric, *scored_texts(dataset), cache=cache, what=dataset.name)
     return flat[:n], flat[n:]

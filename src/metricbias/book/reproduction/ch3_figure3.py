@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...datasets import published
 from ...metrics import get
+from ...scoring import score_texts
 
 
 def figure3_example(reference_word: str = "nurse", pronoun: str = "she") -> pd.Series:
@@ -39,8 +40,8 @@ def figure3_maps(example: pd.Series, backbone: str = "all-MiniLM-L6-v2", device:
     ms = get("moverscore", backbone=backbone, device=device)
     out = {}
     for key in ("candidate_1", "candidate_2"):
-        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference_1"]),
-                                   float(bs.score([example[key]], [example["reference_1"]])[0]))
+        score, = score_texts(bs, [example[key]], [example["reference_1"]], what="Figure 3")
+        out[("BERTScore", key)] = (bs.matching_map(example[key], example["reference_1"]), float(score))
         mm = ms.matching_map(example[key], example["reference_1"], corpus=corpus)
         out[("MoverScore", key)] = (mm, float(mm.score))
     return out

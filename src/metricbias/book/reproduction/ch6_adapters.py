@@ -12,6 +12,7 @@ import pandas as pd
 from ... import datasets
 from ...mitigation import training
 from ...mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
+from ...scoring import score_texts
 from ...signature import configuration
 from .names import registry_name
 
@@ -188,7 +189,7 @@ def matching_maps(adapter, pair, *, device: str = "auto") -> dict:
     for variant, metric in variants.items():
         for cand, ref in (("candidate_1", "reference_1"), ("candidate_2", "reference_2")):
             maps[(variant, cand)] = metric.matching_map(pair[cand], pair[ref])
-            scores[(variant, cand)] = float(metric.score([pair[cand]], [pair[ref]])[0])
+            scores[(variant, cand)] = float(score_texts(metric, [pair[cand]], [pair[ref]], what="matching maps")[0])
     return {"maps": maps, **{f"gap_{v}": scores[(v, "candidate_1")] - scores[(v, "candidate_2")] for v in variants}}
 
 
