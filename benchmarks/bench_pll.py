@@ -47,8 +47,8 @@ def per_sentence(lm, pairs: pd.DataFrame, methods) -> pd.DataFrame:
 
     rows = []
     for row in pairs.itertuples():
-        ids_st, sp_st = pll._encode(lm, row.stereotype)
-        ids_at, sp_at = pll._encode(lm, row.anti_stereotype)
+        ids_st, sp_st = pll.encode(lm, row.stereotype)
+        ids_at, sp_at = pll.encode(lm, row.anti_stereotype)
         t_st, t_at = pll.split_tokens(ids_st, sp_st, ids_at, sp_at)
         for m in methods:
             rows.append({"pair": row.Index, "bias_type": row.bias_type, "method": m,
@@ -63,13 +63,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from metricbias.bias import pll
-    from metricbias.book.reproduction.liu2024 import RUNS
 
     results = {"machine": machine(), "pairs": args.pairs, "runs": []}
     for name in args.models.split(","):
         lm = pll.load_masked_lm(name, device="cpu")
-        for dataset, (loader, methods) in RUNS.items():
-            pairs = getattr(pll, loader)()
+        for dataset, methods in pll.RUNS.items():
+            pairs = getattr(pll, dataset)()
             if args.pairs:
                 pairs = pairs.sample(n=min(args.pairs, len(pairs)), random_state=0)
             with Timer() as ref:

@@ -45,8 +45,8 @@ def _log_probs(lm, ids):
 
 
 def test_split_tokens_finds_the_identity_words(lm):
-    ids_1, sp_1 = pll._encode(lm, "the woman is a nurse")
-    ids_2, sp_2 = pll._encode(lm, "the man is a nurse")
+    ids_1, sp_1 = pll.encode(lm, "the woman is a nurse")
+    ids_2, sp_2 = pll.encode(lm, "the man is a nurse")
     t1, t2 = pll.split_tokens(ids_1, sp_1, ids_2, sp_2)
     words = lm.tokenizer.convert_ids_to_tokens
     assert words(ids_1[t1["M"]].tolist()) == ["woman"] and words(ids_2[t2["M"]].tolist()) == ["man"]
@@ -55,15 +55,15 @@ def test_split_tokens_finds_the_identity_words(lm):
 
 
 def test_aul_is_eq_14(lm):
-    ids, special = pll._encode(lm, "the nurse said she was tired")
+    ids, special = pll.encode(lm, "the nurse said she was tired")
     lp = _log_probs(lm, ids.tolist())
     inner = range(1, len(ids) - 1)  # all tokens but [CLS] and [SEP], nothing masked
     assert pll.aul(lm, ids, special) == pytest.approx(np.mean([lp[i, ids[i]] for i in inner]), abs=1e-6)
 
 
 def test_cps_is_eq_13_and_sss_is_eq_12(lm):
-    ids_1, sp_1 = pll._encode(lm, "the woman is a nurse")
-    ids_2, sp_2 = pll._encode(lm, "the man is a nurse")
+    ids_1, sp_1 = pll.encode(lm, "the woman is a nurse")
+    ids_2, sp_2 = pll.encode(lm, "the man is a nurse")
     t1, _ = pll.split_tokens(ids_1, sp_1, ids_2, sp_2)
     mask = lm.tokenizer.mask_token_id
     expect = 0.0
@@ -111,8 +111,8 @@ def test_batched_scores_equal_the_one_sentence_definitions(lm):
                       ignore_index=True)
     scores = pll.score_sentence_pairs(lm, pairs).set_index(["pair", "method"])
     for k, row in pairs.iterrows():
-        ids_st, sp_st = pll._encode(lm, row.stereotype)
-        ids_at, sp_at = pll._encode(lm, row.anti_stereotype)
+        ids_st, sp_st = pll.encode(lm, row.stereotype)
+        ids_at, sp_at = pll.encode(lm, row.anti_stereotype)
         t_st, t_at = pll.split_tokens(ids_st, sp_st, ids_at, sp_at)
         for ids, sp, tok, col in ((ids_st, sp_st, t_st, "score_st"), (ids_at, sp_at, t_at, "score_at")):
             expect = {"aul": pll.aul(lm, ids, sp), "cps": pll.cps(lm, ids, tok["U"]), "sss": pll.sss(lm, ids, tok["M"])}

@@ -98,7 +98,8 @@ def weights_fingerprint(path) -> str:
     return backbones.fingerprint_path(path)
 
 
-def _encode(lm: MaskedLM, sentence: str):
+def encode(lm: MaskedLM, sentence: str):
+    """A sentence's token ids and which of them are special tokens ([CLS], [SEP])."""
     enc = lm.tokenizer(sentence, return_special_tokens_mask=True)
     return np.asarray(enc["input_ids"]), np.asarray(enc["special_tokens_mask"], dtype=bool)
 
@@ -288,7 +289,7 @@ def sentence_scores(lm: MaskedLM, method: str, stereotypes: list[str], anti_ster
     for i in indices:
         k = i % n
         if k not in aligned:
-            enc_st, enc_at = _encode(lm, stereotypes[k]), _encode(lm, anti_stereotypes[k])
+            enc_st, enc_at = encode(lm, stereotypes[k]), encode(lm, anti_stereotypes[k])
             aligned[k] = (enc_st, enc_at, split_tokens(*enc_st, *enc_at))
         reqs = _requests(lm, method, *aligned[k][i // n], aligned[k][2][i // n])
         spans.append((len(requests), len(requests) + len(reqs)))
@@ -374,6 +375,6 @@ def bias_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["BATCH_TOKENS", "METHODS", "MaskedLM", "REVISION", "RUNS", "SENTENCE_PAIR_COLUMNS", "aul", "bias_table",
-           "check_sentence_pairs", "cps", "crows_pairs", "drawn_pairs", "load_masked_lm", "log_probs_at",
+           "check_sentence_pairs", "cps", "crows_pairs", "drawn_pairs", "encode", "load_masked_lm", "log_probs_at",
            "score_sentence_pairs", "sentence_scores",
            "signature", "split_tokens", "sss", "stereoset", "weights_fingerprint"]

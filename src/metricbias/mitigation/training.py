@@ -608,14 +608,6 @@ class Shipped:
     provenance: dict
     meta: dict
 
-    @property
-    def how(self) -> str:
-        """One sentence saying which adapter this is and how it was trained."""
-        p = self.provenance
-        return (f"`{self.name}` from {self.folder}: {p['steps']} steps of batch {p['batch_size']} at learning rate "
-                f"{p['lr']:g} on {p['device']} ({p['seconds_per_step']:.2f} s per step, "
-                f"{p['seconds_total'] / 60:.0f} min), trained with `{p['command']}`")
-
     def evaluation(self) -> pd.DataFrame:
         """The before/after table recorded by ``metricbias adapters evaluate --record`` (empty if none)."""
         return _frame(self.provenance.get("figures", {}).get("evaluation", []))

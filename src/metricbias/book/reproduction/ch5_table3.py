@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .gao2022 import SIGNIFICANCE, _row_order, gao_table3
+from .gao2022 import SIGNIFICANCE, row_order, gao_table3
 
 
 def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
@@ -19,7 +19,7 @@ def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
 
     frame = results.assign(cell=[cell(d, p) for d, p in zip(results["effect_size"], results["p_value"])])
     wide = frame.pivot(index=["test", "level"], columns="metric", values="cell")
-    order = [key for key in _row_order() if key in wide.index]
+    order = [key for key in row_order() if key in wide.index]
     return wide.reindex(index=pd.MultiIndex.from_tuples(order, names=["test", "level"]),
                         columns=list(dict.fromkeys(results["metric"])))
 
@@ -111,7 +111,7 @@ def effect_size_grid(results: pd.DataFrame, alpha: float = SIGNIFICANCE, values_
     star otherwise (the cells are too narrow for numbers); undefined cells are NaN in ``d``.
     """
     d = results.pivot(index=["test", "level"], columns="metric", values="effect_size")
-    order = [key for key in _row_order() if key in d.index]
+    order = [key for key in row_order() if key in d.index]
     d = d.reindex(index=pd.MultiIndex.from_tuples(order, names=["test", "level"]),
                   columns=list(dict.fromkeys(results["metric"])))
     labels = table3(results, alpha).reindex(index=d.index, columns=d.columns)

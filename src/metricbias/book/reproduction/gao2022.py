@@ -29,7 +29,8 @@ from .tables import table
 SIGNIFICANCE = 0.01  # Table 3 stars p <= 0.01
 
 
-def _row_order() -> list[tuple[str, str]]:
+def row_order() -> list[tuple[str, str]]:
+    """The (test, level) rows of Gao & Wan's Table 3, in its order."""
     from ...datasets.seat import TESTS
 
     return [(name, level) for name, levels in TESTS.items() for level in levels]
