@@ -490,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     warnings.simplefilter("default")
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a report prints as its command
-    command = " ".join(filter(None, (args.command, getattr(args, "adapters_command", None))))
+    # a nested command's own name too (`adapters train`, `pack verify`)
+    command = " ".join(filter(None, (args.command, getattr(args, f"{args.command}_command", None))))
 
     def fail(message, status: int) -> int:
         tqdm = sys.modules.get("tqdm")

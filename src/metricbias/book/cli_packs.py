@@ -32,13 +32,14 @@ def _cmd_pack(args) -> int:
         return 0
     if args.pack_command == "verify":
         checked = packs.verify(args.packs, fraction=args.fraction, device=args.device)
+        line = packs.outcome(checked, args.packs)  # no score checked: an error, never "0 scores checked"
         for c in checked:  # stdout keeps the one summary line
             if c.status != "verified":
                 print(f"metricbias pack verify: {c.file} not checked: {c.status} ({c.note})", file=sys.stderr)
-        print(packs.summary_line([c for c in checked if c.status == "verified"]))
+        print(line)
         return 0
     done = packs.import_packs(args.packs, fraction=args.fraction, device=args.device, log=print)
-    print(packs.summary_line([c for c in done if c.status == "imported"]))
+    print(packs.outcome(done, args.packs))
     return 0
 
 

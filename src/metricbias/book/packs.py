@@ -71,6 +71,8 @@ import math
 import os
 import re
 import time
+import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -496,8 +498,45 @@ class Checked:
 
 
 def pack_files(folder) -> list[Path]:
+    """The pack files (``.npz``) in ``folder``, each with its provenance beside it. A folder that is missing or holds
+    no pack, a pack without its provenance and a provenance without its pack are each a :class:`PackError` naming
+    the folder or the file: nothing there would be checked."""
     folder = Path(folder)
-    return sorted(folder.glob("*.npz")) if folder.is_dir() else []
+    if not folder.is_dir():
+        raise PackError(f"no folder of score packs at {folder}" + (" (it is a file)" if folder.exists() else "")
+                        + ": name the folder that holds them (--packs, METRICBIAS_PACKS) or build them with "
+                          "metricbias pack build")
+    files = sorted(folder.glob("*.npz"))
+    for side in sorted(folder.glob("*.json")):
+        if not side.with_suffix(".npz").is_file():
+            raise PackError(f"score pack provenance {side} has no pack {side.with_suffix('.npz').name} beside it: "
+                            "rebuild the pack with metricbias pack build, or remove the provenance")
+    for path in files:
+        if not path.with_suffix(".json").is_file():
+            raise PackError(f"score pack {path} has no provenance {path.with_suffix('.json').name} beside it: "
+                            "rebuild it with metricbias pack build")
+    if not files:
+        raise PackError(f"no score pack (.npz) in {folder}: name the folder that holds them (--packs, "
+                        "METRICBIAS_PACKS) or build them with metricbias pack build")
+    return files
+
+
+def provenance_of(path: Path) -> dict:
+    """The provenance (``.json`` beside it) of the pack at ``path``; missing or unreadable: a :class:`PackError`
+    naming it."""
+    side = Path(path).with_suffix(".json")
+    try:
+        recorded = json.loads(side.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PackError(f"score pack {path} has no provenance {side.name} beside it: rebuild it with metricbias "
+                        "pack build") from None
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+        raise PackError(f"score pack provenance {side} cannot be read ({' '.join(str(exc).split())}): rebuild the "
+                        "pack with metricbias pack build") from None
+    if not isinstance(recorded, dict):
+        raise PackError(f"score pack provenance {side} is not a JSON object: rebuild the pack with metricbias pack "
+                        "build")
+    return recorded
 
 
 def sample_positions(n: int, fraction: float, seed: str) -> np.ndarray:
@@ -522,15 +561,21 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
     ``memo``: a dict that keeps the texts rebuilt for one file for the next files of the same text set.
     """
     path = Path(path)
+    recorded = provenance_of(path)
     side = path.with_suffix(".json")
-    if not side.is_file():
-        raise PackError(f"score pack {path} has no provenance {side.name}: rebuild it with metricbias pack build")
-    recorded = json.loads(side.read_text(encoding="utf-8"))
     sha = _sha256(path)
     if sha != recorded.get("sha256"):
         raise PackError(f"score pack {path}: its sha256 is {sha}, its provenance {side.name} says "
                         f"{recorded.get('sha256')}: the file was changed; rebuild it with metricbias pack build")
-    meta, stored, offsets = read(path)
+    try:
+        meta, stored, offsets = read(path)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise PackError(f"score pack {path} cannot be read ({exc}); rebuild it with metricbias pack build") from None
+    if recorded.get("meta") != meta:
+        differ = sorted(k for k in {*meta, *(recorded.get("meta") or {})}
+                        if meta.get(k) != (recorded.get("meta") or {}).get(k))
+        raise PackError(f"score pack {path} and its provenance {side} disagree on {', '.join(differ)} (the meta each "
+                        "records): one of them was changed; rebuild the pack with metricbias pack build")
     scores = stored.astype(float)
     if meta.get("format") != FORMAT or len(scores) != meta["scores"] or offsets[-1] != len(scores):
         raise PackError(f"score pack {path}: format {meta.get('format')} with {len(scores)} scores is not what this "
@@ -592,9 +637,27 @@ def verify(folder=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
 
 
 def summary_line(checked: list[Checked]) -> str:
-    """``N scores checked, max |diff| X``."""
+    """``N scores checked, max |diff| X``; N is never 0 (:func:`outcome` says what a check without scores means)."""
     n = sum(c.checked for c in checked)
+    if n == 0:
+        raise PackError("no score was checked")
     return f"{n} scores checked, max |diff| {max((c.max_diff for c in checked), default=0.0):.3g}"
+
+
+def outcome(found: list[Checked], folder=None) -> str:
+    """The one line of ``metricbias pack verify|import`` for the files of ``folder``: ``N scores checked, max |diff|
+    X`` of the packs checked now; when none was checked, the packs imported before (checked then), or else a
+    :class:`PackError` saying what became of them: no score checked is never a success."""
+    fresh = [c for c in found if c.status in ("verified", "imported")]
+    if fresh:
+        return summary_line(fresh)
+    before = sum(c.status == "imported before" for c in found)
+    if before == len(found) and found:
+        return f"no pack to import: the {before} in {folder or default_dir()} are in the score cache already (checked " \
+               "when they were imported)"
+    statuses = ", ".join(f"{n} {status}" for status, n in sorted(Counter(c.status for c in found).items()))
+    raise PackError(f"no score checked: none of the {len(found)} score pack(s) in {folder or default_dir()} could be "
+                    f"checked ({statuses}; the first: {found[0].file}, {found[0].note or found[0].status})")
 
 
 def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, device: str = "auto",
@@ -723,12 +786,12 @@ def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checke
         n = cache.forget_packs()
         log(f"{RECOMPUTE_ENV} is set: score packs ignored ({n:,} scores from packs removed from the cache)")
         return []
-    files = pack_files(folder or default_dir())
-    if not files:
+    if folder is None and not os.environ.get(PACKS_ENV) and not default_dir().exists():
+        log(f"score packs: none shipped ({default_dir()} does not exist); every score is computed live")
         return []
-    done = import_packs(folder, cache, workers=workers)
+    done = import_packs(folder, cache, workers=workers)  # a named folder must hold packs, each with its provenance
     fresh = [c for c in done if c.status == "imported"]
-    log(f"score packs: {len(fresh)} imported ({summary_line(fresh)}), "
+    log(f"score packs: {len(fresh)} imported" + (f" ({summary_line(fresh)})" if fresh else "") + ", "
         f"{sum(c.status == 'imported before' for c in done)} already in the cache, "
         f"{sum(c.status not in ('imported', 'imported before') for c in done)} computed live instead")
     return done
@@ -764,5 +827,5 @@ def chapter_numbers(job_log=None, cache=None) -> dict:
 
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
            "chapter_numbers", "check_file", "default_dir", "fingerprint",
-           "import_packs", "prepare", "texts_of", "read", "register_text_set", "sample_positions",
-           "summary_line", "text_set", "verify", "write"]
+           "import_packs", "outcome", "pack_files", "prepare", "provenance_of", "texts_of", "read", "register_text_set",
+           "sample_positions", "summary_line", "text_set", "verify", "write"]
