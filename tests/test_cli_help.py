@@ -1,8 +1,14 @@
-"""`metricbias --help` lists the "audit your metric" commands apart from the "build the book" ones."""
+"""`metricbias --help` lists the "audit your metric" commands apart from the "build the book" ones, and every
+help page, nested ones included, renders clean."""
 
 import argparse
 
+import pytest
+
 from metricbias import cli
+
+#: what argparse prints of itself when a help text trips its %-formatting (a bare %): an action's fields
+INTERNALS = ("option_strings", "object at 0x", "%(", "_SubParsersAction", "Namespace(", "{'", "Traceback")
 
 
 def _registered() -> list[str]:
@@ -29,3 +35,28 @@ def test_help_lists_each_command_under_its_group(capsys):
             where[line.split()[0]] = group
     assert where == {n: g for g, names in cli.COMMAND_GROUPS.items() for n in names}
     assert where["audit"] == "audit your metric" and where["train"] == "build the book"
+
+
+def _pages(parser, path=()):
+    """``(command words, parser)`` of the parser and of every subcommand under it, depth first."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _pages(sub, (*path, name))
+
+
+def test_every_help_page_renders_clean(capsys):
+    pages = [path for path, _ in _pages(cli.build_parser())]
+    assert {("pack", "build"), ("pack", "verify"), ("pack", "import"), ("adapters", "train"), ("run",)} <= set(pages)
+    for path in pages:
+        words = " ".join(("metricbias", *path))
+        try:
+            status = cli.main([*path, "--help"])
+        except Exception as exc:  # noqa: BLE001 - what a reader would see as a traceback
+            pytest.fail(f"`{words} --help` raised {type(exc).__name__}: {exc}")
+        out, err = capsys.readouterr()
+        assert status == 0 and not err, f"`{words} --help`: status {status}, stderr {err!r}"
+        assert out.startswith(f"usage: {words}"), f"`{words} --help` starts {out[:80]!r}"
+        shown = [s for s in INTERNALS if s in out]
+        assert not shown, f"`{words} --help` prints argparse's internals ({shown}):\n{out}"

@@ -74,7 +74,8 @@ def add_parser(sub) -> None:
     b.add_argument("--float32", action="store_true", help="store scores as float32 (half the size; default float64)")
     b.add_argument("--out", type=Path, default=None, help="folder of the pack files (default models/packs)")
     b.add_argument("--dry-run", action="store_true", help="list the files and their sizes; score nothing")
-    for name, helptext in (("verify", f"recompute a seeded sample of every pack (at least {MIN_FRACTION:.0%} and "
+    # a literal % in a help text is %% (argparse formats help texts with %)
+    for name, helptext in (("verify", f"recompute a seeded sample of every pack (at least {MIN_FRACTION:.0%}% and "
                                       "32 scores of each) and compare; imports nothing"),
                            ("import", "check the packs and import them into the score cache (metricbias run "
                                       "does it before the chapters)")):
