@@ -7,7 +7,8 @@ import pytest
 
 from conftest import real_raw_location
 from metricbias.book.display import PAPER
-from metricbias.book.reproduction import ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms, sun2022
+from metricbias.book.reproduction import (ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms,
+                                          sun2022)
 from metricbias.metrics.matching import MatchingMap
 
 P = f" {PAPER}"

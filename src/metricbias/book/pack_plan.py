@@ -24,8 +24,9 @@ def is_packed(spec, text_set: str = "") -> bool:
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
-    """Every pack file of ``profile``: each chapter's text sets (``chapter_profiles.PACK_SETS``; or those of them named in
-    ``sets``) x its slow configurations (those of them whose label or registry name is in ``configs``), once each."""
+    """Every pack file of ``profile``: each chapter's text sets (``chapter_profiles.PACK_SETS``; or those of them
+    named in ``sets``) x its packed configurations (those of them whose label or registry name is in ``configs``),
+    once each."""
     from .. import backbones, profiles
     from ..bias import pll
     from ..metrics.registry import Spec

@@ -653,8 +653,8 @@ def outcome(found: list[Checked], folder=None) -> str:
         return summary_line(fresh)
     before = sum(c.status == "imported before" for c in found)
     if before == len(found) and found:
-        return f"no pack to import: the {before} in {folder or default_dir()} are in the score cache already (checked " \
-               "when they were imported)"
+        return (f"no pack to import: the {before} in {folder or default_dir()} are in the score cache already "
+                "(checked when they were imported)")
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(Counter(c.status for c in found).items()))
     raise PackError(f"no score checked: none of the {len(found)} score pack(s) in {folder or default_dir()} could be "
                     f"checked ({statuses}; the first: {found[0].file}, {found[0].note or found[0].status})")

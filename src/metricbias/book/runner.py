@@ -375,7 +375,8 @@ def chapter_parameters(profile: str, stem: str) -> dict:
         raise ChapterError(f"chapter {chapter.stem} ({chapter.source}) has no cell tagged `parameters`")
     defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
-    return {**defaults, **{k: v for k, v in chapter_profiles.parameters(profile, chapter.stem).items() if k in defaults}}
+    profile_values = chapter_profiles.parameters(profile, chapter.stem)
+    return {**defaults, **{k: v for k, v in profile_values.items() if k in defaults}}
 
 
 def declared_parameters(source: str) -> dict:

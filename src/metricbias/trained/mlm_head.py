@@ -125,7 +125,8 @@ def accuracy(model, states, labels, flags, batch_size: int = 2048) -> dict:
 
 def train(config: Config, out, *, name: str, sentences: list[str], extra_sentences=(), counts=None,
           device: str = "auto", progress: bool = True, command: str = "") -> dict:
-    """Train the head of ``config.base`` on ``sentences`` into ``out`` (the project's: :mod:`metricbias.book.training_data`).
+    """Train the head of ``config.base`` on ``sentences`` into ``out`` (the book's:
+    :mod:`metricbias.book.training_data`).
 
     The validation sentences are drawn from ``sentences``; ``extra_sentences`` (a seeded sample of
     ``config.max_extra`` of them) are added to the training side only.

@@ -47,7 +47,7 @@ def released_sizes() -> pd.DataFrame:
 
 def reference_repeats_candidate() -> pd.DataFrame:
     """The released pairs whose reference (either row's) is one of the two candidates: not a neutral reference.
-    Long form (:func:`metricbias.book.reproduction.ch2_summary.long_texts`): both candidates and the reference of each pair."""
+    Long form (:func:`.ch2_summary.long_texts`): both candidates and the reference of each pair."""
     data = published.load()
     hit = pd.Series(False, index=data.index)
     for ref in ("reference_1", "reference_2"):

@@ -168,7 +168,7 @@ def paper_meteor(threshold: float = 0.1) -> pd.DataFrame:
 
 def meteor_note(matched: pd.DataFrame | None) -> str:
     """Why Gao & Wan's METEOR is no n-gram control and what ours does (Markdown, no math); ``matched``: the
-    word-level pairs our METEOR matches (:func:`metricbias.book.reproduction.ch5_association.matched_word_pairs`), None when
+    word-level pairs our METEOR matches (:func:`.ch5_association.matched_word_pairs`), None when
     METEOR did not run."""
     cells = ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples())
     note = (f"Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in {cells}. Their METEOR is MultEval's, the "
@@ -186,7 +186,7 @@ def meteor_note(matched: pd.DataFrame | None) -> str:
 
 
 def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
-    """Vector coverage of the word-level tests (:func:`metricbias.book.reproduction.ch5_association.vector_coverage`) with
+    """Vector coverage of the word-level tests (:func:`.ch5_association.vector_coverage`) with
     Gao & Wan's embedding-average d and ours."""
     emb = compared[compared["paper_metric"] == "EmbAvg"][["test", "level", "paper", "ours"]]
     return coverage.merge(emb, on=["test", "level"], how="left").rename(

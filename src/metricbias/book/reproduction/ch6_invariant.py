@@ -20,7 +20,7 @@ ADAPTER, WRAPPER = "adapter (trained)", "invariant wrapper (no training)"
 def invariant_results(adapters: dict, labels=None, *, attribute: str = "gender", attributes=None,
                       sample_size: int = 0, quality_sample_size: int = 0, seed: int = 0, cache=None,
                       device: str = "auto") -> pd.DataFrame:
-    """:func:`~metricbias.book.reproduction.ch6_adapters.compare_all`'s table for the invariant wrapper (:func:`metricbias.mitigation.invariant.invariant`)
+    """:func:`.ch6_adapters.compare_all`'s table for the invariant wrapper (:func:`metricbias.mitigation.invariant.invariant`)
     of the metrics the shipped ``adapters`` were trained for, in place of the adapters: ``before`` is the plain
     metric, ``after`` the wrapper blind to ``attribute``, on the same samples (``labels``: which adapters' metrics;
     default all). The ``metric`` column reads "<label> (<attribute>-invariant)"."""

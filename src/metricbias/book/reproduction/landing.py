@@ -35,7 +35,7 @@ def paradigm_averages(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str
     """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a BCa interval.
 
     Per attribute and pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration
-    rescaled by its own Eq. 1; constant ones left out, :func:`~metricbias.book.reproduction.ch1_published.pair_term_table`);
+    rescaled by its own Eq. 1; constant ones left out, :func:`.ch1_published.pair_term_table`);
     the average is the mean over attributes of the mean over pairs, which is the mean Eq. 2 over the paradigm's
     (configuration, attribute) cells when every cell is defined. The interval resamples pairs within each
     attribute (:func:`scipy.stats.bootstrap` with one sample per attribute). ``label`` names the scores
@@ -211,7 +211,7 @@ def reproduce_box(record: dict) -> str:
 # --- the closing chapter's limitations --------------------------------------------------------------------------
 
 def trained_parts_findings(trained: pd.DataFrame) -> dict:
-    """The quality of the trained stand-ins, from their provenance (a ``metricbias.book.training_data.summary()`` frame):
+    """The quality of the trained stand-ins, from their provenance (a ``book.training_data.summary()`` frame):
     the paraphrasers' validation perplexity (``para_perplexity_min``/``_max``) and best STS-B dev Pearson as a
     metric (``para_stsb_max``, NaN where not measured), the masked-LM heads' held-out masked-token accuracy
     (``mlm_accuracy_min``/``_max``), and how many of each were found (``paraphrasers``, ``mlm_heads``)."""

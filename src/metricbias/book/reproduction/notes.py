@@ -3,8 +3,8 @@
 of the meta-evaluation sets (:func:`drawn_sets_note`), how many scores came from score packs
 (:func:`pack_sentence`), and a difference with its interval (:func:`interval_text`).
 
-The numbers behind them are the library's (:func:`metricbias.profiles.suite`, :func:`metricbias.book.packs.chapter_numbers`,
-:func:`metricbias.bias.claims.compare`); only the sentences are here.
+The numbers behind them are the library's (:func:`metricbias.profiles.suite`,
+:func:`metricbias.book.packs.chapter_numbers`, :func:`metricbias.bias.claims.compare`); only the sentences are here.
 """
 
 from __future__ import annotations
