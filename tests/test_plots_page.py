@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from metricbias import plots  # noqa: E402
+from metricbias.book import plots  # noqa: E402
 
 LONG = pd.DataFrame({"metric": ["a", "a", "b", "b"] * 2, "attribute": ["x", "y"] * 4,
                      "measure": ["m1"] * 4 + ["m2"] * 4, "value": [1.0, -0.001, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0],
