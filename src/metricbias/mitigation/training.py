@@ -635,14 +635,15 @@ def _frame(records: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def shipped(metric: str, backbone: str) -> Shipped:
+def shipped(metric: str, backbone: str, suffix: str = "") -> Shipped:
     """The trained debiasing adapter for ``metric`` on ``backbone`` (``models/<name>/``, else the cache).
 
-    Trains nothing: a missing adapter is an error that gives the command that trains it.
+    ``suffix`` names another recipe of the same metric and backbone (``-table7``: Table 7's learning rate and
+    batch size). Trains nothing: a missing adapter is an error that gives the command that trains it.
     """
     from .. import backbones
 
-    name = adapter_name(metric, backbone)
+    name = adapter_name(metric, backbone) + suffix
     folder = backbones.trained_path(name)
     if folder is None:
         how = (f"metricbias train {name}" if name in RECIPES
