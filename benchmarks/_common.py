@@ -34,11 +34,14 @@ def dataset_rows(datasets=("published",), attributes=None):
                                          pair_id=lambda f, d=d: d + "/" + f["pair_id"])
               for d in datasets]
     pairs = pd.concat(tables, ignore_index=True)
-    files = []
-    for attribute, group in pairs.groupby("attribute", sort=False):
-        files.append((attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
-                      group["reference_1"].tolist() + group["reference_2"].tolist()))
-    return pairs, files
+    return pairs, files_of(pairs)
+
+
+def files_of(pairs):
+    """Per attribute of a pair table: (name, candidates, references), both candidates, each row's own reference."""
+    return [(attribute, group["candidate_1"].tolist() + group["candidate_2"].tolist(),
+             group["reference_1"].tolist() + group["reference_2"].tolist())
+            for attribute, group in pairs.groupby("attribute", sort=False)]
 
 
 def published_rows(attributes=None):

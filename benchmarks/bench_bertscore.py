@@ -44,6 +44,17 @@ def pd_texts(pairs):
     return [t for col in ("candidate_1", "candidate_2", "reference_1", "reference_2") for t in pairs[col]]
 
 
+def bert_score_calls(calls, path: str, device: str) -> np.ndarray:
+    """F of ``bert_score.score`` once per (candidates, references) call, each call loading the model (layer 6, no idf)."""
+    import bert_score
+
+    out = []
+    for cands, refs in calls:
+        _, _, f = bert_score.score(cands, refs, model_type=path, num_layers=6, idf=False, device=device, batch_size=64)
+        out.append(f.numpy())
+    return np.concatenate(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
@@ -61,14 +72,6 @@ def main() -> None:
     path = str(backbones.resolve("all-MiniLM-L6-v2"))
     pairs, rows = dataset_rows(args.datasets.split(","), args.attributes.split(",") if args.attributes else None)
     n_rows = sum(len(c) for _, c, _ in rows)
-
-    def direct(calls):
-        out = []
-        for cands, refs in calls:
-            _, _, f = bert_score.score(cands, refs, model_type=path, num_layers=6, idf=False, device="cpu",
-                                       batch_size=64)
-            out.append(f.numpy())
-        return np.concatenate(out)
 
     per_column = []
     for _, c, r in rows:
@@ -94,7 +97,7 @@ def main() -> None:
             for _, g in table.groupby("attribute", sort=False)])
         for name, calls in (("per_column", per_column), ("per_file", per_file)):
             with Timer() as t:
-                got = direct(calls)
+                got = bert_score_calls(calls, path, "cpu")
             times[name].append(t.seconds)
             diffs.append(float(np.max(np.abs(ours - got))))
         models.clear()

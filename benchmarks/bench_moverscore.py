@@ -35,8 +35,8 @@ import numpy as np
 from _common import Timer, machine, published_rows, save
 
 
-def per_pair(encoder, layer: int, candidates, references) -> np.ndarray:
-    """MoverScore pair by pair (the straightforward implementation)."""
+def per_pair(encoder, layer: int, candidates, references, limit: int | None = None) -> np.ndarray:
+    """MoverScore pair by pair (the straightforward implementation); the first ``limit`` pairs, idf from all."""
     import ot
     import torch
     from bert_score.utils import get_idf_dict, sent_encode
@@ -48,7 +48,8 @@ def per_pair(encoder, layer: int, candidates, references) -> np.ndarray:
     def bag(text, idf):
         ids = sent_encode(tok, text)
         with torch.no_grad():
-            h = model(torch.tensor([ids]), output_hidden_states=True).hidden_states[layer][0].double()
+            h = model(torch.tensor([ids], device=model.device),
+                      output_hidden_states=True).hidden_states[layer][0].double().cpu()
         w = torch.tensor([float(idf[i]) for i in ids], dtype=torch.float64)
         drop = [k for k, t in enumerate(tok.convert_ids_to_tokens(ids)) if t in punct or t.startswith("##")]
         h[drop] = 0
@@ -56,7 +57,7 @@ def per_pair(encoder, layer: int, candidates, references) -> np.ndarray:
         return h, w
 
     out = []
-    for cand, ref in zip(candidates, references):
+    for cand, ref in list(zip(candidates, references))[:limit]:
         (hr, wr), (hc, wc) = bag(ref, idf_ref), bag(cand, idf_hyp)
         raw = torch.cat([hr, hc])
         raw = raw / (raw.norm(dim=-1, keepdim=True) + 1e-30)

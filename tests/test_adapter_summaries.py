@@ -249,3 +249,48 @@ def test_recorded_figures_are_read_under_other_library_versions_but_not_another_
     assert not ch6_adapters.same_configuration(other_adapter, now)
     other_layer = recorded.assign(signature_before=gpu[0].replace("layer:6", "layer:5"))
     assert not ch6_adapters.same_configuration(other_layer, now)
+
+
+def _scored(dataset, s1, s2):
+    return pd.DataFrame({"dataset": dataset, "pair_id": [f"p{i}" for i in range(len(s1))], "metric": "m",
+                         "score_1": s1, "score_2": s2})
+
+
+def test_paired_bias_difference_by_hand():
+    # first: Eq. 1 over [0, 1] gives terms 100, 0, 50 (bias 50); second: over [2, 4] gives 0, 100, 0 (bias 33.3)
+    first = _scored("published", [0.0, 1.0, 0.5], [1.0, 1.0, 0.0])
+    second = _scored("published", [2.0, 2.0, 3.0], [2.0, 4.0, 3.0])
+    row = ch6_adapters.paired_bias_difference(first, second, columns=("a", "b"), n_resamples=999).iloc[0]
+    assert (row["dataset"], row["n_pairs"]) == ("published", 3)
+    assert row["a"] == pytest.approx(50.0) and row["b"] == pytest.approx(100 / 3)
+    assert row["difference"] == pytest.approx(50.0 - 100 / 3)
+    assert 0 < row["p_value"] <= 1
+    with pytest.raises(ValueError, match="different pairs"):
+        ch6_adapters.paired_bias_difference(first, second.assign(pair_id=["x", "y", "z"]))
+
+
+def test_configuration_verdicts_need_every_set_in_one_direction():
+    def rows(*cells):
+        return pd.DataFrame([{"metric": m, "dataset": d, "difference": diff, "p_value": p} for m, d, diff, p in cells])
+
+    table = rows(("BERTScore", "published", -2.0, 0.001), ("BERTScore", "built", -1.0, 0.01),
+                 ("regression", "published", 1.0, 0.001), ("regression", "built", 0.5, 0.2),
+                 ("other metric", "published", 1.0, 0.3), ("other metric", "built", -1.0, 0.6),
+                 ("fourth", "published", 1.0, 0.001), ("fourth", "built", -1.0, 0.001))
+    assert ch6_adapters.configuration_verdicts(table) == {
+        "bertscore": "less", "regression": "mixed", "other_metric": "not distinguishable", "fourth": "mixed"}
+
+
+def test_configurations_of_the_shipped_adapters():
+    """The default adapters and Table 7's, from their metadata and recorded figures (models/debiased-*)."""
+    wanted = {"BERTScore": ("bertscore", "all-MiniLM-L6-v2"), "regression": ("regression", "stsb-all-MiniLM-L6-v2")}
+    default, table7 = (ch6_adapters.shipped_adapters(wanted, suffix) for suffix in ("", ch6_adapters.TABLE7))
+    table = ch6_adapters.configurations(default, table7, 13340)
+    assert list(zip(table["metric"], table["configuration"])) == [
+        ("BERTScore", "default"), ("BERTScore", "Table 7"), ("regression", "default"), ("regression", "Table 7")]
+    t7 = table[table["configuration"] == "Table 7"].set_index("metric")
+    for label, (metric, _) in wanted.items():
+        paper = training.PAPER_HPARAMS[metric]
+        assert t7.loc[label, "learning rate"] == paper["lr"]
+        assert t7.loc[label, "share of Table 7 steps"] == pytest.approx(t7.loc[label, "steps"] / paper["steps"])
+    assert {"gender bias cut (published)", "gender bias cut (built)", "largest quality change"} <= set(table.columns)

@@ -217,11 +217,12 @@ def test_ship_find_by_name_and_record(trained, tmp_path, monkeypatch):
     assert third.provenance["figures"]["curve_command"] == "metricbias adapters evaluate"
 
 
+@pytest.mark.parametrize("suffix", ["", "-table7"])
 @pytest.mark.parametrize("metric", ["bertscore", "regression"])
-def test_shipped_adapters_load_and_score_as_recorded(metric):
+def test_shipped_adapters_load_and_score_as_recorded(metric, suffix):
     """models/debiased-*: found by name, trained on the shipped backbone, and the loaded adapter gives the scores
     the trained one recorded before it was saved; the figures of `adapters evaluate --record` are there."""
-    found = training.shipped(metric, training.DEFAULT_BACKBONES[metric])
+    found = training.shipped(metric, training.DEFAULT_BACKBONES[metric], suffix)
     assert found.folder.parent.name == "models" and found.provenance["metric"] == metric
     for f, size in found.provenance["files"].items():
         assert size <= 8 * 2**20 and (found.folder / f).stat().st_size == size

@@ -74,10 +74,25 @@ def test_each_name_dispatches_to_its_trainer(name, calls, tmp_path, capsys):
         _, config, where, resume = call
         assert (config.metric, config.backbone, config.lr, config.batch_size, config.seed, config.device) == (
             options["metric"], options["backbone"], options["lr"], options["batch_size"], 3, "cpu")
-        assert config.steps == training.default_steps(options["metric"], 20, options["batch_size"])
+        assert config.steps == (options.get("steps") or training.default_steps(options["metric"], 20,
+                                                                                 options["batch_size"]))
         assert (where, resume) == (out, True)
-        assert training.adapter_name(config.metric, config.backbone) == name
+        assert name.startswith(training.adapter_name(config.metric, config.backbone))
     assert capsys.readouterr().err == ""  # no notice: this is the command
+
+
+def test_table7_recipes_leave_the_defaults_and_name_their_folder(calls, tmp_path, monkeypatch):
+    # the defaults are the recipes named after metric and backbone alone, whatever other recipes follow them
+    assert training.DEFAULTS == {"bertscore": {"lr": 1e-3, "batch_size": 32},
+                                 "regression": {"lr": 1e-3, "batch_size": 16}}
+    assert training.DEFAULT_BACKBONES == {"bertscore": "all-MiniLM-L6-v2", "regression": "stsb-all-MiniLM-L6-v2"}
+    for name in ("debiased-bertscore-all-MiniLM-L6-v2-table7", "debiased-regression-stsb-all-MiniLM-L6-v2-table7"):
+        metric = RECIPES[name][1]["metric"]
+        assert cli.main(["train", name, "--device", "cpu"]) == 0
+        _, config, where, _ = calls[-1]
+        assert (config.lr, config.batch_size) == (training.PAPER_HPARAMS[metric]["lr"],
+                                                  training.PAPER_HPARAMS[metric]["batch_size"])
+        assert config.steps == RECIPES[name][1]["steps"] and where.name == name
 
 
 def test_options_reach_the_trainer(calls, tmp_path):

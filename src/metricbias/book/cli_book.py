@@ -149,8 +149,9 @@ def _cmd_train(args) -> int:
             max_steps=args.steps, lr=args.lr, seed=args.seed, pooling=args.pooling, device=device, force=args.force))
     if kind == "adapter":
         return _train_adapter(argparse.Namespace(
-            metric=options["metric"], backbone=options["backbone"], steps=args.steps or 0, lr=args.lr or 0.0,
-            batch_size=args.batch_size or 0, seed=args.seed or 0, layer=args.layer,
+            name=args.name, metric=options["metric"], backbone=options["backbone"],
+            steps=args.steps or options.get("steps", 0), lr=args.lr or options["lr"],
+            batch_size=args.batch_size or options["batch_size"], seed=args.seed or 0, layer=args.layer,
             checkpoint_every=args.checkpoint_every or 0, device=device, fresh=args.fresh,
             cda_limit=args.cda_limit or 0, no_exclude=args.no_exclude, out=args.out))
     return _train_parts(argparse.Namespace(
@@ -238,6 +239,7 @@ def _cmd_adapters(args) -> int:
 def _train_adapter(args) -> int:
     """A debiasing adapter (CDA + distillation, :mod:`metricbias.mitigation.training`)."""
     check_out(args, folder=True)
+    from .. import backbones
     from ..mitigation import cda, evaluation, training
 
     data = cda.build(exclude=evaluation.held_out_texts() if not args.no_exclude else (), limit=args.cda_limit)
@@ -249,7 +251,8 @@ def _train_adapter(args) -> int:
                                   batch_size=batch_size, seed=args.seed, layer=args.layer,
                                   checkpoint_every=args.checkpoint_every, device=args.device)
     print(data.counts.to_string(index=False))
-    out = args.out or training.default_out(args.metric, backbone)
+    name = getattr(args, "name", None)  # `train NAME` names the run's folder; `adapters train` derives it
+    out = args.out or (backbones.trained_dirs(name)[-1] if name else training.default_out(args.metric, backbone))
     result = training.train(config, data, out, resume=not args.fresh)
     meta = result.meta
     print(f"trained {meta['trainable_parameters']} adapter parameters for {meta['steps_done']} steps in "

@@ -76,10 +76,11 @@ PAPER_EXAMPLES = 800_000
 #: our defaults, from the adapters' recipes (:data:`metricbias.trained.recipes.RECIPES`): Table 7's batch size; the
 #: learning rate chosen on the CDA validation split (chapter 6); steps from :func:`default_steps` (Table 7's 6
 #: epochs on our data)
-DEFAULTS = {o["metric"]: {"lr": o["lr"], "batch_size": o["batch_size"]}
-            for kind, o in RECIPES.values() if kind == "adapter"}
+_DEFAULT_RECIPES = [o for name, (kind, o) in RECIPES.items()
+                    if kind == "adapter" and name == f"debiased-{o['metric']}-{Path(o['backbone']).name}"]
+DEFAULTS = {o["metric"]: {"lr": o["lr"], "batch_size": o["batch_size"]} for o in _DEFAULT_RECIPES}
 #: the backbone each metric's adapter is trained on by default (the offline profile's)
-DEFAULT_BACKBONES = {o["metric"]: o["backbone"] for kind, o in RECIPES.values() if kind == "adapter"}
+DEFAULT_BACKBONES = {o["metric"]: o["backbone"] for o in _DEFAULT_RECIPES}
 
 
 def paper_epochs(metric: str) -> float:
@@ -626,14 +627,15 @@ def _frame(records: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def shipped(metric: str, backbone: str) -> Shipped:
+def shipped(metric: str, backbone: str, suffix: str = "") -> Shipped:
     """The trained debiasing adapter for ``metric`` on ``backbone`` (``models/<name>/``, else the cache).
 
-    Trains nothing: a missing adapter is an error that gives the command that trains it.
+    ``suffix`` names another recipe of the same metric and backbone (``-table7``: Table 7's learning rate and
+    batch size). Trains nothing: a missing adapter is an error that gives the command that trains it.
     """
     from .. import backbones
 
-    name = adapter_name(metric, backbone)
+    name = adapter_name(metric, backbone) + suffix
     folder = backbones.trained_path(name)
     if folder is None:
         how = (f"metricbias train {name}" if name in RECIPES

@@ -193,15 +193,17 @@ def matching_maps(adapter, pair, *, device: str = "auto") -> dict:
     return {"maps": maps, **{f"gap_{v}": scores[(v, "candidate_1")] - scores[(v, "candidate_2")] for v in variants}}
 
 
-def shipped_adapters(wanted: dict) -> dict:
+def shipped_adapters(wanted: dict, suffix: str = "") -> dict:
     """The trained adapters of ``wanted`` (label -> (metric, backbone)) found by name: label -> :class:`training.Shipped`.
 
-    Trains nothing: a missing adapter is one error naming every missing one and the command that trains it.
+    ``suffix``: another configuration's adapters, named ``debiased-<metric>-<backbone><suffix>`` (e.g.
+    :data:`TABLE7`). Trains nothing: a missing adapter is one error naming every missing one and the command that
+    trains it.
     """
     found, missing = {}, []
     for label, (metric, backbone) in wanted.items():
         try:
-            found[label] = training.shipped(metric, backbone)
+            found[label] = training.shipped(metric, backbone, suffix)
         except FileNotFoundError as exc:
             missing.append(str(exc))
     if missing:
@@ -317,4 +319,88 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
         out[f"{key}_criteria_met"], out[f"{key}_criteria"] = row["criteria met"], row["criteria"]
         if "largest quality change" in row:
             out[f"{key}_largest_quality_change"] = float(row["largest quality change"])
+    return out
+
+
+# --- Table 7's learning rate and batch size beside our default configuration --------------------------------
+
+#: the name suffix of the adapters trained with Table 7's learning rate and batch size (``debiased-*-table7``)
+TABLE7 = "-table7"
+
+
+def paired_bias_difference(first: pd.DataFrame, second: pd.DataFrame, *, attribute: str = "gender",
+                           columns=("first bias", "second bias"), n_resamples: int = CHANGE_TEST_RESAMPLES,
+                           seed: int = 0) -> pd.DataFrame:
+    """Per dataset of two score tables of the same pairs (``score_pairs``): the Eq. 2 bias of each (columns
+    ``columns``), their difference (first minus second) with its 95% BCa bootstrap interval over pairs and the
+    paired permutation p-value (:func:`metricbias.bias.significance.paired_permutation_test` on the per-pair terms
+    of Eq. 2, each table rescaled with its own Eq. 1)."""
+    from ...bias.pairwise import pair_terms
+    from ...bias.significance import paired_permutation_test
+
+    rows = []
+    for dataset, idx in first.groupby("dataset", sort=False).indices.items():
+        a, b = first.iloc[idx], second.iloc[idx]
+        if list(a["pair_id"]) != list(b["pair_id"]):
+            raise ValueError(f"{dataset}: the two score tables hold different pairs")
+        terms = [pair_terms(t["score_1"], t["score_2"], metric=t["metric"].iloc[0], attribute=f"{dataset} {attribute}")
+                 for t in (a, b)]
+        test = paired_permutation_test(*terms, n_resamples=n_resamples, seed=seed)
+        rows.append({"dataset": dataset, "attribute": attribute, "n_pairs": len(idx), columns[0]: float(terms[0].mean()),
+                     columns[1]: float(terms[1].mean()), **test})
+    return pd.DataFrame(rows)
+
+
+def configurations(default: dict, other: dict, n_examples: int) -> pd.DataFrame:
+    """Per metric, our default adapter and another configuration's (label -> :class:`training.Shipped`, e.g.
+    :data:`TABLE7`), from their metadata and recorded figures: steps and their share of Table 7's, batch, learning
+    rate, device, the gender bias cut on each gender set, the largest quality change and the criteria met."""
+    rows = {}
+    for name, adapters in (("default", default), ("Table 7", other)):
+        summary = adapter_summary({label: a.folder for label, a in adapters.items()}, n_examples)
+        met = criteria_summary(criteria(recorded_results(adapters))).set_index("metric")
+        for row in summary.to_dict("records"):
+            found, cuts = adapters[row["metric"]], met.loc[row["metric"]]
+            rows[row["metric"], name] = {
+                "metric": row["metric"], "configuration": name, "steps": row["steps"],
+                "share of Table 7 steps": row["steps"] / training.PAPER_HPARAMS[found.meta["metric"]]["steps"],
+                "batch": row["batch"], "learning rate": row["learning rate"],
+                "device": found.provenance.get("device_name", row["device"]),
+                **{k: cuts[k] for k in cuts.index if k.startswith("gender bias cut")},
+                "largest quality change": cuts["largest quality change"],
+                "criteria met": f"{cuts['criteria met']} of {cuts['criteria']}"}
+    return pd.DataFrame([rows[label, name] for label in default for name in ("default", "Table 7")])
+
+
+def configuration_difference(default: dict, other: dict, *, attribute: str = "gender", sample_size: int = 0,
+                             seed: int = 0, n_resamples: int = CHANGE_TEST_RESAMPLES, cache=None,
+                             device: str = "auto") -> pd.DataFrame:
+    """Does the other configuration's adapter leave a different Eq. 2 bias than the default's on the same
+    ``attribute`` pairs? Per metric and gender set: :func:`paired_bias_difference` (other minus default)."""
+    from ...mitigation.evaluation import bias_pairs
+    from ...scoring import score_pairs
+
+    pairs = datasets.sample(bias_pairs([attribute]), sample_size, seed)
+    frames = []
+    for label in default:
+        scored = [score_pairs(pairs, metric_for(a.folder, meta=a.meta, device=device), cache=cache, label=label)
+                  for a in (other[label], default[label])]
+        frames.append(paired_bias_difference(*scored, attribute=attribute, n_resamples=n_resamples, seed=seed,
+                                             columns=("Table 7 bias", "default bias")).assign(metric=label))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", *[c for c in out.columns if c != "metric"]]]
+
+
+def configuration_verdicts(difference: pd.DataFrame, alpha: float = 0.05) -> dict:
+    """Per metric (key: the label in lower case), the word for the bias Table 7's adapter leaves beside the
+    default's over the gender sets of a :func:`configuration_difference` table: ``"less"`` or ``"more"`` when the
+    difference is significant at ``alpha`` on every set in that direction, ``"not distinguishable"`` when it is on
+    none, ``"mixed"`` otherwise."""
+    out = {}
+    for label, rows in difference.groupby("metric", sort=False):
+        sig = rows[rows["p_value"] < alpha]
+        signs = set((sig["difference"] > 0).map({True: "more", False: "less"}))
+        word = ("not distinguishable" if sig.empty else signs.pop() if len(signs) == 1 and len(sig) == len(rows)
+                else "mixed")
+        out[label.lower().replace(" ", "_")] = word
     return out

@@ -11,7 +11,7 @@ from ... import datasets
 from ...metaeval.quality import QUALITY, load_quality_sets
 from ...mitigation.evaluation import COMPARE_COLUMNS, bias_pairs, compare_metrics, metric_for
 from ...scoring import score_pairs
-from .ch6_adapters import criteria, criteria_summary, evaluated_attributes
+from .ch6_adapters import criteria, criteria_summary, evaluated_attributes, paired_bias_difference
 
 #: the ``mitigation`` column of :func:`invariant_comparison`
 ADAPTER, WRAPPER = "adapter (trained)", "invariant wrapper (no training)"
@@ -105,8 +105,6 @@ def wrapper_versus_adapter(adapters: dict, *, label: str = "BERTScore", attribut
     (:func:`metricbias.bias.significance.paired_permutation_test` on the per-pair terms of Eq. 2, each metric
     rescaled with its own Eq. 1), from the scores the chapter's tables cached. ``adapters``: label ->
     :class:`~metricbias.mitigation.training.Shipped`."""
-    from ...bias.pairwise import pair_terms
-    from ...bias.significance import paired_permutation_test
     from ...mitigation.invariant import invariant
 
     shipped = adapters[label]
@@ -115,17 +113,8 @@ def wrapper_versus_adapter(adapters: dict, *, label: str = "BERTScore", attribut
     wrapper = score_pairs(pairs, invariant(plain, attribute), cache=cache, label=f"{label} ({attribute}-invariant)")
     adapter = score_pairs(pairs, metric_for(shipped.folder, meta=shipped.meta, device=device), cache=cache,
                           label=label)
-    rows = []
-    for dataset, idx in wrapper.groupby("dataset", sort=False).indices.items():
-        w, a = wrapper.iloc[idx], adapter.iloc[idx]
-        if list(w["pair_id"]) != list(a["pair_id"]):
-            raise ValueError(f"{dataset}: the wrapper and the adapter were scored on different pairs")
-        terms = [pair_terms(t["score_1"], t["score_2"], metric=t["metric"].iloc[0], attribute=f"{dataset} {attribute}")
-                 for t in (w, a)]
-        test = paired_permutation_test(*terms, n_resamples=n_resamples, seed=seed)
-        rows.append({"dataset": dataset, "attribute": attribute, "n_pairs": len(idx),
-                     "wrapper bias": float(terms[0].mean()), "adapter bias": float(terms[1].mean()), **test})
-    return pd.DataFrame(rows)
+    return paired_bias_difference(wrapper, adapter, attribute=attribute, columns=("wrapper bias", "adapter bias"),
+                                  n_resamples=n_resamples, seed=seed)
 
 
 def _sizes(rows: pd.DataFrame) -> str:
