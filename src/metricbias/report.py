@@ -187,7 +187,8 @@ Rank 1 is the least biased.</p>
 """
 
 
-def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, references=None,
+def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, pairs=None,
+                 references=None,
                  profile: str = "offline", cache=True, n_resamples: int = 9999, seed: int = 0, sample_size: int = 0,
                  built_dir=None, tests: bool = False, gap: float | None = None,
                  command: str | None = None) -> pd.DataFrame:
@@ -201,13 +202,19 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
 
     check_writable(path, "--report")
     references = reference_configurations(profile) if references is None else list(references)
-    options = dict(cache=cache, n_resamples=n_resamples, seed=seed, sample_size=sample_size, built_dir=built_dir)
+    if isinstance(dataset, pd.DataFrame) and pairs is None:
+        dataset, pairs = "pairs", dataset
+    if pairs is not None:
+        dataset = "pairs"
+    options = dict(pairs=pairs, cache=cache, n_resamples=n_resamples, seed=seed, sample_size=sample_size,
+                   built_dir=built_dir)
     table = audit(metric, dataset, attributes, measures, tests=tests, gap=gap, **options)
     label, signature = table["metric"].iloc[0], table["signature"].iloc[0]
     audited = table[table["measure"] == "bias"]
     if audited.empty:  # the page places the metric by Eq. 2 whatever measures the table holds
         audited = audit(metric, dataset, attributes, ["bias"], **options)
-    pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
+    own, pairs = pairs, datasets.pairs_for(dataset, attributes, pairs=pairs, sample_size=sample_size, seed=seed,
+                                           built_dir=built_dir)
     others = []
     if references:
         ref_scores = score_metrics(pairs, references, cache=cache, progress=False)
@@ -227,10 +234,12 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
         ref_wide["signature"] = ref_wide["metric"].map(ref_rows.groupby("metric")["signature"].first())
     sizes = _named(pairs).groupby("attribute", sort=False).size().rename("pairs").reset_index()
     if sample_size:  # a sample: say of how many
-        whole = _named(datasets.load(dataset, attributes, built_dir=built_dir))
+        whole = _named(datasets.pairs_for(dataset, attributes, pairs=own, built_dir=built_dir))
         sizes["pairs in the dataset"] = sizes["attribute"].map(whole.groupby("attribute").size())
     if command is None:
-        command = (f"mb.audit_report({label!r}, {str(path)!r}, dataset={dataset!r}, attributes={attributes!r}, "
+        data = (f"dataset={dataset!r}" if own is None else f"pairs={str(own)!r}" if not isinstance(own, pd.DataFrame)
+                else f"pairs=<a table of {len(own)} pairs>")
+        command = (f"mb.audit_report({label!r}, {str(path)!r}, {data}, attributes={attributes!r}, "
                    f"sample_size={sample_size}, seed={seed}, n_resamples={n_resamples})")
     page = render(label=label, signature=signature, dataset=dataset, table=table, sizes=sizes, points=points,
                   places=placement(audited, others), references=ref_wide, command=command)
