@@ -3,6 +3,7 @@ that hold files metricbias did not write."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import pandas as pd
@@ -174,3 +175,12 @@ def test_a_build_folder_with_foreign_files_is_refused_and_left_alone(tmp_path, c
     built = tmp_path / "built"
     assert main(["build-datasets", "--attributes", "age", "--out", str(built)]) == 0
     datasets.load("built", "age", built_dir=built)
+
+
+def test_a_report_on_own_pairs_names_them_in_its_command(tmp_path):
+    path = write(tmp_path / "pairs.csv")
+    page = tmp_path / "r.html"
+    table = mb.audit_report(overlap, page, pairs=path, references=(), n_resamples=200, cache=False)
+    text = page.read_text(encoding="utf-8")
+    assert "Dataset <code>pairs</code>" in text and html.escape(f"pairs={str(path)!r}") in text
+    assert sorted(table["attribute"].unique()) == ["age", "gender"]
