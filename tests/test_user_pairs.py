@@ -182,5 +182,35 @@ def test_a_report_on_own_pairs_names_them_in_its_command(tmp_path):
     page = tmp_path / "r.html"
     table = mb.audit_report(overlap, page, pairs=path, references=(), n_resamples=200, cache=False)
     text = page.read_text(encoding="utf-8")
-    assert "Dataset <code>pairs</code>" in text and html.escape(f"pairs={str(path)!r}") in text
+    assert "Dataset <code>pairs</code>" in text and html.escape(f"--pairs {path}") in text
     assert sorted(table["attribute"].unique()) == ["age", "gender"]
+
+
+def test_a_report_made_from_python_prints_a_command_that_reruns_it(tmp_path, capsys):
+    from metricbias.report import rerun_command
+
+    path = write(tmp_path / "pairs.tsv")
+    command = rerun_command(overlap, tmp_path / "r.html", pairs=path, attributes=["age"], seed=3, n_resamples=200)
+    argv = command.split()
+    assert argv[:4] == ["metricbias", "audit", "--metric", f"{overlap.__module__}:overlap"]
+    assert main([*argv[1:-2], "--out", str(tmp_path / "again.csv")]) == 0  # the page's command, run as written
+    again = pd.read_csv(tmp_path / "again.csv")
+    assert again["attribute"].unique().tolist() == ["age"]
+    # a function a new process cannot import says so, and what to do
+    lines = rerun_command(lambda c, r: [0.0] * len(c), "r.html", dataset="published").splitlines()
+    assert lines[0].startswith("# the metric was defined where a new process cannot import it")
+    assert lines[1].startswith("metricbias audit --metric MODULE:NAME --dataset published")
+
+
+def test_unknown_names_get_suggestions_and_a_per_pair_function_a_hint():
+    from metricbias import metrics
+    from metricbias.bias.registry import MeasureError, get_measure
+
+    with pytest.raises(ValueError, match="did you mean 'bleu'"):
+        metrics.get("bleuu")
+    with pytest.raises(datasets.DatasetNameError, match="did you mean 'published'"):
+        datasets.load("publishd")
+    with pytest.raises(MeasureError, match="did you mean 'bias'"):
+        get_measure("biass")
+    with pytest.raises(ValueError, match="called once with the lists of all candidates and references"):
+        mb.audit(lambda c, r: 0.5, pairs=pd.DataFrame(ROWS), cache=False)

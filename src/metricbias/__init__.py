@@ -44,6 +44,7 @@ _API = {
     "bias_table": ("metricbias.bias.pairwise", "bias_table"),
     "measure": ("metricbias.bias.measures", "measure"),
     "pairs_to_detect": ("metricbias.bias.power", "pairs_to_detect"),
+    "difference_sd": ("metricbias.bias.power", "difference_sd"),
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),

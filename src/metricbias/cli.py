@@ -337,7 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "metricbias.bias.measures)")
     p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
     p.add_argument("--tests", action="store_true",
-                   help="add p_value and q_value: sign-flip permutation tests with Benjamini-Hochberg q-values")
+                   help="add p_value and q_value (Benjamini-Hochberg): a measure's own test where it has one, else "
+                        "the sign-flip permutation test of the attribute's signed stereotypical difference (H0: the "
+                        "metric treats a pair's two candidates alike on average), the same p for every such row")
     p.add_argument("--gap", type=float, default=None,
                    help="warn where an interval is wider than this many points (too few pairs to separate such a gap)")
     p.add_argument("--out", required=True, type=Path,

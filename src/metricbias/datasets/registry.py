@@ -9,6 +9,7 @@ way); :func:`sample` draws at most ``n`` pairs per (dataset, attribute).
 from __future__ import annotations
 
 from dataclasses import dataclass
+import difflib
 from pathlib import Path
 from typing import Callable
 
@@ -60,6 +61,9 @@ def get(name: str) -> PairDataset:
     if name not in DATASETS:
         hint = ("; to audit your own pairs pass --pairs FILE (pairs=...)"
                 if Path(name).suffix.lower() in (".jsonl", ".json", ".csv", ".tsv", ".txt") else "")
+        close = difflib.get_close_matches(name, list(DATASETS), n=3)
+        if close and not hint:
+            hint = f"; did you mean {' or '.join(map(repr, close))}?"
         raise DatasetNameError(f"unknown dataset {name!r}; datasets: {', '.join(DATASETS)}{hint}")
     return DATASETS[name]
 
