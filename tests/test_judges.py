@@ -181,7 +181,7 @@ def test_a_metric_judge_picks_the_better_scored_candidate_whichever_direction():
         return [abs(len(c) - len(r)) for c, r in zip(candidates, references)]
 
     closer = judges.metric_judge(function_metric(length_gap, direction="lower")(), cache=None)
-    assert closer.batch and closer.signature.startswith("metric:length_gap|")
+    assert closer.batch and closer.signature.startswith("metric:function|") and ".length_gap|code:" in closer.signature
     with jobs.collect() as ran:  # through the scoring path: one job per order
         verdicts = closer(["abcd"] * 3, ["abc", "a", "ab"], ["a", "abc", "abcdef"])
     assert list(verdicts) == [1.0, 0.0, 0.5]  # gaps 1 vs 3, 3 vs 1, 2 vs 2

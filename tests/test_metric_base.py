@@ -100,5 +100,5 @@ def test_registry_names_are_stable_and_unknown_names_list_the_choices():
     assert {"bleu", "rouge1", "rouge2", "rougeL", "rougeSU4", "meteor", "nist", "chrf", "ter", "cider", "wmd",
             "embedding_average", "vector_extrema", "greedy_matching", "bertscore", "moverscore", "regression",
             "bartscore", "prism", "frugalscore"} == set(metrics.BUILTIN)
-    with pytest.raises(MetricError, match="unknown metric 'blue'; available: bleu"):
+    with pytest.raises(MetricError, match="unknown metric 'blue'; did you mean 'bleu'\\? available: bleu"):
         metrics.get("blue")

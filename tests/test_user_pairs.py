@@ -214,3 +214,30 @@ def test_unknown_names_get_suggestions_and_a_per_pair_function_a_hint():
         get_measure("biass")
     with pytest.raises(ValueError, match="called once with the lists of all candidates and references"):
         mb.audit(lambda c, r: 0.5, pairs=pd.DataFrame(ROWS), cache=False)
+
+
+def test_one_signature_from_python_and_the_command_line(tmp_path, monkeypatch):
+    """However the metric is named (the function, module:name on the command line, a registered name, a library's
+    object or a module variable holding it), its scores carry one signature, so Python and the CLI share the cache."""
+    import importlib
+
+    from metricbias.metrics import parse
+    from metricbias.metrics.registry import resolve
+
+    (tmp_path / "mymetric.py").write_text(
+        "def score(candidates, references):\n"
+        "    return [len(set(c.split()) & set(r.split())) / len(set(r.split())) for c, r in zip(candidates, references)]\n"
+        "from sacrebleu.metrics import CHRF\nchrf2 = CHRF()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mymetric = importlib.import_module("mymetric")
+    python = resolve(mymetric.score)[1].signature
+    assert python == parse("mymetric:score").build().signature
+    mb.register(mymetric.score, name="overlap_for_signature_test")
+    assert resolve("overlap_for_signature_test")[1].signature == python
+    from sacrebleu.metrics import CHRF
+
+    assert resolve(CHRF())[1].signature == parse("mymetric:chrf2").build().signature
+    out = tmp_path / "a.csv"
+    assert main(["audit", "--metric", "mymetric:score", "--pairs", str(write(tmp_path / "p.tsv")),
+                 "--n-resamples", "99", "--out", str(out)]) == 0
+    assert set(pd.read_csv(out)["signature"]) == {python}

@@ -45,6 +45,9 @@ class Metric(ABC):
     family: ClassVar[str]
     #: how tables name the metric ("BLEU", "BERTScore"); :meth:`config_label` adds the configuration
     label: ClassVar[str] = ""
+    #: the ``metric`` field of the signature where it is not the registry name: what the scores are of, however
+    #: a user named it (a function, a library's object), so that one metric has one signature and one cache entry
+    signature_name: ClassVar[str] = ""
     #: the paradigm of Sun et al. (2022); empty: derived from ``family`` (:data:`PARADIGMS`)
     paradigm: ClassVar[str] = ""
     #: where the metric is defined: book/references.bib key, then author (year)
@@ -165,7 +168,7 @@ class Metric(ABC):
     # --- signature -------------------------------------------------------------------
     def signature_fields(self) -> dict[str, str]:
         """Ordered fields of the signature; subclasses may add backbone fingerprints etc."""
-        fields = {"metric": self.name}
+        fields = {"metric": self.signature_name or self.name}
         for key, value in self.options.items():
             if key not in self.runtime_options:
                 fields[key] = "-" if value is None else str(value)

@@ -203,7 +203,7 @@ class _BERTScorer(ObjectMetric):
         baseline = "-"
         if obj.rescale_with_baseline:
             baseline = _hash_text(repr(obj.baseline_vals.tolist()))
-        settings = {"model": _clean(obj.model_type), "layer": str(obj.num_layers),
+        settings = {"model": _clean(_model_name(obj.model_type)), "layer": str(obj.num_layers),
                     "all_layers": str(obj.all_layers), "variant": key, "idf": idf, "baseline": baseline,
                     "lang": str(obj.lang or "-"), "weights": _weights_hash(obj._model)}
         return {"name": "bert_score.BERTScorer", "key": key, "direction": direction or "higher",
@@ -260,7 +260,7 @@ class _SentenceTransformer(ObjectMetric):
     def describe_object(obj, key, direction):
         return {"name": "sentence_transformers.SentenceTransformer", "direction": direction or "higher",
                 "label": f"SBERT-cos-{_model_name(_st_model(obj))}",
-                "settings": {"model": _clean(_st_model(obj)), "score": "cosine", **_st_settings(obj)}}
+                "settings": {"model": _clean(_model_name(_st_model(obj))), "score": "cosine", **_st_settings(obj)}}
 
     def score_object(self, candidates, references):
         a = self.obj.encode(candidates, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
@@ -283,7 +283,7 @@ class _CrossEncoder(ObjectMetric):
         activation = getattr(obj, "activation_fn", None)
         return {"name": "sentence_transformers.CrossEncoder", "direction": direction or "higher",
                 "label": f"CrossEncoder-{_model_name(_st_model(obj))}",
-                "settings": {"model": _clean(_st_model(obj)), "pairs": "candidate,reference",
+                "settings": {"model": _clean(_model_name(_st_model(obj))), "pairs": "candidate,reference",
                              "activation": type(activation).__name__ if activation is not None else "-",
                              **_st_settings(obj)}}
 
@@ -423,7 +423,8 @@ def adapt(obj, *, key: str | None = None, direction: str | None = None, label: s
         raise MetricError(f"direction must be 'higher' or 'lower', not {direction!r}")
     found = adapter.describe_object(obj, key, direction)
     settings = found.pop("settings")
-    attrs = {**found, "name": name or found["name"], "label": label or found["label"], "obj": staticmethod(obj),
+    attrs = {**found, "name": name or found["name"], "signature_name": found["name"], "label": label or found["label"],
+             "obj": staticmethod(obj),
              "settings": settings, "__module__": __name__,
              "__doc__": f"{type(obj).__module__}.{type(obj).__qualname__} as a metric (metricbias.metrics.adapt)."}
     return type(f"{adapter.__name__.lstrip('_')}Metric", (adapter,), attrs)

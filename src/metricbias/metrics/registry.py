@@ -95,6 +95,7 @@ class FunctionMetric(Metric):
 
     family = "user"
     empty_text = "allow"
+    signature_name = "function"  # the function's module, name and code follow: its name as registered is no part
     function: Callable
     source_hash: str = "-"
 
