@@ -336,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("audit-judge", help="audit a pairwise judge (module:attr) for stereotype preference, "
-                                           "position bias and order inconsistency")
+                                           "stereotype log-odds with a position term, position bias, order "
+                                           "inconsistency and ties")
     p.add_argument("--judge", required=True,
                    help="module:attr, a callable judge(reference, candidate_a, candidate_b) -> P(a better), 'a'/'b'/"
                         "'tie' or the chosen text, importable from the current directory or PYTHONPATH")
@@ -345,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", action="store_true",
                    help="call the judge once per order with lists (default: the judge's `batch` attribute, else no)")
     p.add_argument("--out", required=True, type=Path,
-                   help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature")
+                   help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature,note")
     p.set_defaults(func=_cmd_audit_judge)
 
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")
