@@ -141,3 +141,33 @@ def test_bad_input_is_one_clear_error():
     pairs = mb.load_pairs("published", ["gender"])
     with pytest.raises(ValueError, match="pair 'x' of gender is not in the pairs given"):
         mb.group_stereotype(scores, pairs)
+
+
+def test_clustered_data_the_cluster_bootstrap_covers_and_the_pair_bootstrap_does_not():
+    # 40 templates of 5 pairs; the template shifts all its pairs (SD 2) far more than the pairs vary (SD 0.5)
+    rng = np.random.default_rng(11)
+    k, m, reps, truth = 40, 5, 200, 1.0
+    keys = np.repeat(np.arange(k), m)
+    hits = {"clusters": 0, "pairs": 0}
+    for r in range(reps):
+        x = truth + np.repeat(rng.normal(0, 2, k), m) + rng.normal(0, 0.5, k * m)
+        low, high = clusters.cluster_bootstrap(x, keys, n_resamples=499, seed=r)
+        hits["clusters"] += low <= truth <= high
+        w = rng.integers(0, k * m, size=(499, k * m))  # the pair bootstrap: pairs drawn as if independent
+        low, high = np.quantile(x[w].mean(axis=1), [0.025, 0.975])
+        hits["pairs"] += low <= truth <= high
+    se = np.sqrt(0.95 * 0.05 / reps)
+    assert hits["clusters"] / reps >= 0.95 - 3 * se - 0.02  # 40 clusters: a percentile interval runs a little short
+    # the design effect 1 + (5 - 1) * 4 / 4.25 = 4.8 makes its SE 2.2 times too small: it covers P(|Z| < 0.9) = 0.63
+    assert hits["pairs"] / reps < 0.75 and hits["clusters"] - hits["pairs"] > 0.2 * reps
+
+
+def test_the_template_interval_resamples_whole_templates():
+    from metricbias.bias import reliability
+
+    x = np.array([[1.0, 1.0], [3.0, 3.0], [5.0, 5.0]])
+    # every resample draws whole templates: its mean is a mean of three template means from {1, 3, 5}
+    means = clusters.cluster_means(x.ravel(), np.repeat(np.arange(3), 2), n_resamples=500, seed=0)
+    assert set(np.round(means * 3).astype(int)) <= set(range(3, 16)) and np.allclose(means * 3 % 2, 1)
+    low, high = reliability.template_interval(x, n_resamples=500, seed=0)
+    assert 1.0 <= low < 3.0 < high <= 5.0

@@ -88,6 +88,10 @@ def test_template_table_on_a_counterfactual_set():
     row = table.iloc[0]
     assert (row["templates"], row["group_pairs"]) == (20, 3)
     assert row["two_level_low"] < row["value"] < row["two_level_high"]
+    assert row["template_low"] < row["value"] < row["template_high"]  # whole templates: the interval reported
+    assert row["few_templates"]  # 20 templates, below the 30 where the cluster bootstrap keeps its coverage
+    # templates explain nearly all the variance: the two-level scheme counts the within part twice, so it is wider
+    assert row["two_level_high"] - row["two_level_low"] > row["template_high"] - row["template_low"]
     assert 0 <= row["template_share"] <= 1
 
 
