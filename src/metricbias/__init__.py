@@ -46,6 +46,8 @@ _API = {
     "measure": ("metricbias.bias.measures", "measure"),
     "pairs_to_detect": ("metricbias.bias.power", "pairs_to_detect"),
     "group_stereotype": ("metricbias.bias.groups", "group_stereotype"),
+    "noise_floor": ("metricbias.bias.noise_floor", "noise_floor"),
+    "control_pairs": ("metricbias.bias.noise_floor", "control_pairs"),
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),
