@@ -66,3 +66,14 @@ def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     assert released["stereotype effect shown"] == 2 and released["group larger"] == 1
     assert released["pronoun share (median)"] == pytest.approx(np.median([8 / 10, 1 / 4]))
     assert findings["live_pronoun_share"] == pytest.approx(1.0) and findings["live_stereotype_shown"] == 0
+
+
+def test_robustness_findings_name_the_lowest_coverage_of_each_design():
+    study = pd.DataFrame({"design": ["Eq. 1-rescaled", "Eq. 1-rescaled", "heavy tails", "heavy tails"],
+                          "n": [20, 100, 20, 100], "measure": ["eq1_difference", "eq1_difference",
+                                                               "size_robust_bias", "stereotypical_difference"],
+                          "coverage": [0.87, 0.91, 0.93, 0.84], "mc_se": [0.017, 0.014, 0.013, 0.018]})
+    out = ch8_trust.robustness_findings(study)
+    assert (out["eq1_min"], out["eq1_min_se"], out["eq1_worst_n"], out["eq1_max"]) == (0.87, 0.017, 20, 0.91)
+    assert (out["heavy_min"], out["heavy_worst_n"], out["heavy_worst_measure"]) == (0.84, 100,
+                                                                                   "stereotypical difference")

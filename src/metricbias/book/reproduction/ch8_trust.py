@@ -115,6 +115,21 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
     return out
 
 
+def robustness_findings(study: pd.DataFrame) -> dict:
+    """Numbers for prose from :func:`metricbias.bias.simulation.robustness_study`: per design (``eq1``, ``tied``,
+    ``heavy``), the lowest coverage over sizes and measures (``..._min``), its Monte-Carlo SE, size and measure,
+    and the highest (``..._max``)."""
+    short = {"Eq. 1-rescaled": "eq1", "tied scores": "tied", "heavy tails": "heavy"}
+    out = {}
+    for design, block in study.groupby("design", sort=False):
+        key = short.get(design, str(design).replace(" ", "_"))
+        worst = block.loc[block["coverage"].idxmin()]
+        out.update({f"{key}_min": float(worst["coverage"]), f"{key}_min_se": float(worst["mc_se"]),
+                    f"{key}_worst_n": int(worst["n"]), f"{key}_worst_measure": str(worst["measure"]).replace("_", " "),
+                    f"{key}_max": float(block["coverage"].max())})
+    return out
+
+
 def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows with a
     ``scores`` column (released, live): per scores set, the configurations, how many have a group (pronoun) effect
@@ -146,4 +161,4 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
 
 
 __all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "grid_summary", "group_summary",
-           "ratio_findings", "ratio_summary", "simulation_findings"]
+           "ratio_findings", "ratio_summary", "robustness_findings", "simulation_findings"]
