@@ -77,3 +77,13 @@ def test_robustness_findings_name_the_lowest_coverage_of_each_design():
     assert (out["eq1_min"], out["eq1_min_se"], out["eq1_worst_n"], out["eq1_max"]) == (0.87, 0.017, 20, 0.91)
     assert (out["heavy_min"], out["heavy_worst_n"], out["heavy_worst_measure"]) == (0.84, 100,
                                                                                    "stereotypical difference")
+
+
+def test_floor_findings_count_cells_above_below_and_within_their_floor():
+    floor = pd.DataFrame({"eq2": [10.0, 4.0, 6.0, 5.0], "eq2_control": [5.0, 8.0, 6.0, np.nan],
+                          "excess": [5.0, -4.0, 0.0, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
+                          "n_control": [40, 40, 40, 0]})
+    out = ch8_trust.floor_findings(floor)
+    # BH over the three tests: q = .003, .003, .9
+    assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
+    assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1

@@ -130,6 +130,20 @@ def robustness_findings(study: pd.DataFrame) -> dict:
     return out
 
 
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05) -> dict:
+    """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
+    Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
+    (``below``), neither (``within``), and the median of Eq. 2 over its control (``ratio``)."""
+    tested = floor[floor["p_value"].notna()]
+    sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
+    up = tested["excess"].to_numpy(float) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (tested["eq2"] / tested["eq2_control"]).replace([np.inf, -np.inf], np.nan)
+    return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
+            "within": int(len(tested) - np.sum(sig)), "ratio": float(ratio.median()),
+            "controls": int(floor["n_control"].max()) if len(floor) else 0}
+
+
 def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows with a
     ``scores`` column (released, live): per scores set, the configurations, how many have a group (pronoun) effect
@@ -160,5 +174,6 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
     return float(np.nanmedian(r))
 
 
-__all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "grid_summary", "group_summary",
+__all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "floor_findings", "grid_summary",
+           "group_summary",
            "ratio_findings", "ratio_summary", "robustness_findings", "simulation_findings"]
