@@ -37,3 +37,29 @@ def test_the_readme_points_to_the_appendix_sections():
     for section in re.findall(r'section "([^"]+)"', readme):
         assert f"## {section}" in text, section
     assert 'chapter 2, "A new attribute' not in readme and "documented in chapter 7" not in readme
+
+
+def test_the_appendix_ci_gate_command_runs(tmp_path, monkeypatch):
+    """The GitHub Actions job's audit command, as the appendix prints it, on a pairs file of its own."""
+    import shlex
+
+    import pandas as pd
+
+    from metricbias.audits import over_thresholds
+    from metricbias.cli import main
+
+    text = APPENDIX.read_text(encoding="utf-8")
+    job = text[text.index("```yaml"):]
+    job = job[:job.index("```", 7)]
+    (line,) = [x for x in job.splitlines() if "metricbias audit" in x]
+    argv = shlex.split(line.split("run:", 1)[1])
+    assert argv[:2] == ["metricbias", "audit"] and "--fail-above" in argv and "--pairs" in argv
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"attribute": ["gender"] * 3, "candidate_1": ["he is a nurse", "his car is fast", "the man cooks"],
+                  "candidate_2": ["she is a nurse", "her car is fast", "the woman cooks"],
+                  "reference": ["the nurse works", "the car is fast", "someone cooks dinner"]}).to_csv(
+        "pairs.tsv", sep="\t", index=False)
+    status = main([*argv[1:], "--n-resamples", "200"])
+    table = pd.read_csv("audit.csv")
+    gates = {m: float(v) for m, v in (argv[i + 1].split("=") for i, a in enumerate(argv) if a == "--fail-above")}
+    assert status == (1 if over_thresholds(table, gates) else 0)

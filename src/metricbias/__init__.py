@@ -48,6 +48,7 @@ _API = {
     "group_stereotype": ("metricbias.bias.groups", "group_stereotype"),
     "noise_floor": ("metricbias.bias.noise_floor", "noise_floor"),
     "control_pairs": ("metricbias.bias.noise_floor", "control_pairs"),
+    "difference_sd": ("metricbias.bias.power", "difference_sd"),
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),
     "register": ("metricbias.metrics.registry", "register"),

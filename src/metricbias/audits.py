@@ -20,7 +20,7 @@ from .scoring import score_pairs
 COLUMNS = bias_measures.COLUMNS
 
 
-def audit(metric, dataset: str = "published", attributes=None, measures=None, *, cache=True,
+def audit(metric, dataset: str = "published", attributes=None, measures=None, *, pairs=None, cache=True,
           n_resamples: int = 9999, seed: int = 0, sample_size: int = 0, built_dir=None, tests: bool = False,
           gap: float | None = None) -> pd.DataFrame:
     """Bias of ``metric`` on every attribute of ``dataset``: one row per attribute and measure.
@@ -31,7 +31,10 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     ``metricbias.bias.registry.table()``; add one with :func:`metricbias.register_measure`).
     A measure with a test adds ``p_value`` after the eight columns. A dataset made of
     several parts (``adapter-evaluation``) names each attribute ``part/attribute``.
-    ``sample_size`` draws that many pairs per attribute.
+    ``sample_size`` draws that many pairs per attribute. ``pairs`` audits your own pairs instead of a dataset: a
+    ``.jsonl``, ``.csv`` or ``.tsv`` file or a DataFrame with ``attribute, candidate_1, candidate_2, reference``
+    (optionally ``id`` and ``cluster``; :mod:`metricbias.datasets.user_pairs`). Values are Eq. 1-rescaled points
+    (0–100).
 
     ``tests=True`` adds ``p_value`` and ``q_value`` after the eight columns, each testing that
     measure's own null: a measure's own test where it has one (``size_robust_difference``: mean
@@ -45,7 +48,10 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     whose interval is wider than G, that is, where the dataset is too small to separate two
     values G apart, with about how many pairs would.
     """
-    pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
+    if isinstance(dataset, pd.DataFrame) and pairs is None:  # a table passed as the dataset is the user's pairs
+        dataset, pairs = "pairs", dataset
+    pairs = datasets.pairs_for(dataset, attributes, pairs=pairs, sample_size=sample_size, seed=seed,
+                               built_dir=built_dir)
     scores = score_pairs(pairs, metric, cache=cache)
     table = bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples, seed=seed)
     if tests:
@@ -59,6 +65,25 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
 
         warn_if_too_small(table, gap)
     return table
+
+
+def over_thresholds(table: pd.DataFrame, thresholds: dict[str, float]) -> list[str]:
+    """One line per (attribute, measure) of an audit ``table`` whose value is above its threshold (a CI gate).
+
+    ``thresholds`` maps a measure to the largest value allowed, in the table's units (Eq. 1-rescaled points for
+    Eq. 2 and the stereotypical difference); a signed measure is compared by its absolute value. A measure the
+    table lacks is an error.
+    """
+    lines = []
+    for measure, limit in thresholds.items():
+        rows = table[table["measure"] == measure]
+        if rows.empty:
+            raise ValueError(f"the audit has no {measure!r} rows; measures: {', '.join(dict.fromkeys(table['measure']))}")
+        for r in rows.itertuples():
+            if abs(r.value) > limit:
+                interval = "" if pd.isna(r.ci_low) else f" [95% CI {r.ci_low:.2f}, {r.ci_high:.2f}]"
+                lines.append(f"{r.attribute}: {measure} = {r.value:.2f}{interval} is above {limit:g}")
+    return lines
 
 
 #: the measures whose null is the sign-flip test's: the mean signed difference is 0
@@ -79,4 +104,4 @@ def _with_tests(table: pd.DataFrame, scores: pd.DataFrame, *, n_resamples: int, 
     return testing.with_q_values(merged.drop(columns=["_cell_p"]))
 
 
-__all__ = ["COLUMNS", "audit"]
+__all__ = ["COLUMNS", "audit", "over_thresholds"]

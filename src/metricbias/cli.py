@@ -99,7 +99,12 @@ def _cmd_audit(args) -> int:
         raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
     if args.gap is not None and args.gap <= 0:
         raise SystemExit(f"metricbias audit: --gap takes a positive number of points, not {args.gap:g}")
-    options = dict(dataset=args.dataset, attributes=args.attributes, measures=_split(args.measures),
+    from .bias.measures import DEFAULT as DEFAULT_MEASURES
+
+    gates = dict(args.fail_above)
+    measures = _split(args.measures) or list(DEFAULT_MEASURES)
+    measures += [m for m in gates if m not in measures]  # a gate's measure is computed whatever --measures says
+    options = dict(dataset=args.dataset, attributes=args.attributes, measures=measures, pairs=args.pairs,
                    n_resamples=args.n_resamples, seed=args.seed, sample_size=args.sample_size, built_dir=args.built_dir,
                    tests=args.tests, gap=args.gap)
     if args.report is not None:  # the report audits too: one scoring
@@ -112,6 +117,15 @@ def _cmd_audit(args) -> int:
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
           f"measures of {spec[0].label}) to {out}")
+    if gates:
+        from .audits import over_thresholds
+
+        over = over_thresholds(table, gates)
+        for line in over:
+            print(f"metricbias audit: over the gate: {line}", file=sys.stderr)
+        if over:
+            return 1
+        print("every gate passed: " + ", ".join(f"{m} <= {v:g}" for m, v in gates.items()))
     return 0
 
 
@@ -121,7 +135,7 @@ def _cmd_audit_judge(args) -> int:
     from .paths import write_csv_atomic
 
     judge = load_judge(args.judge)
-    table = audit_judge(judge, dataset=args.dataset, attributes=args.attributes, label=args.judge,
+    table = audit_judge(judge, dataset=args.dataset, attributes=args.attributes, pairs=args.pairs, label=args.judge,
                         batch=True if args.batch else None, n_resamples=args.n_resamples, seed=args.seed,
                         sample_size=args.sample_size, built_dir=args.built_dir)
     out = write_csv_atomic(table, args.out)
@@ -337,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write a one-page, self-contained HTML report here: bias per attribute with intervals, "
                         "the metric among the book's n-gram and MiniLM configurations (and, on --dataset published, "
                         "among Sun et al.'s 29 released metrics), dataset sizes, signature and command")
+    p.add_argument("--fail-above", action="append", type=_threshold, default=[], metavar="MEASURE=VALUE",
+                   help="a gate for CI, repeatable: exit 1, with a line per attribute, where the measure's value "
+                        "(its absolute value if signed; in the CSV's units) is above VALUE, e.g. --fail-above bias=5; "
+                        "the measure is computed even if --measures leaves it out")
     p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("audit-judge", help="audit a pairwise judge (module:attr) for stereotype preference, "
@@ -386,6 +404,10 @@ def _audit_options(p, seed: str) -> None:
     """The pairs and intervals of ``audit`` and ``audit-judge``: --dataset, --attributes, --built-dir, --n-resamples,
     --seed (``seed``: its help)."""
     p.add_argument("--dataset", default="published", help="a registered paired dataset (published, built, ...)")
+    p.add_argument("--pairs", type=input_type("file"), default=None,
+                   help="your own pairs instead of --dataset: a .jsonl, .csv or .tsv file with attribute, "
+                        "candidate_1 (the stereotypical or group-1 text), candidate_2, reference, optionally id "
+                        "and cluster")
     p.add_argument("--attributes", default=None, help="comma-separated attributes (default: all of the dataset's)")
     p.add_argument("--built-dir", type=input_type("folder"), default=None,
                    help="--dataset built: read the built pairs from this folder")
@@ -398,6 +420,24 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _threshold(text: str) -> tuple[str, float]:
+    """``MEASURE=VALUE`` of ``--fail-above``: a registered measure and a number."""
+    from .bias.registry import MeasureError, get_measure
+
+    name, sep, value = text.partition("=")
+    try:
+        limit = float(value)
+    except ValueError:
+        limit = float("nan")
+    if not sep or not name or limit != limit:
+        raise argparse.ArgumentTypeError(f"{text!r} is not MEASURE=VALUE (e.g. bias=5)")
+    try:
+        get_measure(name)
+    except MeasureError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name, limit
 
 
 def _count(text: str) -> int:

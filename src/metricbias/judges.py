@@ -334,15 +334,15 @@ def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: s
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def audit_judge(judge, dataset: str = "published", attributes=None, *, label: str | None = None,
+def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=None, label: str | None = None,
                 batch: bool | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 sample_size: int = 0, built_dir=None, progress: bool = True) -> pd.DataFrame:
     """Stereotype preference, position bias and order inconsistency of a pairwise ``judge`` per attribute.
 
     ``judge(reference, candidate_a, candidate_b)`` returns P(candidate_a better), ``"a"``/``"b"``/``"tie"``
     or the chosen candidate's text (module docstring). The pairs are loaded as :func:`metricbias.audit`
-    loads them (``dataset``, ``attributes``, ``sample_size`` pairs per attribute drawn with ``seed``,
-    ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, five
+    loads them (``dataset`` or your own ``pairs``, ``attributes``, ``sample_size`` pairs per attribute drawn with
+    ``seed``, ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, five
     rows per attribute (:data:`MEASURES`); ``seed`` and ``n_resamples`` also fix the bootstrap intervals and
     the sign-flip tests.
     """
@@ -350,8 +350,8 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, label: st
 
     _check_callable(judge)  # before any loading
     label = label or judge_label(judge)
-    pairs = shared_reference(datasets.load(dataset, attributes, sample_size=sample_size, seed=seed,
-                                           built_dir=built_dir))
+    pairs = shared_reference(datasets.pairs_for(dataset, attributes, pairs=pairs, sample_size=sample_size, seed=seed,
+                                                built_dir=built_dir))
     if pairs.empty:
         raise JudgeError(f"dataset {dataset}: no pair of {attributes or 'any attribute'} has one reference shared by "
                          "both candidates, so there is nothing to ask a judge")

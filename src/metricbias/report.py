@@ -45,6 +45,7 @@ th,td{padding:.25rem .6rem;border-bottom:1px solid #e5e5e5;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem}
 pre{background:#f7f7f7;padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+pre.command{word-break:normal;overflow-wrap:normal}
 .note{color:#555;font-size:.88rem}figure{margin:1rem 0}svg{max-width:100%;height:auto}
 """
 
@@ -182,12 +183,13 @@ Rank 1 is the least biased.</p>
 <pre>{esc(signature)}</pre>
 
 <h2>Command</h2>
-<pre>{esc(command)}</pre>
+<pre class="command">{esc(command)}</pre>
 </body></html>
 """
 
 
-def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, references=None,
+def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, pairs=None,
+                 references=None,
                  profile: str = "offline", cache=True, n_resamples: int = 9999, seed: int = 0, sample_size: int = 0,
                  built_dir=None, tests: bool = False, gap: float | None = None,
                  command: str | None = None) -> pd.DataFrame:
@@ -201,13 +203,19 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
 
     check_writable(path, "--report")
     references = reference_configurations(profile) if references is None else list(references)
-    options = dict(cache=cache, n_resamples=n_resamples, seed=seed, sample_size=sample_size, built_dir=built_dir)
+    if isinstance(dataset, pd.DataFrame) and pairs is None:
+        dataset, pairs = "pairs", dataset
+    if pairs is not None:
+        dataset = "pairs"
+    options = dict(pairs=pairs, cache=cache, n_resamples=n_resamples, seed=seed, sample_size=sample_size,
+                   built_dir=built_dir)
     table = audit(metric, dataset, attributes, measures, tests=tests, gap=gap, **options)
     label, signature = table["metric"].iloc[0], table["signature"].iloc[0]
     audited = table[table["measure"] == "bias"]
     if audited.empty:  # the page places the metric by Eq. 2 whatever measures the table holds
         audited = audit(metric, dataset, attributes, ["bias"], **options)
-    pairs = datasets.load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
+    own, pairs = pairs, datasets.pairs_for(dataset, attributes, pairs=pairs, sample_size=sample_size, seed=seed,
+                                           built_dir=built_dir)
     others = []
     if references:
         ref_scores = score_metrics(pairs, references, cache=cache, progress=False)
@@ -227,11 +235,11 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
         ref_wide["signature"] = ref_wide["metric"].map(ref_rows.groupby("metric")["signature"].first())
     sizes = _named(pairs).groupby("attribute", sort=False).size().rename("pairs").reset_index()
     if sample_size:  # a sample: say of how many
-        whole = _named(datasets.load(dataset, attributes, built_dir=built_dir))
+        whole = _named(datasets.pairs_for(dataset, attributes, pairs=own, built_dir=built_dir))
         sizes["pairs in the dataset"] = sizes["attribute"].map(whole.groupby("attribute").size())
     if command is None:
-        command = (f"mb.audit_report({label!r}, {str(path)!r}, dataset={dataset!r}, attributes={attributes!r}, "
-                   f"sample_size={sample_size}, seed={seed}, n_resamples={n_resamples})")
+        command = rerun_command(metric, path, dataset=dataset, pairs=own, attributes=attributes, measures=measures,
+                                sample_size=sample_size, seed=seed, n_resamples=n_resamples)
     page = render(label=label, signature=signature, dataset=dataset, table=table, sizes=sizes, points=points,
                   places=placement(audited, others), references=ref_wide, command=command)
     with atomic_path(path, suffix=".html") as tmp:
@@ -239,9 +247,50 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
     return table
 
 
+def _metric_argument(metric) -> str | None:
+    """How ``--metric`` names ``metric`` in a new process: a registered specification, or ``module:name`` of a
+    function or object importable by name (None for one defined in ``__main__``, a notebook or a lambda)."""
+    if isinstance(metric, str):
+        return metric
+    function = getattr(metric, "function", metric)  # a metric made from a function keeps it
+    module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+    if module and module != "__main__" and name and "<" not in name and "." not in name:
+        return f"{module}:{name}"
+    return None
+
+
+def rerun_command(metric, path, *, dataset="published", pairs=None, attributes=None, measures=None,
+                  sample_size: int = 0, seed: int = 0, n_resamples: int = 9999) -> str:
+    """The ``metricbias audit`` command that writes this report again, for a report made from Python; where the
+    metric cannot be named from a new process (a lambda, a function of ``__main__`` or a notebook), the command
+    says to save it in a module and name it ``MODULE:NAME``."""
+    named = _metric_argument(metric)
+    argv = ["audit", "--metric", named or "MODULE:NAME"]
+    if pairs is None:
+        argv += ["--dataset", str(dataset)]
+    else:
+        argv += ["--pairs", "PAIRS.tsv" if isinstance(pairs, pd.DataFrame) else str(pairs)]
+    if attributes:
+        argv += ["--attributes", attributes if isinstance(attributes, str) else ",".join(attributes)]
+    if measures:
+        argv += ["--measures", measures if isinstance(measures, str) else ",".join(measures)]
+    if sample_size:
+        argv += ["--sample-size", str(sample_size)]
+    argv += ["--seed", str(seed), "--n-resamples", str(n_resamples), "--out", Path(path).with_suffix(".csv").name,
+             "--report", str(path)]
+    notes = []
+    if named is None:
+        notes.append("# the metric was defined where a new process cannot import it: save it in a module and "
+                     "give it as MODULE:NAME")
+    if isinstance(pairs, pd.DataFrame):
+        notes.append("# the pairs were a DataFrame: write them to PAIRS.tsv (attribute, candidate_1, candidate_2, "
+                     "reference)")
+    return "\n".join([*notes, command_line(argv)])
+
+
 def command_line(argv) -> str:
     """``metricbias`` and its arguments, quoted for a shell (the command a report prints)."""
     return shlex.join(["metricbias", *map(str, argv)])
 
 
-__all__ = ["audit_report", "command_line", "placement", "reference_configurations", "render"]
+__all__ = ["audit_report", "command_line", "placement", "reference_configurations", "render", "rerun_command"]

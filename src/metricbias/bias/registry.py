@@ -30,6 +30,7 @@ imported on first use; a user adds one with :func:`register_measure`::
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 from dataclasses import dataclass, field
@@ -128,7 +129,9 @@ def get_measure(name: str) -> Measure:
     if name not in _REGISTERED and name in BUILTIN:
         importlib.import_module(BUILTIN[name])
     if name not in _REGISTERED:
-        raise MeasureError(f"unknown bias measure {name!r}; measures: {', '.join(names())} "
+        close = difflib.get_close_matches(str(name), names(), n=3)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        raise MeasureError(f"unknown bias measure {name!r}; {hint}measures: {', '.join(names())} "
                            "(or register your own with metricbias.register_measure)")
     return _REGISTERED[name]
 

@@ -4,7 +4,7 @@ Every paired dataset loads by name into one pair layout: ``datasets.load("publis
 (see :mod:`metricbias.datasets.schema` for the layout and :func:`names` for the datasets).
 """
 
-from .registry import DatasetNameError, attributes, load, names, register, sample
+from .registry import DatasetNameError, attributes, load, names, pairs_for, register, sample
 from .schema import PAIR_COLUMNS
 
-__all__ = ["PAIR_COLUMNS", "DatasetNameError", "attributes", "load", "names", "register", "sample"]
+__all__ = ["PAIR_COLUMNS", "DatasetNameError", "attributes", "load", "names", "pairs_for", "register", "sample"]

@@ -174,14 +174,37 @@ def _write_tsv(frame: pd.DataFrame, target: Path) -> None:
         frame.to_csv(tmp, sep="\t", index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
 
 
+#: what a build folder may hold: the files :func:`build` writes (a TSV only with its fingerprint beside it), the
+#: counterfactual sets' folder, and the temporary files of a write in progress
+_OURS = re.compile(r"(?P<name>.+?)(\.excluded)?\.tsv|.+\.fingerprint")
+
+
+def check_folder(folder) -> None:
+    """Refuse a build folder that holds a file metricbias did not write, so that no build overwrites it: a TSV
+    without its ``.fingerprint`` beside it, or any other file."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    for f in sorted(folder.iterdir()):
+        if f.name.startswith(".") or (f.is_dir() and f.name == "counterfactuals"):
+            continue
+        match = _OURS.fullmatch(f.name) if f.is_file() else None
+        if match is None or (match["name"] and not (folder / f"{match['name']}.fingerprint").is_file()):
+            raise DatasetError(f"{folder}: holds {f.name}, which metricbias did not write; built pairs go into an "
+                               "empty folder or one that `metricbias build-datasets --out` wrote (to audit your own "
+                               "pairs, pass them with --pairs FILE)")
+
+
 def build(attributes=None, out=None) -> pd.DataFrame:
     """Build the attributes (default: all configured) into ``out`` (default ``data/built``).
 
-    Returns one row per attribute: ``attribute, source, pairs, excluded, path``.
+    Returns one row per attribute: ``attribute, source, pairs, excluded, path``. A folder holding files that
+    metricbias did not write is refused (:func:`check_folder`).
     """
     config = lexicons.read_config()
     names = check_attributes(attributes, known=tuple(config))
     out = Path(out) if out is not None else built_dir()
+    check_folder(out)
     summary = []
     for name in names:
         pairs, excluded = build_attribute(name, config)
@@ -223,6 +246,7 @@ def load(attributes=None, folder=None) -> pd.DataFrame:
     """
     names = check_attributes(attributes, known=tuple(lexicons.attributes()))
     folder = built_dir() if folder is None else Path(folder)
+    check_folder(folder)
     _ensure(names, folder)
     tsv = pd.concat([_read_tsv(folder / f"{n}.tsv", TSV_COLUMNS) for n in names], ignore_index=True)
     pairs = tsv.rename(columns={"reference": "reference_1"}).assign(dataset="built")

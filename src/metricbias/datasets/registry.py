@@ -9,6 +9,7 @@ way); :func:`sample` draws at most ``n`` pairs per (dataset, attribute).
 from __future__ import annotations
 
 from dataclasses import dataclass
+import difflib
 from pathlib import Path
 from typing import Callable
 
@@ -54,8 +55,16 @@ def names() -> list[str]:
 
 
 def get(name: str) -> PairDataset:
+    if not isinstance(name, str):
+        raise DatasetNameError(f"a dataset is named by a string, not a {type(name).__name__}; to audit your own "
+                               "pairs pass them as pairs=FRAME_OR_FILE (--pairs FILE)")
     if name not in DATASETS:
-        raise DatasetNameError(f"unknown dataset {name!r}; datasets: {', '.join(DATASETS)}")
+        hint = ("; to audit your own pairs pass --pairs FILE (pairs=...)"
+                if Path(name).suffix.lower() in (".jsonl", ".json", ".csv", ".tsv", ".txt") else "")
+        close = difflib.get_close_matches(name, list(DATASETS), n=3)
+        if close and not hint:
+            hint = f"; did you mean {' or '.join(map(repr, close))}?"
+        raise DatasetNameError(f"unknown dataset {name!r}; datasets: {', '.join(DATASETS)}{hint}")
     return DATASETS[name]
 
 
@@ -81,6 +90,27 @@ def load(name: str, attributes=None, *, sample_size: int = 0, seed: int = 0, bui
     frame = dataset.loader(attributes, Path(built_dir) if built_dir is not None else None, **kwargs)
     pairs = conform(frame, f"dataset {name}")
     return sample(pairs, sample_size, seed) if sample_size and not dataset.samples_itself else pairs
+
+
+def pairs_for(dataset: str = "published", attributes=None, *, pairs=None, sample_size: int = 0, seed: int = 0,
+              built_dir=None) -> pd.DataFrame:
+    """The pairs an audit measures: the user's own when ``pairs`` is given (a ``.jsonl``, ``.csv`` or ``.tsv`` file
+    or a DataFrame, :func:`metricbias.datasets.user_pairs.load_pairs`), else the registered ``dataset``'s
+    (:func:`load`); ``attributes`` keeps some of them, ``sample_size`` draws that many pairs per attribute."""
+    if pairs is None:
+        return load(dataset, attributes, sample_size=sample_size, seed=seed, built_dir=built_dir)
+    from .user_pairs import load_pairs
+
+    frame = load_pairs(pairs)
+    if isinstance(attributes, str):
+        attributes = [a.strip() for a in attributes.split(",") if a.strip()]
+    if attributes:
+        unknown = sorted(set(attributes) - set(frame["attribute"]))
+        if unknown:
+            raise DatasetNameError(f"the pairs have no attribute {', '.join(map(repr, unknown))}; their attributes: "
+                                   f"{', '.join(dict.fromkeys(frame['attribute']))}")
+        frame = frame[frame["attribute"].isin(attributes)].reset_index(drop=True)
+    return sample(frame, sample_size, seed)
 
 
 def sample(pairs: pd.DataFrame, sample_size: int, seed: int = 0) -> pd.DataFrame:

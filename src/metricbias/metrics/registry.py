@@ -20,6 +20,7 @@ typed by the option's declared type (``5`` -> 5, ``true`` -> True, ``none`` -> N
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import inspect
@@ -72,7 +73,9 @@ def metric_class(name: str) -> type[Metric]:
     if name in _REGISTERED:
         return _REGISTERED[name]
     if name not in BUILTIN:
-        raise MetricError(f"unknown metric {name!r}; available: {', '.join(names())} "
+        close = difflib.get_close_matches(str(name), names(), n=3)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        raise MetricError(f"unknown metric {name!r}; {hint}available: {', '.join(names())} "
                           "(or register your own with metricbias.metrics.register)")
     module = importlib.import_module(BUILTIN[name])
     for obj in vars(module).values():
@@ -110,8 +113,10 @@ class FunctionMetric(Metric):
             raise MetricError(f"metric {self.name}: the function {self.function.__qualname__} did not return "
                               f"numbers: {exc}") from exc
         if scores.shape != (len(candidates),):
+            hint = (" (it is called once with the lists of all candidates and references, "
+                    "f(candidates, references) -> one score per pair, not once per pair)" if scores.ndim == 0 else "")
             raise MetricError(f"metric {self.name}: the function returned shape {scores.shape} for "
-                              f"{len(candidates)} pairs; return one score per pair")
+                              f"{len(candidates)} pairs; return one score per pair{hint}")
         if not np.all(np.isfinite(scores)):
             raise MetricError(f"metric {self.name}: the function returned {int((~np.isfinite(scores)).sum())} "
                               "non-finite score(s)")
