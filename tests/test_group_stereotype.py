@@ -171,3 +171,8 @@ def test_the_template_interval_resamples_whole_templates():
     assert set(np.round(means * 3).astype(int)) <= set(range(3, 16)) and np.allclose(means * 3 % 2, 1)
     low, high = reliability.template_interval(x, n_resamples=500, seed=0)
     assert 1.0 <= low < 3.0 < high <= 5.0
+
+
+def test_your_own_pairs_name_their_clusters():
+    pairs = pd.DataFrame({"attribute": "x", "pair_id": ["1", "2", "3"], "cluster": ["t1", "t1", ""]})
+    assert clusters.cluster_keys(pairs).tolist() == ["x:t1", "x:t1", "x:3"]

@@ -12,6 +12,7 @@ clusters). :func:`cluster_keys` names each pair's cluster:
   WinoBias's order) form ``winobias-released:0``, so the 396 released pairs are 198 clusters.
 * **Counterfactual** pairs (every group of a built pair against every other) take the cluster of their
   ``source``, the built pair they come from.
+* Your own pairs (:mod:`metricbias.datasets.user_pairs`) name their clusters in a ``cluster`` column.
 * Every other pair (a CrowS-Pairs row, a StereoSet item, a released CrowS-derived pair) is its own template:
   its cluster is its ``pair_id``.
 
@@ -52,7 +53,7 @@ def template_of(pair_id: str, attribute: str = "") -> str:
 
 def cluster_keys(pairs: pd.DataFrame) -> pd.Series:
     """One cluster key per row of a pair or score table (``attribute``, ``pair_id``; a counterfactual pair's
-    ``source``), aligned with its index."""
+    ``source``; a ``cluster`` column where the table has one), aligned with its index."""
     missing = [c for c in ("attribute", "pair_id") if c not in pairs.columns]
     if missing:
         raise ValueError(f"clusters: the table lacks column(s) {missing}; the pair layout has attribute and pair_id")
@@ -60,8 +61,12 @@ def cluster_keys(pairs: pd.DataFrame) -> pd.Series:
     if "source" in pairs.columns and "dataset" in pairs.columns:
         counterfactual = pairs["dataset"].eq("counterfactual")
         ids = ids.where(~counterfactual, pairs["source"].astype(str))
-    return pd.Series([template_of(p, a) for p, a in zip(ids, pairs["attribute"].astype(str))], index=pairs.index,
+    keys = pd.Series([template_of(p, a) for p, a in zip(ids, pairs["attribute"].astype(str))], index=pairs.index,
                      name="cluster")
+    if "cluster" in pairs.columns:  # the user's own: pairs made from one template share it
+        own = pairs["cluster"]
+        keys = keys.where(own.isna() | own.astype(str).eq(""), pairs["attribute"].astype(str) + ":" + own.astype(str))
+    return keys
 
 
 def cluster_draws(clusters, *, n_resamples: int = DEFAULT_RESAMPLES,

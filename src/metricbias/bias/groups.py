@@ -146,7 +146,7 @@ def _interval_and_p(estimate: float, draws: np.ndarray, confidence: float) -> tu
 
 def _with_pairs(scores: pd.DataFrame, pairs) -> pd.DataFrame:
     """The score rows with the pair columns the code and the clusters need (texts, groups, direction, source)."""
-    wanted = ["candidate_1", "candidate_2", "group_1", "group_2", "direction", "source"]
+    wanted = ["candidate_1", "candidate_2", "group_1", "group_2", "direction", "source", "cluster"]
     if pairs is None:
         if {"candidate_1", "candidate_2"} <= set(scores.columns):
             return scores
