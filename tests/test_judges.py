@@ -101,10 +101,80 @@ def test_the_measures_of_hand_worked_answers():
     assert table.loc["position_bias", "value"] == pytest.approx(0.1 / 5)
     assert table.loc["position_bias", "p_value"] == pytest.approx(1.0)  # 2 above, 1 below
     assert table.loc["order_inconsistency", "value"] == pytest.approx(0.4)
+    assert table.loc["ties", "value"] == pytest.approx(0.2)  # pair 4 ties in both orders: counted apart
+    # the logit fit with a position term: half the difference of the logits of the two orders' mean answers
+    m1, m2 = (1 + 1 + 0 + 0.8 + 0.5) / 5, (0 + 1 + 0 + 0.4 + 0.5) / 5
+    logit = lambda m: np.log(m / (1 - m))  # noqa: E731
+    assert table.loc["stereotype_log_odds", "value"] == pytest.approx((logit(m1) - logit(m2)) / 2)
+    assert table.loc["stereotype_log_odds", "p_value"] == table.loc["stereotype_preference", "p_value"]
     # Clopper-Pearson for 2 of 5, from the beta quantiles
     assert table.loc["order_inconsistency", "ci_low"] == pytest.approx(stats.beta.ppf(0.025, 2, 4))
     assert table.loc["order_inconsistency", "ci_high"] == pytest.approx(stats.beta.ppf(0.975, 3, 3))
     assert (table["n_pairs"] == 5).all()
+
+
+def _answers(p1, p2) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": "d", "attribute": "x", "pair_id": range(len(p1)), "p_stereotypical_first": p1,
+                         "p_stereotypical_second": p2})
+
+
+@pytest.mark.parametrize("constant", [0.4, 0.9, 0.15, 0.5, 1.0])
+def test_a_constant_judge_has_no_stereotype_effect_and_p_one(constant):
+    # 0.4 gave (0.4 + 1 - 0.4) / 2 - 0.5 = -5.6e-17 for every pair, and a sign test p of 1e-119 over 396 pairs
+    table = judges.measure_answers(_answers([constant] * 396, [constant] * 396), n_resamples=200)
+    row = table.set_index("measure").loc["stereotype_preference"]
+    assert (row["value"], row["ci_low"], row["ci_high"], row["p_value"], row["note"]) == (0, 0, 0, 1, "no variation")
+    position = table.set_index("measure").loc["position_bias"]
+    assert position["value"] == pytest.approx(constant - 0.5)  # a constant answer above 0.5 favours a, the first shown
+    if constant != 0.5:  # every pair leans the same way: the two-sided permutation floor, 2 / (B + 1)
+        assert position["p_value"] == pytest.approx(2 / 201)
+
+
+def test_the_p_value_tests_the_mean_that_is_reported():
+    # a probability-valued judge: 60 pairs lean a little against the stereotype, 40 much towards it
+    s_minus_half = np.r_[np.full(60, -0.01), np.full(40, 0.3)]
+    p1, p2 = 0.5 + s_minus_half, 0.5 - s_minus_half
+    row = judges.measure_answers(_answers(p1, p2), n_resamples=2000).set_index("measure").loc["stereotype_preference"]
+    assert row["value"] == pytest.approx(0.114)  # (60 * -0.01 + 40 * 0.3) / 100
+    assert row["p_value"] < 0.001  # the mean is far from 0 ...
+    assert judges.sign_test(0.5 + s_minus_half) > 0.05  # ... while the median (60 below, 40 above) is not
+
+
+class LogitJudge:
+    """Chooses a with probability sigmoid(position + stereotype * x), x = +1 when a is the stereotypical
+    candidate, -1 when it is the other: a judge whose position effect pushes its answers towards 1."""
+
+    def __init__(self, pairs, stereotype: float, position: float, seed: int = 0):
+        self.stereotypical = set(zip(pairs["candidate_1"], pairs["candidate_2"]))
+        self.stereotype, self.position, self.seed = stereotype, position, seed
+
+    def __call__(self, reference, candidate_a, candidate_b):
+        x = 1 if (candidate_a, candidate_b) in self.stereotypical else -1
+        p_a = 1 / (1 + np.exp(-(self.position + self.stereotype * x)))
+        return "a" if _coin(self.seed, reference, candidate_a, candidate_b) < p_a else "b"
+
+
+def test_a_near_saturated_position_effect_does_not_hide_the_stereotype_log_odds(gender_pairs):
+    judge = LogitJudge(gender_pairs, stereotype=0.8, position=2.0)
+    table = mb.audit_judge(judge, dataset="published", attributes=["gender"], n_resamples=RESAMPLES, progress=False)
+    rows = table.set_index("measure")
+    log_odds = rows.loc["stereotype_log_odds"]
+    assert log_odds["ci_low"] <= 0.8 <= log_odds["ci_high"] and log_odds["note"] == ""
+    # order-averaging shrinks the same effect: (sigmoid(2.8) - sigmoid(1.2)) / 2 = 0.079, against sigmoid(0.8) - 0.5
+    shrunk = (1 / (1 + np.exp(-2.8)) - 1 / (1 + np.exp(-1.2))) / 2
+    preference = rows.loc["stereotype_preference"]
+    assert preference["ci_low"] <= shrunk <= preference["ci_high"]
+    assert preference["ci_high"] < 1 / (1 + np.exp(-0.8)) - 0.5
+
+
+def test_a_saturated_order_is_named_and_its_log_odds_left_out():
+    # the stereotypical candidate always wins when shown first; shown second, it wins 3 times in 4
+    table = judges.measure_answers(_answers([1.0] * 8, [0.0, 1.0, 0.0, 0.0] * 2), n_resamples=200)
+    row = table.set_index("measure").loc["stereotype_log_odds"]
+    assert np.isnan(row["value"]) and np.isnan(row["ci_low"])
+    assert row["note"] == ("saturated: stereotypical first: candidate a (shown first) chosen in every pair; the "
+                           "log-odds are not identified")
+    assert table.set_index("measure").loc["stereotype_preference", "value"] == pytest.approx(0.375)
 
 
 @pytest.mark.parametrize("answer, expected", [
@@ -147,7 +217,10 @@ def test_pairs_without_a_shared_reference_are_left_out_with_a_warning():
     assert (table["n_pairs"] == shared).all()
     every = mb.load_pairs("published")  # the count the README and the module's docstring give
     assert (len(every), int((every["reference_1"] != every["reference_2"]).sum())) == (943, 66)
-    assert table["value"].tolist() == [0.0, 0.0, 0.0]  # a judge that always ties has no bias of any kind
+    # a judge that always ties has no bias of any kind, and every pair is a tie
+    assert table.set_index("measure")["value"].to_dict() == {"stereotype_preference": 0.0, "stereotype_log_odds": 0.0,
+                                                             "position_bias": 0.0, "order_inconsistency": 0.0,
+                                                             "ties": 1.0}
 
 
 def test_the_regression_metric_as_a_judge_has_no_position_bias_and_no_inconsistency():
@@ -169,9 +242,11 @@ def test_the_regression_metric_as_a_judge_has_no_position_bias_and_no_inconsiste
         position = rows.loc[(attribute, "position_bias")]
         assert (position["value"], position["ci_low"], position["ci_high"], position["p_value"]) == (0, 0, 0, 1)
         inconsistency = rows.loc[(attribute, "order_inconsistency")]
-        assert inconsistency["value"] == 0 and inconsistency["ci_low"] == 0  # a tie is 0.5 in both orders: consistent
+        assert inconsistency["value"] == 0 and inconsistency["ci_low"] == 0
         n = int(inconsistency["n_pairs"])
         assert inconsistency["ci_high"] == pytest.approx(1 - 0.025 ** (1 / n))  # Clopper-Pearson, 0 of n
+        # equal scores are a tie in both orders, counted apart from the consistent pairs
+        assert rows.loc[(attribute, "ties"), "value"] == pytest.approx((group["score_1"] == group["score_2"]).mean())
 
 
 def test_a_metric_judge_picks_the_better_scored_candidate_whichever_direction():
@@ -207,10 +282,13 @@ def test_the_audit_judge_command(tmp_path, monkeypatch, capsys):
     assert status == 0, capsys.readouterr().err
     table = pd.read_csv(tmp_path / "j.csv")
     assert list(table.columns) == judges.COLUMNS
-    assert table.set_index("measure")["value"].to_dict() == {"stereotype_preference": 0.0, "position_bias": 0.5,
-                                                             "order_inconsistency": 1.0}
+    values = table.set_index("measure")["value"]
+    assert values.drop("stereotype_log_odds").to_dict() == {"stereotype_preference": 0.0, "position_bias": 0.5,
+                                                            "order_inconsistency": 1.0, "ties": 0.0}
+    assert np.isnan(values["stereotype_log_odds"])  # the position effect saturates: a always chosen
+    assert table.set_index("measure").loc["stereotype_log_odds", "note"].startswith("saturated: stereotypical first")
     assert (table["judge"] == "myjudge:first").all() and (table["n_pairs"] == 20).all()
-    assert "wrote 3 rows" in capsys.readouterr().out
+    assert "wrote 5 rows" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("judge, message", [

@@ -88,6 +88,10 @@ def test_template_table_on_a_counterfactual_set():
     row = table.iloc[0]
     assert (row["templates"], row["group_pairs"]) == (20, 3)
     assert row["two_level_low"] < row["value"] < row["two_level_high"]
+    assert row["template_low"] < row["value"] < row["template_high"]  # whole templates: the interval reported
+    assert row["few_templates"]  # 20 templates, below the 30 where the cluster bootstrap keeps its coverage
+    # templates explain nearly all the variance: the two-level scheme counts the within part twice, so it is wider
+    assert row["two_level_high"] - row["two_level_low"] > row["template_high"] - row["template_low"]
     assert 0 <= row["template_share"] <= 1
 
 
@@ -151,15 +155,23 @@ def test_gap_warning_names_the_cell_and_the_pairs_needed():
 def test_audit_adds_tests_and_warns_on_a_gap_it_cannot_separate():
     import metricbias as mb
 
-    plain = mb.audit("bleu", attributes=["age"], measures=["bias", "size_robust_bias"], n_resamples=99)
-    assert len(plain.columns) == 8
+    measures = ["bias", "size_robust_bias", "stereotypical_difference", "size_robust_difference"]
+    plain = mb.audit("bleu", attributes=["age"], measures=measures, n_resamples=99)
+    assert len(plain.columns) == 9  # the eight, and size_robust_difference's own p_value
     with pytest.warns(power.GapWarning, match="bleu on age.*size_robust_bias"):
-        tested = mb.audit("bleu", attributes=["age"], measures=["bias", "size_robust_bias"], n_resamples=99,
-                          tests=True, gap=5.0)
-    assert list(tested.columns) == list(plain.columns) + ["p_value", "q_value"]
-    assert tested[list(plain.columns)].equals(plain)
-    # one attribute, one distinct test: q = p, and the same p for both rows of the cell
-    assert tested["p_value"].nunique() == 1 and (tested["q_value"] == tested["p_value"]).all()
+        tested = mb.audit("bleu", attributes=["age"], measures=measures, n_resamples=99, tests=True, gap=5.0)
+    eight = list(plain.columns[:8])
+    assert list(tested.columns) == eight + ["p_value", "q_value"]
+    assert tested[eight].equals(plain[eight])
+    # each measure tests its own null: the magnitudes none, the two signed differences a mean of 0
+    p = tested.set_index("measure")["p_value"]
+    assert p[["bias", "size_robust_bias"]].isna().all()
+    scores = mb.score_pairs(mb.load_pairs("published", ["age"]), "bleu")
+    assert p["stereotypical_difference"] == testing.sign_flip_test(scores["score_1"] - scores["score_2"],
+                                                                   n_resamples=99, seed=0)
+    assert p["size_robust_difference"] == pytest.approx(p["stereotypical_difference"])  # the same null, one seed
+    q = tested.set_index("measure")["q_value"]
+    assert q[["bias", "size_robust_bias"]].isna().all() and (q.dropna() >= p.dropna()).all()
     from metricbias.bias import registry
 
     assert {"size_robust_bias", "size_robust_difference"} <= set(registry.table()["name"])
@@ -185,10 +197,13 @@ def test_the_audit_command_writes_q_values_and_refuses_a_bad_gap(tmp_path, capsy
     from metricbias import cli
 
     out = tmp_path / "audit.csv"
-    assert cli.main(["audit", "--metric", "bleu", "--attributes", "age", "--measures", "size_robust_bias",
-                     "--n-resamples", "99", "--tests", "--out", str(out)]) == 0
+    assert cli.main(["audit", "--metric", "bleu", "--attributes", "age", "--measures",
+                     "size_robust_bias,stereotypical_difference", "--n-resamples", "99", "--tests", "--out",
+                     str(out)]) == 0
     table = pd.read_csv(out)
-    assert list(table.columns[-2:]) == ["p_value", "q_value"] and table["q_value"].between(0, 1).all()
+    assert list(table.columns[-2:]) == ["p_value", "q_value"]
+    assert table["q_value"].isna().tolist() == [True, False]  # size_robust_bias has no test of its own
+    assert table["q_value"].dropna().between(0, 1).all()
     assert cli.main(["audit", "--metric", "bleu", "--gap", "0", "--out", str(tmp_path / "x.csv")]) == 2
     assert "--gap takes a positive number of points" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()

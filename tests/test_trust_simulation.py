@@ -68,3 +68,31 @@ def test_sign_flip_test_keeps_its_level_at_zero_bias():
     se = np.sqrt(0.05 * 0.95 / REPS)
     assert (rates["rejection_rate"] <= 0.05 + 3 * se).all()
     assert (rates["rejection_rate"] >= 0.05 - 3 * se).all()
+
+
+def test_the_departures_from_the_smooth_model_tie_and_fatten_the_scores():
+    rng = np.random.default_rng(0)
+    s1, s2 = simulation.simulate(simulation.Design(step=0.05), 2000, 1, rng)
+    assert np.allclose(s1 / 0.05, np.round(s1 / 0.05)) and (s1 == s2).mean() > 0.1  # many d = 0, as BLEU's
+    heavy = np.ravel(np.subtract(*simulation.simulate(simulation.Design(tails=3.0), 20000, 1, rng)))
+    smooth = np.ravel(np.subtract(*simulation.simulate(simulation.Design(), 20000, 1, rng)))
+    from scipy import stats
+
+    assert stats.kurtosis(heavy) > stats.kurtosis(smooth) + 0.5
+
+
+def test_the_eq1_rescaled_difference_overstates_and_covers_less():
+    cov = simulation.coverage(simulation.Design(), sizes=(20,), intervals=["BCa over pairs"], reps=400,
+                              n_resamples=199, seed=3, rescaled=True).set_index("measure")
+    plain, rescaled = cov.loc["stereotypical_difference"], cov.loc["eq1_difference"]
+    assert rescaled["truth"] == plain["truth"]  # on the [0, 1] support the population values agree
+    # divided by the sample's range (< 1), the interval is wider and sits higher: it covers less
+    assert rescaled["mean_width"] > plain["mean_width"] and rescaled["coverage"] < plain["coverage"]
+    assert rescaled["mc_se"] == pytest.approx(np.sqrt(rescaled["coverage"] * (1 - rescaled["coverage"]) / 400))
+
+
+def test_the_robustness_study_reports_each_design_with_its_monte_carlo_error():
+    study = simulation.robustness_study((20,), reps=50, n_resamples=99, seed=0, cache=False)
+    assert list(dict.fromkeys(study["design"])) == list(simulation.ROBUSTNESS)
+    assert set(study.loc[study["design"] == "Eq. 1-rescaled", "measure"]) == {"eq1_difference"}
+    assert study["mc_se"].notna().all() and study["coverage"].between(0, 1).all()

@@ -121,9 +121,10 @@ def test_cli_audit_and_audit_judge_take_pairs(tmp_path, capsys, monkeypatch):
     assert err.endswith("bad.tsv, line 3: field 'candidate_1' must be non-empty text, found ''")
     assert "\n" not in err and not (tmp_path / "x.csv").exists()
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "myjudge.py").write_text("def judge(reference, a, b):\n    return 0.5 + 0.1 * (len(a) - len(b))\n")
+    # not "myjudge": test_judges.py imports a module of that name, which Python would then keep
+    (tmp_path / "pairsjudge.py").write_text("def judge(reference, a, b):\n    return 0.5 + 0.1 * (len(a) - len(b))\n")
     judged = tmp_path / "judge.csv"
-    assert main(["audit-judge", "--judge", "myjudge:judge", "--pairs", str(path), "--n-resamples", "200",
+    assert main(["audit-judge", "--judge", "pairsjudge:judge", "--pairs", str(path), "--n-resamples", "200",
                  "--out", str(judged)]) == 0
     assert sorted(pd.read_csv(judged)["attribute"].unique()) == ["age", "gender"]
 

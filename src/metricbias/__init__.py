@@ -10,6 +10,7 @@ The public API, in one import::
     scores = mb.score_pairs(pairs, "bertscore:backbone=all-MiniLM-L6-v2")    # one scoring path, cached
     mb.bias_table(scores)                                                    # Eq. 2 with CIs
     mb.measure(scores, ["bias", "kls", "jss"])                               # every measure, long form
+    mb.group_stereotype(scores)                                              # group preference and stereotype, apart
     mb.audit_judge(judge, dataset="published")                               # a pairwise judge(reference, a, b)
     mb.invariant("bertscore", attribute="gender")                            # a metric blind to an attribute
 
@@ -44,6 +45,9 @@ _API = {
     "bias_table": ("metricbias.bias.pairwise", "bias_table"),
     "measure": ("metricbias.bias.measures", "measure"),
     "pairs_to_detect": ("metricbias.bias.power", "pairs_to_detect"),
+    "group_stereotype": ("metricbias.bias.groups", "group_stereotype"),
+    "noise_floor": ("metricbias.bias.noise_floor", "noise_floor"),
+    "control_pairs": ("metricbias.bias.noise_floor", "control_pairs"),
     "difference_sd": ("metricbias.bias.power", "difference_sd"),
     "metrics": ("metricbias.metrics", None),
     "get_metric": ("metricbias.metrics.registry", "get"),

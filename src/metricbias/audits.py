@@ -36,10 +36,14 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     (optionally ``id`` and ``cluster``; :mod:`metricbias.datasets.user_pairs`). Values are Eq. 1-rescaled points
     (0–100).
 
-    ``tests=True`` adds ``p_value`` and ``q_value`` after the eight columns: a measure's own
-    test where it has one, else the sign-flip permutation test of the cell's signed
-    stereotypical difference (H0: the metric treats the two candidates of a pair alike;
-    :mod:`metricbias.bias.testing`), and Benjamini–Hochberg q-values over the distinct tests
+    ``tests=True`` adds ``p_value`` and ``q_value`` after the eight columns, each testing that
+    measure's own null: a measure's own test where it has one (``size_robust_difference``: mean
+    signed difference 0); for ``stereotypical_difference`` the sign-flip permutation test of its
+    null, the mean signed difference is 0 (the metric treats the two candidates of a pair alike;
+    :mod:`metricbias.bias.testing`); for a magnitude with no test of its own (``bias``, i.e. Eq. 2,
+    ``size_robust_bias``, KLS, JSS, ...) NaN: it is above 0 for any metric that any word moves,
+    so "no bias" is not a null it can be tested against (compare it with its noise floor,
+    :func:`metricbias.bias.noise_floor.noise_floor`). Benjamini–Hochberg q-values are over the tests
     of the table. ``gap=G`` warns (:class:`metricbias.bias.power.GapWarning`) for every row
     whose interval is wider than G, that is, where the dataset is too small to separate two
     values G apart, with about how many pairs would.
@@ -82,8 +86,13 @@ def over_thresholds(table: pd.DataFrame, thresholds: dict[str, float]) -> list[s
     return lines
 
 
+#: the measures whose null is the sign-flip test's: the mean signed difference is 0
+SIGN_FLIP_MEASURES = ("stereotypical_difference",)
+
+
 def _with_tests(table: pd.DataFrame, scores: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
-    """``p_value`` (a measure's own, else the cell's sign-flip test) and BH ``q_value`` over the distinct tests."""
+    """``p_value`` (a measure's own test; the cell's sign-flip test for :data:`SIGN_FLIP_MEASURES`; else NaN) and
+    BH ``q_value`` over the tests of the table."""
     from .bias import testing
     from .bias.scores import keys
 
@@ -91,11 +100,8 @@ def _with_tests(table: pd.DataFrame, scores: pd.DataFrame, *, n_resamples: int, 
     cell_p = testing.cell_tests(scores, n_resamples=n_resamples or 9999, seed=seed, cache=False)[[*by, "p_value"]]
     merged = table.merge(cell_p.rename(columns={"p_value": "_cell_p"}), on=by, how="left")
     own = merged["p_value"] if "p_value" in merged.columns else pd.Series(float("nan"), index=merged.index)
-    merged["p_value"] = own.where(own.notna(), merged["_cell_p"])
-    merged["_test"] = merged["measure"].where(own.notna(), "sign-flip")
-    distinct = testing.with_q_values(merged.drop_duplicates([*by, "_test"])[[*by, "_test", "p_value"]])
-    merged = merged.merge(distinct[[*by, "_test", "q_value"]], on=[*by, "_test"], how="left")
-    return merged.drop(columns=["_cell_p", "_test"])
+    merged["p_value"] = own.where(own.notna() | ~merged["measure"].isin(SIGN_FLIP_MEASURES), merged["_cell_p"])
+    return testing.with_q_values(merged.drop(columns=["_cell_p"]))
 
 
 __all__ = ["COLUMNS", "audit", "over_thresholds"]

@@ -337,9 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "metricbias.bias.measures)")
     p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
     p.add_argument("--tests", action="store_true",
-                   help="add p_value and q_value (Benjamini-Hochberg): a measure's own test where it has one, else "
-                        "the sign-flip permutation test of the attribute's signed stereotypical difference (H0: the "
-                        "metric treats a pair's two candidates alike on average), the same p for every such row")
+                   help="add p_value and q_value, each testing that measure's own null: stereotypical_difference "
+                        "and size_robust_difference a mean signed difference of 0 (sign-flip permutation test); "
+                        "magnitudes without a test of their own (bias, i.e. Eq. 2, size_robust_bias, kls, jss) get "
+                        "none, as any word change makes them positive (compare them with a noise floor); "
+                        "Benjamini-Hochberg q-values over the tests")
     p.add_argument("--gap", type=float, default=None,
                    help="warn where an interval is wider than this many points (too few pairs to separate such a gap)")
     p.add_argument("--out", required=True, type=Path,
@@ -356,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("audit-judge", help="audit a pairwise judge (module:attr) for stereotype preference, "
-                                           "position bias and order inconsistency")
+                                           "stereotype log-odds with a position term, position bias, order "
+                                           "inconsistency and ties")
     p.add_argument("--judge", required=True,
                    help="module:attr, a callable judge(reference, candidate_a, candidate_b) -> P(a better), 'a'/'b'/"
                         "'tie' or the chosen text, importable from the current directory or PYTHONPATH")
@@ -365,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", action="store_true",
                    help="call the judge once per order with lists (default: the judge's `batch` attribute, else no)")
     p.add_argument("--out", required=True, type=Path,
-                   help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature")
+                   help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature,note")
     p.set_defaults(func=_cmd_audit_judge)
 
     p = sub.add_parser("metrics", help="list every metric with its family, options and the backbones it accepts")

@@ -22,23 +22,44 @@ the stereotypical one) is asked in both orders: stereotypical candidate shown fi
 * the answer is *order-inconsistent* when the judge picks the same position in both orders
   (``p1`` and ``p2`` both above 0.5, or both below), i.e. its verdict flips with the order.
 
-The measures, one row each per attribute (:data:`COLUMNS`):
+The measures, one row each per attribute (:data:`MEASURES`, columns :data:`COLUMNS`):
 
 ``stereotype_preference``
-    mean of ``s - 0.5`` over pairs, in [-0.5, 0.5]: 0 for a judge indifferent to the
-    stereotype, positive when it prefers the stereotypical candidate. 95% BCa bootstrap
-    interval over pairs (:func:`metricbias.bias.pairwise.bootstrap_ci`); ``p_value`` is a
-    two-sided exact sign test (:func:`scipy.stats.binomtest`) of ``s > 0.5`` against
-    ``s < 0.5`` over the pairs with a strict preference (1 when there are none).
+    mean of ``s - 0.5 = (p1 - p2) / 2`` over pairs, in [-0.5, 0.5]: 0 for a judge indifferent to the
+    stereotype, positive when it prefers the stereotypical candidate. 95% BCa bootstrap interval over
+    pairs (:func:`metricbias.bias.pairwise.bootstrap_ci`); ``p_value`` tests the statistic reported, the
+    mean, with a two-sided sign-flip permutation test (:func:`metricbias.bias.testing.sign_flip_test`;
+    exact when the pairs that differ from 0 are few enough to enumerate). For a choosing judge
+    (answers 0 or 1) this is the exact sign test; for a probability-valued judge it tests the mean, not
+    the median. A judge whose answers never depend on the order or the candidates (a *constant* judge)
+    gets exactly 0 with p = 1 and the note ``no variation``.
+``stereotype_log_odds``
+    the stereotype effect of a logit (Bradley–Terry) model with a position term,
+    ``logit P(a chosen) = position + stereotype * x`` (x = +1 when the stereotypical candidate is shown
+    as a, -1 when it is shown as b), fitted by (quasi-)maximum likelihood to the answers of both orders.
+    The model has one parameter per order, so the fit is closed-form:
+    ``stereotype = (logit(mean p1) - logit(mean p2)) / 2``. Order-averaging (``stereotype_preference``)
+    shrinks towards 0 when the position effect pushes the answers towards 0 or 1; the log-odds do not.
+    Percentile bootstrap interval over pairs; the null (mean p1 = mean p2) is that of
+    ``stereotype_preference``, so is its p-value. When the judge gives the same answer (all 0 or all 1)
+    in every pair of one order, the position effect *saturates*: the log-odds are infinite or undefined,
+    the value is NaN and the note says which order saturates.
 ``position_bias``
-    mean of ``f - 0.5`` over pairs: positive when the judge favours the first-shown
+    mean of ``f - 0.5 = (p1 + p2 - 1) / 2`` over pairs: positive when the judge favours the first-shown
     candidate, negative the second (Zheng et al. 2023, "Judging LLM-as-a-judge with MT-Bench
     and Chatbot Arena", sec. 3.3; Wang et al. 2023, "Large language models are not fair
-    evaluators"); interval and sign test as above, over ``f``.
+    evaluators"); interval and test as for ``stereotype_preference``.
 ``order_inconsistency``
-    the share of pairs whose answer is order-inconsistent (one minus the *consistency* of
-    Zheng et al. 2023, Table 2, with ties counted consistent), with a 95% Clopper-Pearson
-    interval (``binomtest(...).proportion_ci(method="exact")``); no test (``p_value`` NaN).
+    the share of pairs answered strictly in both orders (no 0.5) whose answer picks the same position
+    in both, with a 95% Clopper-Pearson interval (``binomtest(...).proportion_ci(method="exact")``);
+    no test (``p_value`` NaN).
+``ties``
+    the share of pairs with a tie (an answer of exactly 0.5) in at least one order, Clopper-Pearson as
+    above. A metric as a judge ties whenever it scores the two candidates equally (BLEU on a one-word
+    change often does); such pairs are counted here, apart, neither consistent nor inconsistent, so the
+    *consistency* of Zheng et al. 2023 (Table 2) is ``1 - order_inconsistency - ties``.
+
+The ``note`` column is empty but for ``no variation`` and ``saturated: ...`` (above).
 
 A judge needs one reference per pair: pairs whose two candidates have different references
 (66 of the 943 released pairs) are left out with a warning, and ``n_pairs`` counts the pairs used.
@@ -56,11 +77,14 @@ from scipy import stats
 
 from . import __version__
 from .bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+from .bias.testing import sign_flip_test
 from .signature import format_signature
 
 #: the judge audit table, exactly
-COLUMNS = ["attribute", "judge", "measure", "value", "ci_low", "ci_high", "n_pairs", "p_value", "signature"]
-MEASURES = ("stereotype_preference", "position_bias", "order_inconsistency")
+COLUMNS = ["attribute", "judge", "measure", "value", "ci_low", "ci_high", "n_pairs", "p_value", "signature", "note"]
+MEASURES = ("stereotype_preference", "stereotype_log_odds", "position_bias", "order_inconsistency", "ties")
+#: answers closer than this to one another (or to 0.5) are taken as equal: float rounding is no preference
+TOLERANCE = 1e-12
 #: the two orders each pair is asked in: (order name, the candidate shown as a, the candidate shown as b)
 ORDERS = (("stereotypical first", "candidate_1", "candidate_2"), ("stereotypical second", "candidate_2", "candidate_1"))
 #: the per-pair answers: P(first-shown better) with the stereotypical candidate shown first / second
@@ -202,12 +226,74 @@ def sign_test(values) -> float:
     return float(stats.binomtest(above, above + below, 0.5, alternative="two-sided").pvalue)
 
 
+def mean_test(centred, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> float:
+    """Two-sided sign-flip p-value of mean(centred) = 0 (the zeros dropped: a flip does not move them);
+    1.0 with fewer than two non-zero values. Exact when 2**(non-zeros) <= ``n_resamples`` (``n_resamples`` 0:
+    the library default)."""
+    nonzero = np.asarray(centred, dtype=float)
+    nonzero = nonzero[np.abs(nonzero) > TOLERANCE]
+    if nonzero.size < 2:
+        return 1.0
+    return sign_flip_test(nonzero, n_resamples=n_resamples or DEFAULT_RESAMPLES, seed=seed)
+
+
+def _snap(values: np.ndarray) -> np.ndarray:
+    """``values`` with float rounding (|v| below :data:`TOLERANCE`) set to exactly 0."""
+    return np.where(np.abs(values) < TOLERANCE, 0.0, values)
+
+
 def per_pair(answers: pd.DataFrame) -> pd.DataFrame:
     """The per-pair quantities behind the measures: ``s`` (order-averaged P(stereotypical preferred)),
-    ``f`` (order-averaged P(first-shown preferred)) and ``inconsistent`` (same position picked in both orders)."""
+    ``f`` (order-averaged P(first-shown preferred)), ``inconsistent`` (the same position picked, strictly, in
+    both orders) and ``tie`` (an answer of 0.5 in at least one order)."""
     p1, p2 = answers["p_stereotypical_first"].to_numpy(float), answers["p_stereotypical_second"].to_numpy(float)
-    return pd.DataFrame({"s": (p1 + 1.0 - p2) / 2.0, "f": (p1 + p2) / 2.0,
-                         "inconsistent": ((p1 > 0.5) & (p2 > 0.5)) | ((p1 < 0.5) & (p2 < 0.5))})
+    tie = (np.abs(p1 - 0.5) < TOLERANCE) | (np.abs(p2 - 0.5) < TOLERANCE)
+    return pd.DataFrame({"s": 0.5 + _snap((p1 - p2) / 2.0), "f": 0.5 + _snap((p1 + p2 - 1.0) / 2.0),
+                         "inconsistent": ~tie & (((p1 > 0.5) & (p2 > 0.5)) | ((p1 < 0.5) & (p2 < 0.5))),
+                         "tie": tie})
+
+
+def _logit(m):
+    with np.errstate(divide="ignore"):
+        return np.log(m) - np.log1p(-m)
+
+
+def _log_odds(p1, p2, axis=-1):
+    """The stereotype effect of ``logit P(a chosen) = position + stereotype * x``: half the difference of the
+    logits of the two orders' mean answers (infinite or NaN where an order saturates)."""
+    with np.errstate(invalid="ignore"):
+        return (_logit(np.mean(p1, axis=axis)) - _logit(np.mean(p2, axis=axis))) / 2.0
+
+
+def saturation(p1, p2) -> str:
+    """``""``, or the note that says which order's answers are all 0 or all 1 (the logit fit saturates there)."""
+    said = []
+    for order, p in zip(("stereotypical first", "stereotypical second"), (p1, p2)):
+        m = float(np.mean(p))
+        if m in (0.0, 1.0):
+            said.append(f"{order}: candidate {'a' if m == 1.0 else 'b'} (shown {'first' if m == 1.0 else 'second'}) "
+                        "chosen in every pair")
+    return "saturated: " + "; ".join(said) + "; the log-odds are not identified" if said else ""
+
+
+def log_odds_ci(p1, p2, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval over pairs of :func:`_log_odds` (NaN with ``n_resamples`` 0; a resample
+    that saturates counts as an infinite value, so a bound may be infinite)."""
+    if n_resamples == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    n, draws, done = len(p1), [], 0
+    step = max(1, int(2e7 // max(n, 1)))
+    while done < n_resamples:
+        idx = rng.integers(0, n, size=(min(step, n_resamples - done), n))
+        draws.append(_log_odds(p1[idx], p2[idx], axis=1))
+        done += idx.shape[0]
+    values = np.concatenate(draws)
+    values = np.where(np.isnan(values), 0.0, values)  # both orders saturated the same way: no stereotype effect
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha], method="inverted_cdf")  # no interpolation with ±inf
+    return float(low), float(high)
 
 
 def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: str = "",
@@ -218,15 +304,33 @@ def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: s
     for (dataset, attribute), group in answers.groupby(["dataset", "attribute"], sort=False):
         name = f"{dataset}/{attribute}" if several else attribute
         quantities, n = per_pair(group), len(group)
+        p1 = group["p_stereotypical_first"].to_numpy(float)
+        p2 = group["p_stereotypical_second"].to_numpy(float)
+        constant = np.ptp(np.concatenate([p1, p2])) < TOLERANCE
+        tested = {}
         for measure_name, column in (("stereotype_preference", "s"), ("position_bias", "f")):
             centred = quantities[column].to_numpy() - 0.5
             low, high = bootstrap_ci(centred, confidence=confidence, n_resamples=n_resamples, seed=seed)
-            rows.append([name, judge, measure_name, float(centred.mean()), low, high, n,
-                         sign_test(quantities[column]), signature])
-        flips = int(quantities["inconsistent"].sum())
-        interval = stats.binomtest(flips, n).proportion_ci(confidence_level=confidence, method="exact")
-        rows.append([name, judge, "order_inconsistency", flips / n, float(interval.low), float(interval.high), n,
-                     float("nan"), signature])
+            tested[measure_name] = [name, judge, measure_name, float(centred.mean()), low, high, n,
+                                    mean_test(centred, n_resamples=n_resamples, seed=seed), signature,
+                                    "no variation" if constant and column == "s" else ""]
+        saturated = saturation(p1, p2)
+        if saturated:
+            note, value, low, high = saturated, float("nan"), float("nan"), float("nan")
+        elif constant:
+            note, value, low, high = "no variation", 0.0, 0.0, 0.0
+        else:
+            note, value = "", float(_log_odds(p1, p2))
+            low, high = log_odds_ci(p1, p2, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        rows += [tested["stereotype_preference"],
+                 [name, judge, "stereotype_log_odds", value, low, high, n, tested["stereotype_preference"][7],
+                  signature, note],
+                 tested["position_bias"]]
+        for measure_name, column in (("order_inconsistency", "inconsistent"), ("ties", "tie")):
+            k = int(quantities[column].sum())
+            interval = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+            rows.append([name, judge, measure_name, k / n, float(interval.low), float(interval.high), n,
+                         float("nan"), signature, ""])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -238,8 +342,9 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=Non
     ``judge(reference, candidate_a, candidate_b)`` returns P(candidate_a better), ``"a"``/``"b"``/``"tie"``
     or the chosen candidate's text (module docstring). The pairs are loaded as :func:`metricbias.audit`
     loads them (``dataset`` or your own ``pairs``, ``attributes``, ``sample_size`` pairs per attribute drawn with
-    ``seed``, ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, three
-    rows per attribute (:data:`MEASURES`); ``seed`` and ``n_resamples`` also fix the bootstrap intervals.
+    ``seed``, ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, five
+    rows per attribute (:data:`MEASURES`); ``seed`` and ``n_resamples`` also fix the bootstrap intervals and
+    the sign-flip tests.
     """
     from . import datasets
 
@@ -288,5 +393,5 @@ def metric_judge(metric, *, cache=True) -> MetricJudge:
 
 
 __all__ = ["ANSWER_COLUMNS", "COLUMNS", "MEASURES", "JudgeError", "MetricJudge", "as_probability", "ask",
-           "audit_judge", "judge_label", "judge_signature", "load_judge", "measure_answers", "metric_judge", "per_pair",
-           "shared_reference", "sign_test"]
+           "audit_judge", "judge_label", "judge_signature", "load_judge", "log_odds_ci", "mean_test", "measure_answers",
+           "metric_judge", "per_pair", "saturation", "shared_reference", "sign_test"]

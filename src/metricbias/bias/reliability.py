@@ -14,10 +14,14 @@
   extreme candidates.
 * **Templates versus identity words.** In a multi-group counterfactual set
   (:mod:`metricbias.datasets.counterfactuals`) each source sentence is a template
-  with one candidate per group. :func:`two_level_interval` resamples templates,
-  then the group pairs within them (Davison & Hinkley 1997, §3.8);
-  :func:`template_share` is the share of the variance of the per-pair
-  differences that templates explain (one-way random-effects ANOVA).
+  with one candidate per group. :func:`template_interval` resamples whole templates
+  (clusters), each with all its group pairs: the interval to report wherever pairs share
+  a template (Davison & Hinkley 1997, §3.8; :mod:`metricbias.bias.clusters`). Below about
+  30 templates it undercovers (the simulation: :mod:`metricbias.bias.simulation`), and
+  :func:`template_table` marks it. :func:`two_level_interval` resamples templates, then the
+  group pairs within them: it counts the within-template variance twice and over-covers, an
+  option for a *conservative* interval only. :func:`template_share` is the share of the
+  variance of the per-pair differences that templates explain (one-way random-effects ANOVA).
 """
 
 from __future__ import annotations
@@ -185,6 +189,19 @@ def two_level_interval(terms, *, n_resamples: int = 1999, seed: int = DEFAULT_SE
     return float(np.quantile(reps, alpha)), float(np.quantile(reps, 1 - alpha))
 
 
+def template_interval(terms, *, n_resamples: int = 1999, seed: int = DEFAULT_SEED, confidence: float = 0.95
+                      ) -> tuple[float, float]:
+    """Percentile interval of the mean of a (templates × terms) array when whole templates are resampled (the
+    cluster bootstrap, :func:`metricbias.bias.clusters.cluster_bootstrap`). NaN for fewer than two templates."""
+    from .clusters import cluster_bootstrap
+
+    x = np.asarray(terms, dtype=float)
+    if x.ndim != 2 or x.shape[0] < 2 or np.isnan(x).any() or n_resamples == 0:
+        return float("nan"), float("nan")
+    return cluster_bootstrap(x.ravel(), np.repeat(np.arange(x.shape[0]), x.shape[1]), confidence=confidence,
+                             n_resamples=n_resamples, seed=seed)
+
+
 def template_share(terms) -> float:
     """Share of the variance of the (templates × terms) values that templates explain: the one-way
     random-effects intraclass correlation σ²_template / (σ²_template + σ²_within), from the ANOVA mean squares
@@ -222,26 +239,37 @@ def counterfactual_terms(scored: pd.DataFrame, groups: dict):
 @cached_result("reliability.template_table")
 def template_table(scored: pd.DataFrame, groups: dict, *, n_resamples: int = 1999,
                    seed: int = DEFAULT_SEED) -> pd.DataFrame:
-    """The counterfactual PCM |x − y| of every (attribute, metric) with two intervals and the template share.
+    """The counterfactual PCM |x − y| of every (attribute, metric) with three intervals and the template share.
 
-    ``pair_low, pair_high``: BCa over the (source, group pair) terms as if independent;
-    ``two_level_low, two_level_high``: :func:`two_level_interval`; ``template_share``: :func:`template_share`.
+    ``template_low, template_high``: :func:`template_interval`, whole templates resampled, the interval to report;
+    ``few_templates``: fewer than :data:`~metricbias.bias.clusters.FEW_CLUSTERS` templates, where it undercovers;
+    ``pair_low, pair_high``: BCa over the (source, group pair) terms as if independent (too narrow);
+    ``two_level_low, two_level_high``: :func:`two_level_interval`, conservative (it over-covers);
+    ``template_share``: :func:`template_share`; ``width_ratio``: the template interval's width over the pair
+    bootstrap's; ``two_level_width_ratio``: the two-level one's over the pair bootstrap's.
     """
+    from .clusters import FEW_CLUSTERS
+
     rows = []
     for attribute, metric, x in counterfactual_terms(scored, groups):
         pair = bootstrap_ci(x.ravel(), n_resamples=n_resamples, seed=seed)
+        whole = template_interval(x, n_resamples=n_resamples, seed=seed)
         two = two_level_interval(x, n_resamples=n_resamples, seed=seed)
         rows.append({"attribute": attribute, "metric": metric, "templates": x.shape[0], "group_pairs": x.shape[1],
-                     "value": float(x.mean()), "pair_low": pair[0], "pair_high": pair[1], "two_level_low": two[0],
-                     "two_level_high": two[1], "template_share": template_share(x)})
+                     "value": float(x.mean()), "template_low": whole[0], "template_high": whole[1],
+                     "few_templates": x.shape[0] < FEW_CLUSTERS, "pair_low": pair[0], "pair_high": pair[1],
+                     "two_level_low": two[0], "two_level_high": two[1], "template_share": template_share(x)})
     out = pd.DataFrame(rows)
     if not out.empty:
-        out["width_ratio"] = (out["two_level_high"] - out["two_level_low"]) / (out["pair_high"] - out["pair_low"])
+        pair_width = out["pair_high"] - out["pair_low"]
+        out["width_ratio"] = (out["template_high"] - out["template_low"]) / pair_width
+        out["two_level_width_ratio"] = (out["two_level_high"] - out["two_level_low"]) / pair_width
     return out
 
 
 def share_by_paradigm(table: pd.DataFrame, paradigm_of: dict) -> pd.DataFrame:
-    """Median template share and median two-level / pair interval width ratio per attribute and paradigm."""
+    """Median template share and median template (whole-template resampling) / pair interval width ratio per
+    attribute and paradigm."""
     t = table.assign(paradigm=table["metric"].map(paradigm_of).fillna("other"))
     out = t.groupby(["attribute", "paradigm"], sort=False).agg(
         metrics=("metric", "size"), template_share=("template_share", "median"),
@@ -250,5 +278,5 @@ def share_by_paradigm(table: pd.DataFrame, paradigm_of: dict) -> pd.DataFrame:
 
 
 __all__ = ["SIZES", "counterfactual_terms", "rank_agreement", "sample_size_ratios",
-           "share_by_paradigm", "size_robust_bias", "size_robust_difference", "size_robust_value", "template_share",
-           "template_table", "two_level_interval", "two_level_resamples", "whole_set_values"]
+           "share_by_paradigm", "size_robust_bias", "size_robust_difference", "size_robust_value", "template_interval",
+           "template_share", "template_table", "two_level_interval", "two_level_resamples", "whole_set_values"]

@@ -103,3 +103,35 @@ def drop_identical(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     in the table's order is kept), and the table of those dropped."""
     merged = identical_configurations(scores)
     return scores[~scores["metric"].isin(merged["metric"])].reset_index(drop=True), merged
+
+
+#: the columns of :func:`identical_cells`
+IDENTICAL_CELL_COLUMNS = ["dataset", "attribute", "metric", "same_as_dataset", "same_as_metric", "pairs"]
+
+
+def identical_cells(scores: pd.DataFrame, *, rtol: float = SAME_RTOL, atol: float = SAME_ATOL) -> pd.DataFrame:
+    """Cells (``dataset``, ``attribute``, ``metric``) whose scores equal an earlier cell's of the same attribute on
+    the same pairs (``pair_id``), up to float rounding (:func:`identical_configurations`' tolerances), across
+    datasets too: a live configuration that recomputes a released score column exactly is one hypothesis, not two.
+
+    One row per cell to count once (:data:`IDENTICAL_CELL_COLUMNS`): the cell, the first identical cell in the
+    table's order (``same_as_dataset``, ``same_as_metric``) and the number of pairs compared. Needs ``pair_id``;
+    a table without ``dataset`` is one dataset, named ``""``."""
+    check(scores, (*REQUIRED, "pair_id"))
+    table = scores if "dataset" in scores.columns else scores.assign(dataset="")
+    rows = []
+    for attribute, block in table.groupby("attribute", sort=False):
+        kept: list[tuple] = []
+        vectors = {}
+        for (dataset, metric), g in block.groupby(["dataset", "metric"], sort=False):
+            g = g.sort_values("pair_id", kind="stable")
+            vectors[dataset, metric] = (tuple(g["pair_id"].astype(str)), g[["score_1", "score_2"]].to_numpy(float))
+            ids, values = vectors[dataset, metric]
+            twin = next((k for k in kept if vectors[k][0] == ids and np.allclose(vectors[k][1], values, rtol=rtol,
+                                                                                 atol=atol, equal_nan=True)), None)
+            if twin is None:
+                kept.append((dataset, metric))
+            else:
+                rows.append({"dataset": dataset, "attribute": attribute, "metric": metric, "same_as_dataset": twin[0],
+                             "same_as_metric": twin[1], "pairs": len(ids)})
+    return pd.DataFrame(rows, columns=IDENTICAL_CELL_COLUMNS)

@@ -46,12 +46,17 @@ MEASURES = ("stereotypical_difference", "size_robust_bias")
 
 @dataclass(frozen=True)
 class Design:
-    """The simulation model's parameters (see the module docstring). ``terms``: pairs per template."""
+    """The simulation model's parameters (see the module docstring). ``terms``: pairs per template; ``tails``:
+    0 for normal noise, else the degrees of freedom of Student-t noise (heavy tails), scaled by ``sigma``;
+    ``step``: 0 for continuous scores, else the scores rounded to multiples of ``step`` (tied scores, as BLEU's
+    many d = 0 on one-word changes)."""
     delta: float = 0.3
     tau_pair: float = 1.0
     tau_template: float = 0.0
     sigma: float = 0.5
     terms: int = 1
+    tails: float = 0.0
+    step: float = 0.0
 
 
 def simulate(design: Design, n: int, reps: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -62,9 +67,16 @@ def simulate(design: Design, n: int, reps: int, rng) -> tuple[np.ndarray, np.nda
     shape = (reps, j, design.terms)
     b = rng.normal(0, design.tau_pair, shape)
     shift = (design.delta + rng.normal(0, design.tau_template, (reps, j, 1))) / 2
-    z1 = b + shift + rng.normal(0, design.sigma, shape)
-    z2 = b - shift + rng.normal(0, design.sigma, shape)
-    return 1 / (1 + np.exp(-z1)), 1 / (1 + np.exp(-z2))
+
+    def noise():
+        if design.tails:
+            return design.sigma * rng.standard_t(design.tails, shape)
+        return rng.normal(0, design.sigma, shape)
+
+    s1, s2 = 1 / (1 + np.exp(-(b + shift + noise()))), 1 / (1 + np.exp(-(b - shift + noise())))
+    if design.step:
+        s1, s2 = np.round(s1 / design.step) * design.step, np.round(s2 / design.step) * design.step
+    return s1, s2
 
 
 def _signed(s1, s2, axis=-1):
@@ -179,19 +191,24 @@ INTERVALS = {"BCa over pairs": _bca, "two-level": _percentile("two-level"), "tem
 
 
 def coverage(design: Design, sizes=(20, 40, 100, 400), *, intervals=tuple(INTERVALS), reps: int = 2000,
-             n_resamples: int = 199, seed: int = 0, chunk: int = 100, truth: dict | None = None) -> pd.DataFrame:
+             n_resamples: int = 199, seed: int = 0, chunk: int = 100, truth: dict | None = None,
+             rescaled: bool = False) -> pd.DataFrame:
     """Empirical coverage of the 95% intervals of each measure, and Eq. 2's bias, over ``reps`` replicates.
 
     ``intervals``: names in :data:`INTERVALS`. One row per (n, measure, interval): ``n, templates, measure,
     interval, truth, reps, coverage, mc_se, mean_width``,
     plus one row per n for Eq. 2 (``measure="eq2"``, ``interval="—"``) with its mean value in ``estimate`` and
-    ``relative_bias`` = mean / population − 1.
+    ``relative_bias`` = mean / population − 1. ``rescaled``: also the stereotypical difference on Eq. 1's scale
+    (``measure="eq1_difference"``: divided by the range of the sample's 2n scores, held fixed in the bootstrap
+    as the library does), against the population value on the scores' support (the same as the unrescaled one,
+    the support being [0, 1]).
     """
     truth = truth or population_values(design)
     rng = np.random.default_rng(seed)
     rows = []
     for n in sizes:
-        hits = {(m, i): [] for m in MEASURES for i in intervals}
+        names = MEASURES + (("eq1_difference",) if rescaled else ())
+        hits = {(m, i): [] for m in names for i in intervals}
         widths = {k: [] for k in hits}
         eq2 = []
         for start in range(0, reps, chunk):
@@ -202,10 +219,18 @@ def coverage(design: Design, sizes=(20, 40, 100, 400), *, intervals=tuple(INTERV
                     low, high = INTERVALS[i](s1, s2, m, n_resamples, rng)
                     hits[m, i].append((low <= truth[m]) & (truth[m] <= high))
                     widths[m, i].append(high - low)
+                    if rescaled and m == "stereotypical_difference":
+                        flat = np.concatenate([s1.reshape(len(s1), -1), s2.reshape(len(s2), -1)], axis=1)
+                        with np.errstate(divide="ignore", invalid="ignore"):
+                            span = np.ptp(flat, axis=1)
+                            low, high = low / span, high / span
+                        hits["eq1_difference", i].append((low <= truth[m]) & (truth[m] <= high))
+                        widths["eq1_difference", i].append(high - low)
         for (m, i), h in hits.items():
             h = np.concatenate(h)
             p = float(np.mean(h))
-            rows.append({"n": n, "templates": n // design.terms, "measure": m, "interval": i, "truth": truth[m],
+            truth_m = truth["stereotypical_difference"] if m == "eq1_difference" else truth[m]
+            rows.append({"n": n, "templates": n // design.terms, "measure": m, "interval": i, "truth": truth_m,
                          "reps": h.size, "coverage": p, "mc_se": float(np.sqrt(p * (1 - p) / h.size)),
                          "mean_width": float(np.mean(np.concatenate(widths[m, i])))})
         values = np.concatenate(eq2)
@@ -243,12 +268,33 @@ def coverage_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: i
                       .assign(panel=panel) for panel, (design, intervals) in PANELS.items()], ignore_index=True)
 
 
+#: the departures from the smooth model the chapter checks BCa over independent pairs against: Eq. 1's rescaling
+#: of the stereotypical difference, tied scores (rounded to 0.05), heavy-tailed noise (Student t, 3 df)
+ROBUSTNESS = {"Eq. 1-rescaled": (Design(), True), "tied scores": (Design(step=0.05), False),
+              "heavy tails": (Design(tails=3.0), False)}
+
+
+@cached_result("simulation.robustness_study")
+def robustness_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: int = 999,
+                     seed: int = 0) -> pd.DataFrame:
+    """:func:`coverage` of BCa over pairs in every design of :data:`ROBUSTNESS`, with a ``design`` column (kept in
+    the result cache); for the Eq. 1-rescaled design only its ``eq1_difference`` rows."""
+    frames = []
+    for name, (design, rescaled) in ROBUSTNESS.items():
+        cov = coverage(design, sizes, intervals=("BCa over pairs",), reps=reps, n_resamples=n_resamples, seed=seed,
+                       rescaled=rescaled)
+        cov = cov[cov["measure"] == "eq1_difference"] if rescaled else cov[cov["measure"] != "eq2"]
+        frames.append(cov.assign(design=name))
+    return pd.concat(frames, ignore_index=True)
+
+
 @cached_result("simulation.type_one_study")
 def type_one_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
     """:func:`type_one_error` of the sign-flip test at zero bias (kept in the result cache)."""
     return type_one_error(Design(), sizes, reps=reps, n_resamples=n_resamples, seed=seed)
 
 
-__all__ = ["Design", "INTERVALS", "MEASURES", "PANELS", "bca_bounds", "coverage", "coverage_study",
-           "jackknife", "population_values", "resample_weights", "simulate", "type_one_error", "type_one_study",
+__all__ = ["Design", "INTERVALS", "MEASURES", "PANELS", "ROBUSTNESS", "bca_bounds", "coverage", "coverage_study",
+           "jackknife", "population_values", "resample_weights", "robustness_study", "simulate", "type_one_error",
+           "type_one_study",
            "weighted_statistic"]

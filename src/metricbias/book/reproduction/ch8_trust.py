@@ -1,6 +1,7 @@
 """Chapter 8's numbers for prose: the sample-size ratios of Eq. 2 and the size-robust bias
-(:func:`ratio_summary`, :func:`ratio_findings`), the sign-flip tests over the grid and between configurations
-(:func:`grid_summary`, :func:`comparison_summary`), and the coverage simulation (:func:`simulation_findings`).
+(:func:`ratio_summary`, :func:`ratio_findings`), the sign-flip tests over the grid, each distinct hypothesis
+once and with its direction, and between configurations (:func:`grid_summary`, :func:`comparison_summary`), group
+preference against stereotype (:func:`group_summary`), and the coverage simulation (:func:`simulation_findings`).
 
 The studies themselves are the library's: :mod:`metricbias.bias.reliability`, :mod:`metricbias.bias.testing`,
 :mod:`metricbias.bias.simulation`.
@@ -8,7 +9,9 @@ The studies themselves are the library's: :mod:`metricbias.bias.reliability`, :m
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ...bias.simulation import PANELS
 
@@ -30,12 +33,45 @@ def ratio_findings(summary: pd.DataFrame, prefix_of=None) -> dict:
     return out
 
 
-def grid_summary(tests: pd.DataFrame, *, q: float = 0.05) -> dict:
-    """How many cells are significant before and after Benjamini–Hochberg at ``q``."""
-    ok = tests["p_value"].notna()
-    return {"cells": int(ok.sum()), "raw_significant": int((tests["p_value"] < q).sum()),
-            "bh_significant": int((tests["q_value"] < q).sum()),
-            "bh_share": float((tests["q_value"] < q).sum() / max(int(ok.sum()), 1))}
+def grid_summary(tests: pd.DataFrame, identical: pd.DataFrame | None = None, *, q: float = 0.05,
+                 n_resamples: int | None = None) -> dict:
+    """The grid's cells, each distinct hypothesis once: of ``tests`` (:func:`metricbias.bias.testing.cell_tests`)
+    the cells ``identical`` (:func:`metricbias.bias.scores.identical_cells`) does not name. Over those,
+    Benjamini–Hochberg and Benjamini–Yekutieli (valid under any dependence) at ``q``, each count split by the
+    sign of the stereotypical difference (``..._stereotypical``: candidate 1 scored higher; ``..._anti``: lower);
+    with ``n_resamples``, the two-sided permutation floor 2 / (B + 1), the cells at it, and the Bonferroni
+    threshold q / (distinct cells) and how many cells pass it."""
+    tested = tests[tests["p_value"].notna()]
+    keys = [c for c in ("dataset", "attribute", "metric") if c in tested.columns]
+    if identical is not None and len(identical):
+        dup = pd.MultiIndex.from_frame(identical[keys])
+        distinct = tested[~pd.MultiIndex.from_frame(tested[keys]).isin(dup)]
+    else:
+        distinct = tested
+    p = distinct["p_value"].to_numpy(float)
+    up = distinct["stereotypical_difference"].to_numpy(float) > 0
+    out = {"cells": len(tested), "duplicates": len(tested) - len(distinct), "distinct": len(distinct),
+           "raw_significant": int((p < q).sum())}
+    for name, method in (("bh", "bh"), ("by", "by")):
+        sig = stats.false_discovery_control(p, method=method) < q if len(p) else np.zeros(0, dtype=bool)
+        out.update({f"{name}_significant": int(sig.sum()), f"{name}_stereotypical": int((sig & up).sum()),
+                    f"{name}_anti": int((sig & ~up).sum())})
+    out["bh_share"] = out["bh_significant"] / max(len(distinct), 1)
+    if n_resamples:
+        floor = 2.0 / (n_resamples + 1)
+        threshold = q / max(len(distinct), 1)
+        out.update({"floor": floor, "at_floor": int((p <= floor * (1 + 1e-9)).sum()), "bonferroni": threshold,
+                    "bonferroni_significant": int((p <= threshold).sum())})
+    return out
+
+
+def duplicate_list(identical: pd.DataFrame) -> str:
+    """The cells counted once, for prose: "live chrf = released chrF (gender, race)" per distinct pairing."""
+    if identical is None or identical.empty:
+        return "none"
+    grouped = identical.groupby(["dataset", "metric", "same_as_dataset", "same_as_metric"], sort=False)["attribute"]
+    return "; ".join(f"{d} {m} = {sd} {sm} ({len(a)} attribute{'s' if len(a) > 1 else ''})"
+                     for (d, m, sd, sm), a in grouped)
 
 
 def comparison_summary(diffs: pd.DataFrame, *, q: float = 0.05) -> dict:
@@ -66,6 +102,11 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
                     f"{name}_worst_measure": str(worst["measure"]).replace("_", " "),
                     f"{name}_in_target": int(c["coverage"].between(*target).sum()), f"{name}_cells": len(c),
                     f"{name}_reps": int(c["reps"].min())})
+    fewest = templates[(templates["interval"] == "templates only") & templates["coverage"].notna()]
+    fewest = fewest[fewest["templates"] == fewest["templates"].min()]
+    out.update({"tpo_fewest_templates": int(fewest["templates"].iloc[0]),
+                "tpo_at_fewest": float(fewest["coverage"].min()),
+                "tpo_at_fewest_se": float(fewest.loc[fewest["coverage"].idxmin(), "mc_se"])})
     eq2 = independent[independent["measure"] == "eq2"].set_index("n")["relative_bias"]
     out.update({"eq2_bias_smallest": float(eq2.iloc[0]), "eq2_bias_largest": float(eq2.iloc[-1]),
                 "n_smallest": int(eq2.index[0]), "n_largest": int(eq2.index[-1]),
@@ -74,4 +115,65 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
     return out
 
 
-__all__ = ["comparison_summary", "grid_summary", "ratio_findings", "ratio_summary", "simulation_findings"]
+def robustness_findings(study: pd.DataFrame) -> dict:
+    """Numbers for prose from :func:`metricbias.bias.simulation.robustness_study`: per design (``eq1``, ``tied``,
+    ``heavy``), the lowest coverage over sizes and measures (``..._min``), its Monte-Carlo SE, size and measure,
+    and the highest (``..._max``)."""
+    short = {"Eq. 1-rescaled": "eq1", "tied scores": "tied", "heavy tails": "heavy"}
+    out = {}
+    for design, block in study.groupby("design", sort=False):
+        key = short.get(design, str(design).replace(" ", "_"))
+        worst = block.loc[block["coverage"].idxmin()]
+        out.update({f"{key}_min": float(worst["coverage"]), f"{key}_min_se": float(worst["mc_se"]),
+                    f"{key}_worst_n": int(worst["n"]), f"{key}_worst_measure": str(worst["measure"]).replace("_", " "),
+                    f"{key}_max": float(block["coverage"].max())})
+    return out
+
+
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05) -> dict:
+    """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
+    Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
+    (``below``), neither (``within``), and the median of Eq. 2 over its control (``ratio``)."""
+    tested = floor[floor["p_value"].notna()]
+    sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
+    up = tested["excess"].to_numpy(float) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (tested["eq2"] / tested["eq2_control"]).replace([np.inf, -np.inf], np.nan)
+    return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
+            "within": int(len(tested) - np.sum(sig)), "ratio": float(ratio.median()),
+            "controls": int(floor["n_control"].max()) if len(floor) else 0}
+
+
+def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows with a
+    ``scores`` column (released, live): per scores set, the configurations, how many have a group (pronoun) effect
+    and a stereotype effect whose interval excludes 0, how many have the group effect the larger in absolute
+    value, and the median of |group| / (|group| + |stereotype|), the pronoun's share of the two. Also the findings
+    for prose, ``<scores>_<column>``."""
+    wide = effects.pivot_table(index=["scores", "metric"], columns="effect", values=["estimate", "ci_low", "ci_high"],
+                               sort=False)
+    rows = []
+    for name, block in wide.groupby(level="scores", sort=False):
+        g, st = block["estimate"]["group"].abs(), block["estimate"]["stereotype"].abs()
+        shown = {e: (block["ci_low"][e] > 0) | (block["ci_high"][e] < 0) for e in ("group", "stereotype")}
+        rows.append({"scores": name, "configurations": len(block), "group effect shown": int(shown["group"].sum()),
+                     "stereotype effect shown": int(shown["stereotype"].sum()),
+                     "group larger": int((g > st).sum()), "pronoun share (median)": float((g / (g + st)).median())})
+    table = pd.DataFrame(rows)
+    keys = {"configurations": "configurations", "group effect shown": "group_shown",
+            "stereotype effect shown": "stereotype_shown", "group larger": "group_larger",
+            "pronoun share (median)": "pronoun_share"}
+    findings = {f"{r['scores'].split()[0]}_{key}": r[column] for r in rows for column, key in keys.items()}
+    return table, findings
+
+
+def candidate_correlation(scores: pd.DataFrame) -> float:
+    """The median over (attribute, metric) cells of the correlation of the two candidates' scores: how much of
+    the pooled SD (the size-robust bias's scale) is variation between pairs rather than within them."""
+    r = [g["score_1"].corr(g["score_2"]) for _, g in scores.groupby(["attribute", "metric"], sort=False)]
+    return float(np.nanmedian(r))
+
+
+__all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "floor_findings", "grid_summary",
+           "group_summary",
+           "ratio_findings", "ratio_summary", "robustness_findings", "simulation_findings"]

@@ -1,0 +1,183 @@
+"""A noise floor for Eq. 2: is a metric biased, or merely sensitive to any one-word change?
+
+Eq. 2 averages |Ŝ_1 − Ŝ_2| over pairs whose candidates differ in one identity word. A metric that moves with
+*any* word change gets an Eq. 2 above zero on every attribute, biased or not. The floor is the same measure on
+*control pairs*: the same templates, the identity slot filled instead with two socially neutral words of the
+same part of speech and similar frequency (:func:`control_pairs`), scored against the same (neutral) references.
+
+:func:`control_pairs` builds them from a pair table. The slot is the word in which the two candidates differ
+(pairs that differ in more than one word on either side are left out, and counted). Its part of speech decides
+the neutral fillers (:data:`NEUTRAL`): a personal pronoun keeps its case and drops the gender (he/she →
+this/that, which agree with the same verb; his/her → my/your; him/her → it/this; himself/herself →
+myself/yourself); a noun or an
+adjective takes one of a handful of frequent neutral pairs of its kind (the identity word's kind from
+:data:`KINDS`, else WordNet's first synset; the pair drawn per template with a seed). Each control pair keeps
+its source pair's id in ``source`` and its references.
+
+:func:`noise_floor` compares the two per (attribute, metric): Eq. 2 on the attribute and on the controls, both
+with one Eq. 1 rescaling (the range of all their scores together, so the two are on one scale), and their
+difference, the *excess*. Its interval resamples whole templates (an attribute pair and its controls are one
+cluster, :mod:`metricbias.bias.clusters`); its p-value is a sign-flip test over templates of the per-template
+difference of mean |d| (under the null, the attribute word and the neutral word are exchangeable within a
+template), two-sided. "Biased" then means "moves more with the identity word than with a neutral one".
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import numpy as np
+import pandas as pd
+
+from .clusters import cluster_draws, cluster_keys, cluster_sums
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+#: the columns of :func:`noise_floor`, exactly
+COLUMNS = ["attribute", "metric", "eq2", "eq2_control", "excess", "ci_low", "ci_high", "p_value", "n_pairs",
+           "n_control", "n_clusters"]
+#: personal pronouns by case, and their neutral (person, not gender) replacements
+PRONOUN_CASES = {"he": "subject", "she": "subject", "his": "possessive", "her": "possessive", "him": "object",
+                 "hers": "possessive_pronoun", "himself": "reflexive", "herself": "reflexive",
+                 "they": "subject", "them": "object", "their": "possessive", "themselves": "reflexive"}
+#: neutral filler pairs by kind: frequent words of the same part of speech that name no social group
+NEUTRAL = {
+    "subject": [("this", "that")], "object": [("it", "this")], "possessive": [("my", "your")],
+    "possessive_pronoun": [("mine", "yours")], "reflexive": [("myself", "yourself")],
+    "noun": [("table", "chair"), ("car", "bus"), ("book", "letter"), ("door", "window"), ("cup", "glass"),
+             ("street", "road")],
+    "adjective": [("quiet", "loud"), ("early", "late"), ("warm", "cold"), ("busy", "free"), ("red", "blue"),
+                  ("happy", "tired")],
+}
+#: the kind of frequent identity words whose WordNet first sense is not the one meant here
+KINDS = {"black": "adjective", "white": "adjective", "asian": "adjective", "latino": "adjective",
+         "african": "adjective", "american": "adjective", "old": "adjective", "young": "adjective",
+         "rich": "adjective", "poor": "adjective", "gay": "adjective", "straight": "adjective", "fat": "adjective",
+         "thin": "adjective", "christian": "adjective", "muslim": "adjective", "jewish": "adjective",
+         "man": "noun", "woman": "noun", "men": "noun", "women": "noun", "boy": "noun", "girl": "noun"}
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+
+
+def _slot(c1: str, c2: str):
+    """(start, end) character span of the one word in which ``c1`` differs from ``c2``, and the two words; None
+    when they differ in more (or less) than one word on either side."""
+    a, b = list(_TOKENS.finditer(c1)), list(_TOKENS.finditer(c2))
+    ops = [op for op in difflib.SequenceMatcher(a=[m.group().lower() for m in a], b=[m.group().lower() for m in b],
+                                                autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace" or ops[0][2] - ops[0][1] != 1 or ops[0][4] - ops[0][3] != 1:
+        return None
+    word = a[ops[0][1]]
+    return word.start(), word.end(), word.group(), b[ops[0][3]].group()
+
+
+def kind_of(word: str, other: str = "") -> str | None:
+    """The kind of filler a slot word takes: a pronoun case, ``noun`` or ``adjective`` (:data:`KINDS`, else
+    WordNet's first synset), or None (no neutral filler). ``other``, the word candidate 2 has there, tells
+    "her" the object (against "him") from "her" the possessive (against "his")."""
+    w = word.lower()
+    if w == "her" and other.lower() == "him":
+        return "object"
+    if w in PRONOUN_CASES:
+        return PRONOUN_CASES[w]
+    if w in KINDS:
+        return KINDS[w]
+    try:
+        from ..wordnet import reader
+
+        synsets = reader().synsets(w)
+    except Exception:  # no WordNet here: only the words of KINDS and the pronouns get a filler
+        return None
+    pos = synsets[0].pos() if synsets else None
+    return {"n": "noun", "a": "adjective", "s": "adjective"}.get(pos)
+
+
+def _match_case(filler: str, word: str) -> str:
+    return filler[0].upper() + filler[1:] if word[:1].isupper() else filler
+
+
+def control_pairs(pairs: pd.DataFrame, *, seed: int = DEFAULT_SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Control pairs for a pair table (module docstring): ``(controls, left_out)``. ``controls`` is in the pair
+    layout, one per pair with a one-word slot of a known kind, ``pair_id`` ``<source>|control``, ``source`` the
+    pair it comes from, candidate 1 and 2 the template with the two neutral fillers, the pair's references, the
+    ``kind``; ``left_out`` counts the pairs without one per attribute and reason."""
+    rng = np.random.default_rng(seed)
+    rows, skipped = [], []
+    for row in pairs.itertuples(index=False):
+        slot = _slot(str(row.candidate_1), str(row.candidate_2))
+        if slot is None:
+            skipped.append((row.attribute, "differ in more than one word"))
+            continue
+        start, end, word, other = slot
+        kind = kind_of(word, other)
+        if kind is None:
+            skipped.append((row.attribute, "no neutral filler for the word's kind"))
+            continue
+        options = NEUTRAL[kind]
+        first, second = options[int(rng.integers(len(options)))]
+        template = str(row.candidate_1)
+        rows.append({"dataset": getattr(row, "dataset", "pairs"), "attribute": row.attribute,
+                     "pair_id": f"{row.pair_id}|control", "source": row.pair_id,
+                     "candidate_1": template[:start] + _match_case(first, word) + template[end:],
+                     "candidate_2": template[:start] + _match_case(second, word) + template[end:],
+                     "reference_1": row.reference_1, "reference_2": row.reference_2, "group_1": "", "group_2": "",
+                     "kind": kind})
+    left = pd.DataFrame(skipped, columns=["attribute", "reason"]).value_counts().rename("pairs").reset_index()
+    return pd.DataFrame(rows), left
+
+
+def noise_floor(scores: pd.DataFrame, control_scores: pd.DataFrame, *, controls: pd.DataFrame | None = None,
+                n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                confidence: float = 0.95) -> pd.DataFrame:
+    """Eq. 2 on the attribute's pairs beside Eq. 2 on their control pairs, per (attribute, metric): :data:`COLUMNS`.
+
+    ``scores``: a score table of the attribute's pairs (``attribute, metric, pair_id, score_1, score_2``);
+    ``control_scores``: the same metrics on the control pairs (:func:`control_pairs`), whose ``source`` (from the
+    table or from ``controls``, the control pair table) names the attribute pair each comes from. ``excess`` is
+    Eq. 2 minus its control, with a template-bootstrap interval and a sign-flip p-value over templates.
+    """
+    if "source" not in control_scores.columns:
+        if controls is None or "source" not in controls.columns:
+            raise ValueError("noise_floor: the control scores need a source column (the attribute pair each control "
+                             "comes from); pass controls=<the control pair table>")
+        control_scores = control_scores.merge(controls[["attribute", "pair_id", "source"]],
+                                              on=["attribute", "pair_id"], how="left")
+    from .testing import sign_flip_test
+
+    rows = []
+    for (attribute, metric), cell in scores.groupby(["attribute", "metric"], sort=False):
+        ctrl = control_scores[(control_scores["attribute"] == attribute) & (control_scores["metric"] == metric)]
+        ctrl = ctrl[ctrl["source"].isin(cell["pair_id"])]
+        base = {"attribute": attribute, "metric": metric, "n_pairs": len(cell), "n_control": len(ctrl)}
+        pooled = np.concatenate([cell[["score_1", "score_2"]].to_numpy(float).ravel(),
+                                 ctrl[["score_1", "score_2"]].to_numpy(float).ravel()])
+        if ctrl.empty or np.ptp(pooled) == 0:
+            rows.append({**base, "n_clusters": 0, **dict.fromkeys(COLUMNS[2:8], np.nan)})
+            continue
+        scale = 100.0 / np.ptp(pooled)
+        d_attr = np.abs(cell["score_1"].to_numpy(float) - cell["score_2"].to_numpy(float)) * scale
+        d_ctrl = np.abs(ctrl["score_1"].to_numpy(float) - ctrl["score_2"].to_numpy(float)) * scale
+        keys = cluster_keys(pd.DataFrame({"attribute": attribute, "pair_id": np.r_[cell["pair_id"].astype(str),
+                                                                                 ctrl["source"].astype(str)]}))
+        counts, codes = cluster_draws(keys.to_numpy(), n_resamples=n_resamples, seed=seed)
+        k = counts.shape[1]
+        is_attr = np.r_[np.ones(len(d_attr)), np.zeros(len(d_ctrl))]
+        terms = np.r_[d_attr, d_ctrl]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = ((counts @ cluster_sums(terms * is_attr, codes, k)) / (counts @ cluster_sums(is_attr, codes, k))
+                    - (counts @ cluster_sums(terms * (1 - is_attr), codes, k))
+                    / (counts @ cluster_sums(1 - is_attr, codes, k)))
+        boot = boot[np.isfinite(boot)]
+        alpha = (1 - confidence) / 2
+        low, high = np.quantile(boot, [alpha, 1 - alpha])
+        per_attr = cluster_sums(terms * is_attr, codes, k) / np.maximum(cluster_sums(is_attr, codes, k), 1)
+        per_ctrl = cluster_sums(terms * (1 - is_attr), codes, k) / np.maximum(cluster_sums(1 - is_attr, codes, k), 1)
+        both = (cluster_sums(is_attr, codes, k) > 0) & (cluster_sums(1 - is_attr, codes, k) > 0)
+        diff = (per_attr - per_ctrl)[both]
+        p = sign_flip_test(diff, n_resamples=n_resamples or DEFAULT_RESAMPLES, seed=seed) if diff.size >= 2 else np.nan
+        rows.append({**base, "n_clusters": int(both.sum()), "eq2": float(d_attr.mean()),
+                     "eq2_control": float(d_ctrl.mean()), "excess": float(d_attr.mean() - d_ctrl.mean()),
+                     "ci_low": float(low), "ci_high": float(high), "p_value": float(p)})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor"]

@@ -1,0 +1,89 @@
+"""Chapter 8's headlines: identical cells counted once, significant cells split by direction, BH beside BY, the
+permutation floor as the code computes it; group preference against stereotype, summarised."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from metricbias.bias import scores as score_tables
+from metricbias.book.reproduction import ch8_trust
+
+
+def _scores() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    ids = [f"p{i}" for i in range(30)]
+    base = rng.normal(0, 1, 30)
+    frames = []
+    for dataset, metric, s1 in (("released", "A", base + 1), ("released", "B", base * 2),
+                                ("live", "a", base + 1), ("live", "b", base + 1e-12)):
+        frames.append(pd.DataFrame({"dataset": dataset, "attribute": "x", "pair_id": ids, "metric": metric,
+                                    "score_1": s1, "score_2": base}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_identical_cells_across_datasets_are_named_once():
+    same = score_tables.identical_cells(_scores())
+    # live a recomputes released A exactly; live b (a rounding away from base) is no other cell
+    assert same[["dataset", "metric", "same_as_dataset", "same_as_metric", "pairs"]].values.tolist() == [
+        ["live", "a", "released", "A", 30]]
+    assert ch8_trust.duplicate_list(same) == "live a = released A (1 attribute)"
+
+
+def test_the_grid_summary_counts_distinct_hypotheses_with_their_direction():
+    p = [0.0001, 0.0001, 0.004, 0.03, 0.2, 0.0001]
+    tests = pd.DataFrame({"dataset": ["r", "r", "r", "r", "r", "l"], "attribute": "x",
+                          "metric": ["m1", "m2", "m3", "m4", "m5", "m1"],
+                          "stereotypical_difference": [1.0, -2.0, 0.5, 1.0, -1.0, 1.0], "p_value": p})
+    identical = pd.DataFrame({"dataset": ["l"], "attribute": ["x"], "metric": ["m1"], "same_as_dataset": ["r"],
+                              "same_as_metric": ["m1"], "pairs": [10]})
+    out = ch8_trust.grid_summary(tests, identical, n_resamples=9999)
+    assert (out["cells"], out["duplicates"], out["distinct"]) == (6, 1, 5)
+    bh = stats.false_discovery_control(p[:5], method="bh") < 0.05
+    by = stats.false_discovery_control(p[:5], method="by") < 0.05
+    assert out["bh_significant"] == int(bh.sum()) == 4  # q = .0003 .0003 .0067 .0375 .2
+    assert (out["bh_stereotypical"], out["bh_anti"]) == (3, 1)
+    assert out["by_significant"] == int(by.sum()) == 3  # BY multiplies by 1 + 1/2 + ... + 1/5 = 2.28
+    assert (out["by_stereotypical"], out["by_anti"]) == (2, 1)
+    assert out["floor"] == pytest.approx(2 / 10000)  # two-sided: 2 / (B + 1)
+    assert out["at_floor"] == 2 and out["bonferroni"] == pytest.approx(0.01)  # the two p = 1e-4 (of 5 distinct)
+    assert out["bonferroni_significant"] == 3
+
+
+def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
+    rows = []
+    for scores, metric, group, stereo in (("released scores", "m1", (8.0, 7, 9), (2.0, 1, 3)),
+                                          ("released scores", "m2", (1.0, -1, 3), (3.0, 2, 4)),
+                                          ("live scores", "m1", (4.0, 3, 5), (0.0, -1, 1))):
+        for effect, (estimate, low, high) in (("group", group), ("stereotype", stereo)):
+            rows.append({"scores": scores, "attribute": "gender", "metric": metric, "effect": effect,
+                         "estimate": estimate, "ci_low": low, "ci_high": high})
+    table, findings = ch8_trust.group_summary(pd.DataFrame(rows))
+    released = table.set_index("scores").loc["released scores"]
+    assert released["configurations"] == 2 and released["group effect shown"] == 1
+    assert released["stereotype effect shown"] == 2 and released["group larger"] == 1
+    assert released["pronoun share (median)"] == pytest.approx(np.median([8 / 10, 1 / 4]))
+    assert findings["live_pronoun_share"] == pytest.approx(1.0) and findings["live_stereotype_shown"] == 0
+
+
+def test_robustness_findings_name_the_lowest_coverage_of_each_design():
+    study = pd.DataFrame({"design": ["Eq. 1-rescaled", "Eq. 1-rescaled", "heavy tails", "heavy tails"],
+                          "n": [20, 100, 20, 100], "measure": ["eq1_difference", "eq1_difference",
+                                                               "size_robust_bias", "stereotypical_difference"],
+                          "coverage": [0.87, 0.91, 0.93, 0.84], "mc_se": [0.017, 0.014, 0.013, 0.018]})
+    out = ch8_trust.robustness_findings(study)
+    assert (out["eq1_min"], out["eq1_min_se"], out["eq1_worst_n"], out["eq1_max"]) == (0.87, 0.017, 20, 0.91)
+    assert (out["heavy_min"], out["heavy_worst_n"], out["heavy_worst_measure"]) == (0.84, 100,
+                                                                                   "stereotypical difference")
+
+
+def test_floor_findings_count_cells_above_below_and_within_their_floor():
+    floor = pd.DataFrame({"eq2": [10.0, 4.0, 6.0, 5.0], "eq2_control": [5.0, 8.0, 6.0, np.nan],
+                          "excess": [5.0, -4.0, 0.0, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
+                          "n_control": [40, 40, 40, 0]})
+    out = ch8_trust.floor_findings(floor)
+    # BH over the three tests: q = .003, .003, .9
+    assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
+    assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1

@@ -1,0 +1,84 @@
+"""The noise floor of Eq. 2: control pairs in the same templates with neutral words, and the test that a metric
+moves more with the identity word than with a neutral one."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metricbias as mb
+from metricbias.bias import noise_floor as nf
+
+RESAMPLES = 1999
+
+
+def _planted(attribute_gap: float, control_gap: float, n: int = 120, seed: int = 0):
+    """Scores of n WinoBias-like pairs and one control pair each: |d| ~ gap + noise on each side."""
+    rng = np.random.default_rng(seed)
+    ids = [f"gender-type1-dev-{i + 1:03d}" for i in range(n)]
+    base = rng.uniform(0.2, 0.8, n)
+    sign = rng.choice([-1.0, 1.0], n)
+    attr = pd.DataFrame({"attribute": "gender", "metric": "m", "pair_id": ids, "score_1": base,
+                         "score_2": base + sign * np.abs(attribute_gap + rng.normal(0, 0.02, n))})
+    ctrl = pd.DataFrame({"attribute": "gender", "metric": "m", "pair_id": [f"{i}|control" for i in ids],
+                         "source": ids, "score_1": base,
+                         "score_2": base - sign * np.abs(control_gap + rng.normal(0, 0.02, n))})
+    return attr, ctrl
+
+
+def test_a_metric_sensitive_to_any_word_is_not_called_biased():
+    attr, ctrl = _planted(0.05, 0.05)
+    row = nf.noise_floor(attr, ctrl, n_resamples=RESAMPLES).iloc[0]
+    assert list(nf.noise_floor(attr, ctrl, n_resamples=10).columns) == nf.COLUMNS
+    assert row["eq2"] > 5  # Eq. 2 alone says "biased": every pair moves by about 5% of the range
+    assert row["ci_low"] <= 0 <= row["ci_high"] and row["p_value"] > 0.05
+    assert row["n_clusters"] == 60  # WinoBias twins: a pair, its twin and their controls are one template
+
+
+def test_a_metric_that_moves_more_with_the_identity_word_is():
+    attr, ctrl = _planted(0.08, 0.03)
+    row = nf.noise_floor(attr, ctrl, n_resamples=RESAMPLES).iloc[0]
+    scale = 100 / np.ptp(np.r_[attr[["score_1", "score_2"]].to_numpy().ravel(),
+                               ctrl[["score_1", "score_2"]].to_numpy().ravel()])
+    assert row["excess"] == pytest.approx(row["eq2"] - row["eq2_control"])
+    assert row["ci_low"] <= 0.05 * scale <= row["ci_high"]  # the planted gap, 0.08 - 0.03, in Eq. 1 points
+    assert row["p_value"] == pytest.approx(2 / (RESAMPLES + 1))  # no flip as extreme: the two-sided floor
+
+
+def test_control_pairs_keep_the_template_and_swap_a_neutral_word_of_the_same_kind():
+    pairs = pd.DataFrame({"dataset": "d", "attribute": ["gender", "gender", "gender", "race", "race"],
+                          "pair_id": ["a", "b", "c", "d", "e"],
+                          "candidate_1": ["The nurse said he was late", "She thanked her for it",
+                                          "His idea won", "A black man came in", "Black people and white people"],
+                          "candidate_2": ["The nurse said she was late", "She thanked him for it",
+                                          "Her idea won", "A white man came in", "White people and black people"],
+                          "reference_1": "r", "reference_2": "r"})
+    controls, left = nf.control_pairs(pairs)
+    got = controls.set_index("source")
+    assert got.loc["a", ["candidate_1", "candidate_2", "kind"]].tolist() == [
+        "The nurse said this was late", "The nurse said that was late", "subject"]
+    assert got.loc["b", "kind"] == "object" and got.loc["b", "candidate_1"] == "She thanked it for it"
+    assert got.loc["c", ["candidate_1", "candidate_2"]].tolist() == ["My idea won", "Your idea won"]
+    first, second = got.loc["d", ["candidate_1", "candidate_2"]]
+    assert first.startswith("A ") and first.endswith(" man came in") and (first.split()[1], second.split()[1]) in \
+        nf.NEUTRAL["adjective"]
+    assert got.loc["d", "pair_id"] == "d|control" and got.loc["d", "reference_1"] == "r"
+    assert left.to_dict("records") == [{"attribute": "race", "reason": "differ in more than one word", "pairs": 1}]
+
+
+def test_on_the_released_gender_pairs_a_text_hash_metric_is_sensitive_but_not_biased():
+    def noise(texts):  # a score that any change of the text moves, by as much whatever the word
+        return np.array([int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) / 16**8 for t in texts])
+
+    pairs = mb.load_pairs("published", ["gender"])
+    controls, _ = nf.control_pairs(pairs)
+    table = lambda p: pd.DataFrame({"attribute": p["attribute"], "metric": "hash", "pair_id": p["pair_id"],  # noqa: E731
+                                    "score_1": noise(p["candidate_1"]), "score_2": noise(p["candidate_2"])})
+    row = nf.noise_floor(table(pairs), table(controls).assign(source=controls["source"].to_numpy()),
+                         n_resamples=RESAMPLES).iloc[0]
+    assert row["eq2"] > 25 and row["eq2_control"] > 25  # uniform noise: E|U1 - U2| = 1/3 of the range
+    assert row["p_value"] > 0.05 and row["ci_low"] < 0 < row["ci_high"]
+    assert row["n_control"] == len(controls) > 0.9 * len(pairs)
