@@ -242,3 +242,39 @@ def test_one_signature_from_python_and_the_command_line(tmp_path, monkeypatch):
     assert main(["audit", "--metric", "mymetric:score", "--pairs", str(write(tmp_path / "p.tsv")),
                  "--n-resamples", "99", "--out", str(out)]) == 0
     assert set(pd.read_csv(out)["signature"]) == {python}
+
+
+def test_a_report_with_three_views(tmp_path):
+    """Eq. 2 on the pairs, association tests through the metric and the gender-swap shift, in one page, each
+    beside the reference configurations, each with one sentence saying what it found."""
+    from metricbias import report as rep
+
+    page = tmp_path / "three.html"
+    table = mb.audit_report(overlap, page, pairs=write(tmp_path / "p.tsv"), references=("bleu", "chrf"),
+                            n_resamples=99, views=("pairs", "association", "metaeval"), metaeval_sample=60,
+                            cache=False)
+    text = page.read_text(encoding="utf-8")
+    assert "Association tests through the metric" in text and "after a gender swap" in text
+    assert "--views pairs,association,metaeval" in text and sorted(table["attribute"].unique()) == ["age", "gender"]
+    # the views' own numbers, checked against the functions that make them
+    assoc = rep.association_view(overlap, ("bleu",), cache=False)
+    assert set(assoc["level"]) == {"word"} and set(assoc["group"]) == {rep.AUDITED, rep.REFERENCE}
+    assert html.escape(rep.association_sentence(rep.association_view(overlap, ("bleu", "chrf"), cache=False))) in text
+    shift = rep.metaeval_view(overlap, ("bleu",), sample=60, cache=False)
+    row = shift.iloc[0]
+    assert row["group"] == rep.AUDITED and row["shift"] == pytest.approx(row["after"] - row["before"])
+    assert row["ci_low"] <= row["shift"] <= row["ci_high"]
+    with pytest.raises(ValueError, match="views must include 'pairs'"):
+        mb.audit_report(overlap, page, pairs=pd.DataFrame(ROWS), views=("association",))
+
+
+def test_swap_shift_of_a_metric_blind_to_gender_is_zero():
+    from metricbias.datasets import meta_eval
+    from metricbias.metaeval.shift import swap_shift
+
+    def length(candidates, references):  # he/she and his/her: a swap changes lengths only by those letters
+        return [float(len(c.split())) for c in candidates]
+
+    data = meta_eval.load("flickr8k").sample(40, seed=1)
+    row = swap_shift(data, [length], n_resamples=99).iloc[0]
+    assert row["shift"] == 0 and row["ci_low"] == 0 and row["ci_high"] == 0

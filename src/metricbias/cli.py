@@ -94,6 +94,8 @@ def _cmd_audit(args) -> int:
 
     if args.report is not None:
         check_writable(args.report, "--report")
+    elif _split(args.views) not in ([], ["pairs"]):
+        raise SystemExit("metricbias audit: --views takes effect with --report FILE.html")
     spec = _specs(args.metric, "--metric")
     if len(spec) != 1:
         raise SystemExit("metricbias audit: --metric takes one metric; run it once per metric")
@@ -110,7 +112,9 @@ def _cmd_audit(args) -> int:
     if args.report is not None:  # the report audits too: one scoring
         from .report import audit_report, command_line
 
-        table = audit_report(spec[0], args.report, **options, command=command_line(args.argv))
+        table = audit_report(spec[0], args.report, **options, views=_split(args.views) or ["pairs"],
+                             association_tests=args.association_tests, metaeval_dataset=args.metaeval_dataset,
+                             metaeval_sample=args.metaeval_sample, command=command_line(args.argv))
         print(f"wrote {args.report}")
     else:
         table = audit(spec[0], **options)
@@ -351,6 +355,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write a one-page, self-contained HTML report here: bias per attribute with intervals, "
                         "the metric among the book's n-gram and MiniLM configurations (and, on --dataset published, "
                         "among Sun et al.'s 29 released metrics), dataset sizes, signature and command")
+    p.add_argument("--views", default="pairs",
+                   help="--report: comma-separated views of the metric, pairs (default: Eq. 2 on the pairs), "
+                        "association (WEAT/SEAT through the metric, chapter 5) and metaeval (agreement with human "
+                        "judgements before and after a gender swap, chapter 7), each beside the reference "
+                        "configurations")
+    p.add_argument("--association-tests", default=None,
+                   help="--views association: tests by name (default: every word-level test; see `metricbias weat`)")
+    p.add_argument("--metaeval-dataset", default="flickr8k", type=input_type("name", str),
+                   help="--views metaeval: flickr8k (default), realsumm, wmt19-kk-en, or a JSONL or DARR file as "
+                        "`metricbias metaeval --dataset` takes it")
+    p.add_argument("--metaeval-sample", type=_count, default=0, help="--views metaeval: items drawn (0: all)")
     p.add_argument("--fail-above", action="append", type=_threshold, default=[], metavar="MEASURE=VALUE",
                    help="a gate for CI, repeatable: exit 1, with a line per attribute, where the measure's value "
                         "(its absolute value if signed; in the CSV's units) is above VALUE, e.g. --fail-above bias=5; "

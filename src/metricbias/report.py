@@ -29,6 +29,7 @@ import pandas as pd
 from . import __version__, datasets, profiles
 from .bias import measures as bias_measures
 from .paths import atomic_path, check_writable
+from .metrics.registry import resolve
 from .scoring import score_metrics
 
 #: backbones of the reference configurations (the cheap ones: MiniLM and the STS-B head trained on it)
@@ -140,8 +141,35 @@ def _table(frame: pd.DataFrame, digits: int = 2) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _view_sections(association: pd.DataFrame | None, metaeval: pd.DataFrame | None) -> str:
+    """The HTML of the association and meta-evaluation views (empty where a view was not asked for)."""
+    out = []
+    if association is not None:
+        wide = association.pivot_table(index=["test", "level"], columns="metric", values="effect_size",
+                                       sort=False).reset_index()
+        mine = association[association["group"] == AUDITED]
+        wide.insert(2, "p (audited)", mine.set_index(["test", "level"])["p_value"].reindex(
+            list(zip(wide["test"], wide["level"]))).to_numpy())
+        out.append(f"""<h2>Association tests through the metric</h2>
+<p>{html.escape(association_sentence(association))}</p>
+<p class="note">Effect sizes (Cohen's d of the targets' associations; WEAT/SEAT as Gao &amp; Wan 2022 run them
+through a metric) of the audited metric and of each reference configuration, and the audited metric's
+permutation p-value.</p>
+{_table(wide, digits=3)}""")
+    if metaeval is not None:
+        shown = metaeval.drop(columns=["signature", "group"], errors="ignore")
+        out.append(f"""<h2>Agreement with human judgements after a gender swap</h2>
+<p>{html.escape(metaeval_sentence(metaeval))}</p>
+<p class="note">The headline correlation on the original and on the gender-swapped texts (Gao &amp; Wan 2022,
+Section 5), the shift (after minus before) and its 95% percentile bootstrap interval over items; the audited
+metric first, then the reference configurations.</p>
+{_table(shown, digits=4)}""")
+    return "\n".join(out)
+
+
 def render(*, label: str, signature: str, dataset: str, table: pd.DataFrame, sizes: pd.DataFrame,
-           points: pd.DataFrame, places: pd.DataFrame, references: pd.DataFrame, command: str) -> str:
+           points: pd.DataFrame, places: pd.DataFrame, references: pd.DataFrame, command: str,
+           association: pd.DataFrame | None = None, metaeval: pd.DataFrame | None = None) -> str:
     """The report page as one HTML string (no external resource)."""
     esc = html.escape
     released = (points["group"] == RELEASED).any()
@@ -171,6 +199,8 @@ Rank 1 is the least biased.</p>
 {"" if released else '<p class="note">Sun et al. released per-example scores for the released dataset only '
  '(<code>dataset="published"</code>); on this dataset the page compares with the reference configurations.</p>'}
 
+{_view_sections(association, metaeval)}
+
 <h2>Reference configurations</h2>
 <p>Eq. 2 of each reference configuration per attribute, on the same pairs, and the signatures.</p>
 {_table(references.drop(columns=["signature"], errors="ignore"))}
@@ -191,16 +221,25 @@ Rank 1 is the least biased.</p>
 def audit_report(metric, path, dataset: str = "published", attributes=None, measures=None, *, pairs=None,
                  references=None,
                  profile: str = "offline", cache=True, n_resamples: int = 9999, seed: int = 0, sample_size: int = 0,
-                 built_dir=None, tests: bool = False, gap: float | None = None,
+                 built_dir=None, tests: bool = False, gap: float | None = None, views=("pairs",),
+                 association_tests=None, metaeval_dataset="flickr8k", metaeval_sample: int = 0,
                  command: str | None = None) -> pd.DataFrame:
     """Audit ``metric`` as :func:`metricbias.audits.audit` does and write the one-page report to ``path``.
 
     ``references``: the configurations to compare with (names, specifications, profile entries; default
     :func:`reference_configurations` of ``profile``; ``()`` for none). ``command`` is printed on the page
     (default: this call, written out). Returns the audit table (:data:`metricbias.audits.COLUMNS`).
+
+    ``views`` adds, beside ``"pairs"`` (the page above), ``"association"`` (:func:`association_view`: the word-level
+    tests, or ``association_tests`` by name) and ``"metaeval"`` (:func:`metaeval_view` on ``metaeval_dataset``,
+    ``metaeval_sample`` items; default Flickr8k), each beside the same reference configurations.
     """
     from .audits import audit
 
+    views = (views,) if isinstance(views, str) else tuple(views)
+    unknown = [v for v in views if v not in VIEWS]
+    if unknown or "pairs" not in views:
+        raise ValueError(f"views must include 'pairs' and be among {', '.join(VIEWS)}; got {', '.join(views)}")
     check_writable(path, "--report")
     references = reference_configurations(profile) if references is None else list(references)
     if isinstance(dataset, pd.DataFrame) and pairs is None:
@@ -239,12 +278,79 @@ def audit_report(metric, path, dataset: str = "published", attributes=None, meas
         sizes["pairs in the dataset"] = sizes["attribute"].map(whole.groupby("attribute").size())
     if command is None:
         command = rerun_command(metric, path, dataset=dataset, pairs=own, attributes=attributes, measures=measures,
-                                sample_size=sample_size, seed=seed, n_resamples=n_resamples)
+                                sample_size=sample_size, seed=seed, n_resamples=n_resamples, views=views)
+    association = metaeval = None
+    if "association" in views:
+        association = association_view(metric, references, tests=association_tests, cache=cache, seed=seed)
+    if "metaeval" in views:
+        metaeval = metaeval_view(metric, references, dataset=metaeval_dataset, sample=metaeval_sample, cache=cache,
+                                 seed=seed)
     page = render(label=label, signature=signature, dataset=dataset, table=table, sizes=sizes, points=points,
-                  places=placement(audited, others), references=ref_wide, command=command)
+                  places=placement(audited, others), references=ref_wide, command=command,
+                  association=association, metaeval=metaeval)
     with atomic_path(path, suffix=".html") as tmp:
         tmp.write_text(page, encoding="utf-8")
     return table
+
+
+#: the views a report can hold (``views=``): Eq. 2 on paired candidates, association tests through the metric,
+#: the shift of its agreement with human judgements after a gender swap
+VIEWS = ("pairs", "association", "metaeval")
+
+
+def association_view(metric, references, *, tests=None, cache=True, n_permutations: int = 10_000,
+                     seed: int = 0) -> pd.DataFrame:
+    """The association tests of chapter 5 (Gao & Wan 2022, WEAT/SEAT through a metric) for ``metric`` and the
+    ``references``: ``tests`` names tests (default: every word-level test), each at every level it has when named.
+    One row per test x metric: ``test, level, metric, effect_size, p_value, group``."""
+    from .bias import association
+    from .datasets import seat
+
+    chosen = seat.tests("all", "word") if tests is None else seat.tests(tests, None)
+    label, built = resolve(metric)
+    table = association.run(chosen, {label: built, **association.build_metrics(list(references))}, cache=cache,
+                            n_permutations=n_permutations, seed=seed, progress=True)
+    return table.assign(group=np.where(table["metric"] == label, AUDITED, REFERENCE))[
+        ["test", "level", "metric", "effect_size", "p_value", "group"]]
+
+
+def metaeval_view(metric, references, *, dataset="flickr8k", sample: int = 0, cache=True, n_resamples: int = 999,
+                  seed: int = 0) -> pd.DataFrame:
+    """Chapter 7's gender swap on a meta-evaluation set (a registered name, or a user's JSONL or DARR file as
+    ``metricbias metaeval --dataset`` takes it): the headline correlation before and after, the shift and its 95%
+    bootstrap interval, for ``metric`` and the ``references`` (:func:`metricbias.metaeval.shift.swap_shift`)."""
+    from .datasets import meta_eval
+    from .metaeval.shift import swap_shift
+
+    data = meta_eval.load(str(dataset)).sample(sample, seed=seed)
+    label, built = resolve(metric)
+    table = swap_shift(data, [(label, built), *references], cache=cache, n_resamples=n_resamples, seed=seed)
+    return table.assign(group=np.where(table["metric"] == label, AUDITED, REFERENCE))
+
+
+def association_sentence(view: pd.DataFrame, alpha: float = 0.05) -> str:
+    """What the association view found, in one sentence (how many tests are significant, beside the references)."""
+    mine = view[view["group"] == AUDITED]
+    refs = view[view["group"] == REFERENCE]
+    k, n = int((mine["p_value"] < alpha).sum()), int(mine["p_value"].notna().sum())
+    per_ref = refs.groupby("metric")["p_value"].apply(lambda p: int((p < alpha).sum()))
+    beside = (f", against {int(per_ref.min())} to {int(per_ref.max())} of the same tests for the "
+              f"{len(per_ref)} reference configurations" if len(per_ref) else "")
+    return (f"The metric shows an association significant at {alpha:g} (Gao & Wan's permutation test) in {k} of "
+            f"{n} tests{beside}; a test is significant when the metric scores one target set closer to one "
+            "attribute set than the other beyond what a random split of the targets gives.")
+
+
+def metaeval_sentence(view: pd.DataFrame) -> str:
+    """What the meta-evaluation view found, in one sentence (the shift and its interval, beside the references)."""
+    mine = view[view["group"] == AUDITED].iloc[0]
+    refs = view[view["group"] == REFERENCE]
+    verdict = ("moves" if mine["ci_low"] > 0 or mine["ci_high"] < 0 else "does not move distinguishably")
+    beside = (f" (reference configurations: {refs['shift'].min():+.4f} to {refs['shift'].max():+.4f})"
+              if len(refs) else "")
+    return (f"After the gender swap the metric's {mine['statistic'].replace('_', ' ')} with the human judgements "
+            f"{verdict}: {mine['before']:.4f} before, {mine['after']:.4f} after, a shift of {mine['shift']:+.4f} "
+            f"(95% CI {mine['ci_low']:+.4f} to {mine['ci_high']:+.4f}){beside}.")
 
 
 def _metric_argument(metric) -> str | None:
@@ -260,7 +366,7 @@ def _metric_argument(metric) -> str | None:
 
 
 def rerun_command(metric, path, *, dataset="published", pairs=None, attributes=None, measures=None,
-                  sample_size: int = 0, seed: int = 0, n_resamples: int = 9999) -> str:
+                  sample_size: int = 0, seed: int = 0, n_resamples: int = 9999, views=("pairs",)) -> str:
     """The ``metricbias audit`` command that writes this report again, for a report made from Python; where the
     metric cannot be named from a new process (a lambda, a function of ``__main__`` or a notebook), the command
     says to save it in a module and name it ``MODULE:NAME``."""
@@ -278,6 +384,8 @@ def rerun_command(metric, path, *, dataset="published", pairs=None, attributes=N
         argv += ["--sample-size", str(sample_size)]
     argv += ["--seed", str(seed), "--n-resamples", str(n_resamples), "--out", Path(path).with_suffix(".csv").name,
              "--report", str(path)]
+    if tuple(views) != ("pairs",):
+        argv += ["--views", ",".join(views)]
     notes = []
     if named is None:
         notes.append("# the metric was defined where a new process cannot import it: save it in a module and "
@@ -293,4 +401,5 @@ def command_line(argv) -> str:
     return shlex.join(["metricbias", *map(str, argv)])
 
 
-__all__ = ["audit_report", "command_line", "placement", "reference_configurations", "render", "rerun_command"]
+__all__ = ["VIEWS", "association_sentence", "association_view", "audit_report", "command_line", "metaeval_sentence",
+           "metaeval_view", "placement", "reference_configurations", "render", "rerun_command"]
