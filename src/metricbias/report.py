@@ -348,7 +348,8 @@ def metaeval_sentence(view: pd.DataFrame) -> str:
     verdict = ("moves" if mine["ci_low"] > 0 or mine["ci_high"] < 0 else "does not move distinguishably")
     beside = (f" (reference configurations: {refs['shift'].min():+.4f} to {refs['shift'].max():+.4f})"
               if len(refs) else "")
-    return (f"After the gender swap the metric's {mine['statistic'].replace('_', ' ')} with the human judgements "
+    statistic = {"kendall": "Kendall τ_b", "darr_tau": "DARR Kendall-like τ"}.get(mine["statistic"], mine["statistic"])
+    return (f"After the gender swap the metric's {statistic} with the human judgements "
             f"{verdict}: {mine['before']:.4f} before, {mine['after']:.4f} after, a shift of {mine['shift']:+.4f} "
             f"(95% CI {mine['ci_low']:+.4f} to {mine['ci_high']:+.4f}){beside}.")
 
