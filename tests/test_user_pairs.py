@@ -278,3 +278,12 @@ def test_swap_shift_of_a_metric_blind_to_gender_is_zero():
     data = meta_eval.load("flickr8k").sample(40, seed=1)
     row = swap_shift(data, [length], n_resamples=99).iloc[0]
     assert row["shift"] == 0 and row["ci_low"] == 0 and row["ci_high"] == 0
+
+
+def test_a_name_registered_in_this_process_is_not_a_rerunnable_command():
+    from metricbias.report import rerun_command
+
+    mb.register(overlap, name="overlap_registered_here")
+    assert rerun_command("overlap_registered_here", "r.html").split("\n")[-1].startswith(
+        f"metricbias audit --metric {overlap.__module__}:overlap ")
+    assert rerun_command("bleu:tokenize=13a", "r.html").startswith("metricbias audit --metric bleu:tokenize=13a ")

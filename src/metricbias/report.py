@@ -146,7 +146,7 @@ def _view_sections(association: pd.DataFrame | None, metaeval: pd.DataFrame | No
     out = []
     if association is not None:
         wide = association.pivot_table(index=["test", "level"], columns="metric", values="effect_size",
-                                       sort=False).reset_index()
+                                       sort=False, dropna=False).reset_index()
         mine = association[association["group"] == AUDITED]
         wide.insert(2, "p (audited)", mine.set_index(["test", "level"])["p_value"].reindex(
             list(zip(wide["test"], wide["level"]))).to_numpy())
@@ -358,7 +358,12 @@ def _metric_argument(metric) -> str | None:
     """How ``--metric`` names ``metric`` in a new process: a registered specification, or ``module:name`` of a
     function or object importable by name (None for one defined in ``__main__``, a notebook or a lambda)."""
     if isinstance(metric, str):
-        return metric
+        from .metrics.registry import BUILTIN, metric_class, names
+
+        head = metric.split(":", 1)[0]
+        if head in BUILTIN or head not in names():  # built in, or module:name already
+            return metric
+        metric = metric_class(head)  # registered in this process only: name what it holds
     function = getattr(metric, "function", metric)  # a metric made from a function keeps it
     module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
     if module and module != "__main__" and name and "<" not in name and "." not in name:
