@@ -51,6 +51,11 @@ def test_chunk_plan_is_stable_when_extra_sentences_are_added():
     config = mlm_head.Config(chunk_sentences=4, maskings=2)
     assert mlm_head.chunk_plan(10, config) == [(0, 0, 4), (0, 4, 8), (0, 8, 10), (1, 0, 4), (1, 4, 8), (1, 8, 10)]
     assert mlm_head.chunk_plan(14, config)[:2] == mlm_head.chunk_plan(10, config)[:2]
+    # the last 5 of 10 sentences are extra sentences, masked once: the second masking covers the first 5 alone
+    once = mlm_head.Config(chunk_sentences=4, maskings=2, extra_maskings=1)
+    assert mlm_head.chunk_plan(10, once, n_extra=5) == [(0, 0, 4), (0, 4, 8), (0, 8, 10), (1, 0, 4), (1, 4, 5)]
+    with pytest.raises(ValueError, match="more than maskings"):
+        mlm_head.chunk_plan(10, mlm_head.Config(maskings=1, extra_maskings=2), n_extra=5)
 
 
 @pytest.mark.parametrize("autocast", ["", "bfloat16"])

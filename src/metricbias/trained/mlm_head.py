@@ -38,6 +38,7 @@ class Config:
     base: str = "all-MiniLM-L6-v2"
     mask_fraction: float = 0.15
     maskings: int = 1  # independent maskings of each training sentence
+    extra_maskings: int = -1  # maskings of each extra (training-only) sentence (-1: as many as maskings)
     max_sentences: int = 0  # train on a seeded sample of this many sentences (0: all)
     max_extra: int = 0  # and on the first this many of a seeded order of the training-only sentences (0: none)
     max_length: int = 64
@@ -190,14 +191,22 @@ def data_split(config: Config, sentences: list[str], extra_sentences=()) -> tupl
     return [sentences[i] for i in train_idx] + extra, [sentences[i] for i in val_idx], extra
 
 
-def chunk_plan(n: int, config: Config) -> list[tuple[int, int, int]]:
-    """``(masking, start, stop)`` of each feature chunk of ``n`` training sentences, masking after masking.
+def chunk_plan(n: int, config: Config, n_extra: int = 0) -> list[tuple[int, int, int]]:
+    """``(masking, start, stop)`` of each feature chunk of ``n`` training sentences, the last ``n_extra`` of them
+    extra sentences (masked ``extra_maskings`` times), masking after masking.
 
     Chunk boundaries are multiples of ``chunk_sentences`` and a chunk's masking is seeded by ``(seed, masking,
     start)``, so a chunk's features depend on its own sentences alone: more extra sentences or maskings add chunks.
     """
     step = max(1, config.chunk_sentences)
-    return [(m, a, min(a + step, n)) for m in range(config.maskings) for a in range(0, n, step)]
+    extra_maskings = config.maskings if config.extra_maskings < 0 else config.extra_maskings
+    if extra_maskings > config.maskings:
+        raise ValueError(f"extra_maskings={extra_maskings} is more than maskings={config.maskings}")
+    plan = []
+    for m in range(config.maskings):
+        stop = n if m < extra_maskings else n - n_extra  # the sentences masked an m-th time
+        plan += [(m, a, min(a + step, stop)) for a in range(0, stop, step)]
+    return plan
 
 
 def _feature_dir(run_dir: Path, config: Config, base_fingerprint: str) -> Path:
@@ -209,7 +218,7 @@ def _feature_dir(run_dir: Path, config: Config, base_fingerprint: str) -> Path:
 
 
 def cached_features(tokenizer, model, train_s: list[str], config: Config, run_dir, base_fingerprint: str, *,
-                    progress: bool = True, name: str = "mlm"):
+                    n_extra: int = 0, progress: bool = True, name: str = "mlm"):
     """The features (:func:`features`) of every chunk of :func:`chunk_plan`, concatenated in plan order; states as
     fp16. Each chunk is read from ``run_dir`` if there, else computed and saved (atomically) before the next, so an
     interrupted run keeps its finished chunks."""
@@ -219,7 +228,7 @@ def cached_features(tokenizer, model, train_s: list[str], config: Config, run_di
     from ..paths import atomic_path
 
     folder = _feature_dir(Path(run_dir), config, base_fingerprint)
-    plan = chunk_plan(len(train_s), config)
+    plan = chunk_plan(len(train_s), config, n_extra)
     xs, ys, fs = [], [], []
     for i, (m, a, b) in enumerate(plan):
         path = folder / f"m{m}-{a:07d}-{b:07d}-{parts.text_fingerprint(train_s[a:b])}.safetensors"
@@ -314,8 +323,8 @@ def train(config: Config, out, *, name: str, sentences: list[str], extra_sentenc
     base_fingerprint = backbones.fingerprint_path(base_path)
     tokenizer, model = _masked_lm(base_path)
     model.to(device)
-    x, y, f = cached_features(tokenizer, model, train_s, config, run_dir, base_fingerprint, progress=progress,
-                              name=name)
+    x, y, f = cached_features(tokenizer, model, train_s, config, run_dir, base_fingerprint, n_extra=len(extra),
+                              progress=progress, name=name)
     vx, vy, vf = features(tokenizer, model, val_s, config, config.seed + 1, maskings=1, progress=progress,
                           desc=f"{name}: validation features")
     feature_seconds = time.perf_counter() - start_time
