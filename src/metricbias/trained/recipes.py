@@ -31,7 +31,7 @@ RECIPES: dict[str, tuple[str, dict]] = {
     "mlm-all-MiniLM-L6-v2": ("mlm_head", {"base": "all-MiniLM-L6-v2", "maskings": 2, "max_extra": 16000,
                                           "epochs": 8, "batch_size": 256, "lr": 4e-3, "validation_fraction": 0.05}),
     "mlm-all-mpnet-base-v2": ("mlm_head", {"base": "all-mpnet-base-v2", "maskings": 3, "extra_maskings": 1,
-                                           "max_extra": 160000, "epochs": 4,
+                                           "max_extra": 160000, "epochs": 3,
                                            "batch_size": 256, "lr": 2e-3, "validation_fraction": 0.05,
                                            "dropout": 0.1, "bias_init": "log_frequency", "select": "loss",
                                            "patience": 3, "eval_every": 250, "checkpoint_every": 250,
