@@ -206,7 +206,7 @@ def _train_parts(args) -> int:
         print(f"{args.name}: stopped after --stop-after steps; checkpoint in {chunks['run_dir']}/checkpoints; "
               f"continue with the same command and --resume")
         return 0
-    figures = {k: v for k, v in saved["figures"].items() if not isinstance(v, (list, dict))}
+    figures = {k: v for k, v in saved["figures"].items() if isinstance(v, (int, float))}
     print(f"trained {args.name} ({saved['steps']} steps, {saved['seconds']['total']} s on {saved['device']}): "
           + ", ".join(f"{k} {v:.4g}" for k, v in figures.items()) + f"; saved to {out}")
     return 0
