@@ -95,7 +95,7 @@ def test_direction_sentence_counts_the_sides_and_names_the_heads():
             "distinguishable from 50 at this size).") in text
     assert "Against Liu's direction: AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)." in text
     # a head with no recorded accuracy is not named
-    assert "`mlm-a` predicts the masked token 38.3% of the time (" in text and "mlm-b" not in text
+    assert "`mlm-a` predicts the masked token 38.3% of the time. " in text and "mlm-b" not in text
     assert "floor" not in text
     assert "they do not measure the bias of the pretrained encoders" in text
     agreeing = liu_table2.direction_sentence(intervals.iloc[2:], {})
@@ -123,8 +123,8 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     f = liu_table2.direction_findings(intervals, excluded=["mlm-weak"])
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"]) == (1, 1, 0)
     text = liu_table2.direction_sentence(intervals, accuracy, reference=reference)
-    assert ("`mlm-weak` predicts the masked token 13.2% of the time; always predicting the most frequent token: "
-            "5.3%") in text
+    assert ("`mlm-weak` predicts the masked token 13.2% of the time (the most frequent token alone: 5.3%); "
+            "`mlm-good` predicts the masked token 31.0% of the time (the most frequent token alone: 6.1%).") in text
     assert "A head must reach 30% before its results enter a finding" in text and "`mlm-weak` is below it" in text
     assert "Of our 1 indicator results from heads at or above the floor, the interval lies above 50 for 1" in text
     assert "Against Liu's direction" not in text and "describe the heads" not in text  # the weak head's AUL left out

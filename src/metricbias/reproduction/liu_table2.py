@@ -203,12 +203,13 @@ def floor_sentence(accuracy: dict[str, float], reference: dict[str, float] | Non
 
     def one(m, a):
         ref = reference.get(m, np.nan)
-        base = "" if np.isnan(ref) else f"; always predicting the most frequent token: {ref:.1%}"
+        base = "" if np.isnan(ref) else f" (the most frequent token alone: {ref:.1%})"
         return f"`{m}` predicts the masked token {a:.1%} of the time{base}"
 
-    text = ("On held-out sentences, " + ", ".join(one(m, a) for m, a in known.items())
-            + " (`masked_token_accuracy` and `most_frequent_token_accuracy`, on the same positions, recorded in each "
-            "head's `provenance.json`).")
+    text = ("On held-out sentences, " + "; ".join(one(m, a) for m, a in known.items())
+            + ". Each head records these in its `provenance.json`: `masked_token_accuracy`, and as its reference "
+            "point `most_frequent_token_accuracy`, always predicting the most frequent training token, on the same "
+            "positions.")
     weak = below_floor(known, floor)
     if weak:
         who = ", ".join(f"`{m}`" for m in weak)
