@@ -12,7 +12,14 @@ one); of those 80% become [MASK], 10% a random token, 10% stay; the loss is the 
 at the selected positions. Each sentence is masked ``maskings`` times (seeded), a
 ``validation_fraction`` of the sentences is held out, and the **masked-token accuracy** is
 measured there (the top prediction equals the original token, at positions replaced by
-[MASK]). AdamW with linear decay; values rounded to fp16 before evaluation and saving.
+[MASK]). AdamW with linear decay; values rounded to fp16 before evaluation and saving. Its reference point:
+always predicting the most frequent token of the training sentences, on the same positions
+(:func:`most_frequent_token_accuracy`).
+
+A run is resumable in chunks (:func:`train`): the cached states are saved chunk by chunk, the head and
+the optimizer every ``checkpoint_every`` steps, and a resumed run ends with the tensors of an
+uninterrupted one. Optional regularisers: dropout on the states, the output bias started at the log
+unigram frequencies, and the head of lowest validation loss kept (early stopping, ``patience``).
 
 With the head, :func:`load` gives a transformers ``*ForMaskedLM`` model that
 :func:`metricbias.bias.pll.load_masked_lm` takes like any masked LM.
