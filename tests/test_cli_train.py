@@ -32,8 +32,10 @@ def calls(monkeypatch, tmp_path):
         return {"train_rows": 1, "steps": 1, "train_seconds": 0, "seconds_per_step": 0, "dev_rows": 1,
                 "figures": {"stsb_dev_pearson": 0.5}}
 
-    def parts_train(name, out, *, config, device, command):
+    def parts_train(name, out, *, config, device, command, **chunks):
         seen.append(("parts", name, config, out, device))
+        if chunks:
+            seen.append(("chunks", chunks))
         return {"steps": 1, "seconds": {"total": 0}, "device": device, "figures": {"loss": 1.0}}
 
     def adapter_train(config, data, out, *, resume):
@@ -64,7 +66,8 @@ def test_each_name_dispatches_to_its_trainer(name, calls, tmp_path, capsys):
     kind, options = RECIPES[name]
     force = [] if kind == "adapter" else ["--force"]  # the shipped parts are found under models/
     assert cli.main(["train", name, "--seed", "3", "--device", "cpu", "--out", str(out), *force]) == 0
-    (call,) = calls
+    call = calls[0]
+    assert len(calls) == (2 if kind == "mlm_head" else 1)
     if kind == "regression":
         assert call == ("regression", name, regression_model.TrainConfig(**{**options, "seed": 3}), out, "cpu")
     elif kind in ("paraphraser", "mlm_head"):
@@ -133,3 +136,16 @@ def test_the_old_commands_notice_and_dispatch_the_same(old, new, calls, tmp_path
     assert cli.main(new + out) == 0
     assert capsys.readouterr().err == ""
     assert len(calls) == 2 and calls[0] == calls[1]
+
+
+def test_a_masked_lm_head_runs_in_chunks_from_its_run_folder(calls, tmp_path, capsys):
+    """mlm-*: the run folder (cached features, checkpoints) defaults to <cache>/trained/NAME.run; --stop-after and
+    --fresh reach the trainer; --resume without a checkpoint is an error."""
+    assert cli.main(["train", "mlm-all-mpnet-base-v2", "--force", "--stop-after", "5", "--fresh"]) == 0
+    (_, chunks), = [c for c in calls if c[0] == "chunks"]
+    assert chunks == {"run_dir": tmp_path / "cache" / "trained" / "mlm-all-mpnet-base-v2.run", "resume": False,
+                      "stop_after": 5}
+    assert cli.main(["train", "mlm-all-mpnet-base-v2", "--force", "--resume", "--run-dir", str(tmp_path / "x")]) == 2
+    assert "--resume, but" in capsys.readouterr().err
+    assert cli.main(["train", "para-all-MiniLM-L6-v2", "--stop-after", "5"]) == 2
+    assert "takes no --stop-after" in capsys.readouterr().err

@@ -89,14 +89,51 @@ def test_direction_sentence_counts_the_sides_and_names_the_heads():
     f = liu_table2.direction_findings(intervals)
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"], f["neither"]) == (3, 1, 1, 1)
     assert (f["paper_results"], f["paper_above_50"], f["paper_min"], f["paper_max"]) == (12, 12, 50.28, 65.45)
-    text = liu_table2.direction_sentence(intervals, {"mlm-a": 0.083, "mlm-b": np.nan})
+    text = liu_table2.direction_sentence(intervals, {"mlm-a": 0.383, "mlm-b": np.nan})
     assert text.startswith("All 12 of Liu's indicator values lie above 50 (50.28 to 65.45")
     assert ("Of our 3 indicator results, the interval lies above 50 for 1, below 50 for 1, and holds 50 for 1 (not "
             "distinguishable from 50 at this size).") in text
     assert "Against Liu's direction: AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)." in text
     # a head with no recorded accuracy is not named
-    assert "`mlm-a` predicts the masked token 8.3% of the time (" in text and "mlm-b" not in text
+    assert "`mlm-a` predicts the masked token 38.3% of the time. " in text and "mlm-b" not in text
+    assert "floor" not in text
     assert "they do not measure the bias of the pretrained encoders" in text
     agreeing = liu_table2.direction_sentence(intervals.iloc[2:], {})
     assert "Against" not in agreeing and "describe the heads" not in agreeing
     assert liu_table2.direction_sentence(intervals.iloc[:0], {}) == ""
+
+
+def _two_heads():
+    return pd.DataFrame([
+        {"dataset": "CrowS-Pairs", "model": "mlm-weak", "measure": "AUL", "n_pairs": 30, "value": 30.0,
+         "ci_low": 13.3, "ci_high": 46.7, "side": "anti-stereotypical"},
+        {"dataset": "StereoSet", "model": "mlm-weak", "measure": "SSS", "n_pairs": 30, "value": 60.0, "ci_low": 53.3,
+         "ci_high": 66.7, "side": "stereotypical"},
+        {"dataset": "StereoSet", "model": "mlm-good", "measure": "SSS", "n_pairs": 30, "value": 80.0, "ci_low": 63.3,
+         "ci_high": 93.3, "side": "stereotypical"}])
+
+
+def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
+    """Issue 42: chapter 3's rule for the heads: below 30% masked-token accuracy a head's rows stay in the table,
+    marked, with its accuracy and reference point beside them, and leave every count and sentence."""
+    intervals = _two_heads()
+    accuracy, reference = {"mlm-weak": 0.132, "mlm-good": 0.31}, {"mlm-weak": 0.053, "mlm-good": 0.061}
+    assert liu_table2.below_floor(accuracy) == ["mlm-weak"] and liu_table2.below_floor({"m": 0.30}) == []
+    assert liu_table2.below_floor({"hub-lm": np.nan}) == []
+    f = liu_table2.direction_findings(intervals, excluded=["mlm-weak"])
+    assert (f["results"], f["stereotypical"], f["anti_stereotypical"]) == (1, 1, 0)
+    text = liu_table2.direction_sentence(intervals, accuracy, reference=reference)
+    assert ("`mlm-weak` predicts the masked token 13.2% of the time (the most frequent token alone: 5.3%); "
+            "`mlm-good` predicts the masked token 31.0% of the time (the most frequent token alone: 6.1%).") in text
+    assert "A head must reach 30% before its results enter a finding" in text and "`mlm-weak` is below it" in text
+    assert "Of our 1 indicator results from heads at or above the floor, the interval lies above 50 for 1" in text
+    assert "Against Liu's direction" not in text and "describe the heads" not in text  # the weak head's AUL left out
+    alone = liu_table2.direction_sentence(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
+    assert alone.endswith("No indicator result of ours enters a finding here: every head measured is below its floor.")
+    t = liu_table2.beside(intervals, accuracy=accuracy)
+    weak = t[t["masked LM"] == "mlm-weak"]
+    assert set(weak["head accuracy"]) == {"13.2% (< 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
+    assert set(weak["vs Liu"]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # numbers kept
+    good = t[t["masked LM"] == "mlm-good"].iloc[0]
+    assert (good["head accuracy"], good["vs 50"]) == ("31.0%", "stereotypical")
+    assert "head accuracy" not in liu_table2.beside(intervals).columns  # without accuracies, as before

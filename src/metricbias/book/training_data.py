@@ -41,10 +41,12 @@ import pandas as pd
 from .. import backbones, sources
 from ..trained.recipes import recipe, recipe_names
 
-def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "") -> dict:
+def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "",
+          **chunks) -> dict:
     """Train recipe ``name`` (``config`` overrides its configuration) on the project's data into ``out``.
 
-    ``out`` defaults to ``<cache>/trained/NAME`` (``models/NAME`` ships it with the project).
+    ``out`` defaults to ``<cache>/trained/NAME`` (``models/NAME`` ships it with the project). A masked-LM head
+    takes ``chunks``: ``run_dir``, ``resume``, ``stop_after`` (:func:`metricbias.trained.mlm_head.train`).
     Returns the provenance written with the parts.
     """
     module, default = recipe(name)
@@ -57,7 +59,7 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
                                else ([], counts.iloc[0:0]))
         return module.train(config, out, name=name, sentences=sentences, extra_sentences=extra,
                             counts=pd.concat([counts, extra_counts], ignore_index=True), device=device,
-                            progress=progress, command=command)
+                            progress=progress, command=command, sources=MLM_SOURCES, **chunks)
     examples, counts = paraphrase_pairs()
     if getattr(config, "denoise_examples", 0):
         noisy, noisy_counts = denoising_pairs(mlm_sentences()[0], config.denoise_examples, seed=config.seed,
@@ -71,6 +73,10 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
 # --- training data ---------------------------------------------------------------------------------
 
 PAIR_SOURCES = ("mrpc", "stsb", "flickr8k")
+#: what the masked-LM heads read (recorded in their provenance): the sentences, and the training-only extra text
+MLM_SOURCES = {"sentences": "MRPC train and STS-B train sentences (the validation sentences are drawn from these)",
+               "extra": "WordNet 3.0 usage examples and glosses (Debian's wordnet-base; Fellbaum, 1998)",
+               "held_out": "every text of the book's evaluation sets (held_out_texts), compared normalized"}
 #: STS-B ratings at or above this are paraphrase-like (5 = equivalent, 4 = mostly equivalent)
 STSB_MIN_RATING = 4.0
 FLICKR_REFS = "flickr8k_expert/refs.json"
@@ -272,6 +278,32 @@ def record_quality(backbone: str, table: pd.DataFrame, *, seed: int = 0, seconds
         tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
 
+def measure_and_record_head(name: str, *, device: str = "auto") -> dict:
+    """A masked-LM head's validation figures measured again from its saved tensors, with the reference point of
+    masked-token accuracy (the most frequent token, :func:`metricbias.trained.mlm_head.reference_point`), written
+    into its provenance's ``figures`` (``metricbias train NAME --quality``). The accuracy must equal the recorded
+    one: the head is evaluated as it was saved."""
+    from .. import models
+    from ..paths import atomic_path
+    from ..trained import mlm_head
+
+    folder = backbones.trained_path(name) or backbones.resolve(name)
+    path = folder / backbones.PROVENANCE_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
+    sentences, _ = mlm_sentences()
+    measured = mlm_head.measure(str(folder), sentences, device=models.resolve_device(device))
+    recorded = info["figures"].get("masked_token_accuracy")
+    if recorded is not None and abs(measured["masked_token_accuracy"] - recorded) > 1e-9:
+        raise ValueError(f"{name}: masked-token accuracy measured again {measured['masked_token_accuracy']:.6f}, "
+                         f"recorded {recorded:.6f}: the head or its validation data changed")
+    keep = ("most_frequent_token", "most_frequent_token_accuracy")
+    info["figures"].update({k: measured[k] for k in keep})
+    info.setdefault("recorded", {})["reference_point"] = f"metricbias train {name} --quality"
+    with atomic_path(path, suffix=".json") as tmp:
+        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    return {k: measured[k] for k in ("masked_token_accuracy", "validation_loss", "validation_positions", *keep)}
+
+
 def measure_and_record_quality(backbone: str, *, sizes: dict | None = None, seed: int = 0, device: str = "auto"):
     start = time.perf_counter()
     table = measure_quality(backbone, sizes=sizes, seed=seed, device=device)
@@ -306,5 +338,5 @@ def summary(names=tuple(recipe_names("mlm_head", "paraphraser"))) -> pd.DataFram
 
 
 __all__ = ["PAIR_SOURCES", "QUALITY_REFERENCE", "QUALITY_SIZES", "STSB_MIN_RATING", "flickr8k_caption_pairs", "held_out_texts",
-           "denoising_pairs", "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
+           "denoising_pairs", "measure_and_record_head", "measure_and_record_quality", "measure_quality", "mlm_sentences", "paraphrase_pairs", "record_quality",
            "summary", "train", "wordnet_sentences"]

@@ -21,13 +21,32 @@ def shuffled_batches(n: int, batch_size: int, generator, *, drop_last: bool = Fa
             yield order[start:start + batch_size]
 
 
+def epoch_batches(n: int, batch_size: int, seed: int, *, start: int = 0) -> Iterator[list[int]]:
+    """Index batches of ``n`` examples for steps ``start + 1``, ``start + 2``, ...: epoch ``e`` (steps
+    ``e * per_epoch + 1`` to ``(e + 1) * per_epoch``, the last batch of an epoch short when ``batch_size`` does not
+    divide ``n``) is a permutation drawn from a generator seeded with ``(seed, e)`` alone.
+
+    The batch of a step follows from the step number, so a run resumed from a checkpoint at step ``start`` draws
+    the batches an uninterrupted run draws (:func:`shuffled_batches` draws each epoch from one running generator).
+    """
+    import numpy as np
+
+    per_epoch = -(-n // batch_size)
+    epoch, offset = divmod(start, per_epoch)
+    while True:
+        order = np.random.default_rng([seed, epoch]).permutation(n).tolist()
+        for b in range(offset, per_epoch):
+            yield order[b * batch_size:(b + 1) * batch_size]
+        epoch, offset = epoch + 1, 0
+
+
 def fit(batch_loss: Callable, batches: Iterable, *, params, optimizer, scheduler, steps: int, start: int = 0,
         clip: float | None = 1.0, bar=None, after_step: Callable | None = None) -> list[float]:
     """Steps ``start + 1`` to ``steps``, one batch of ``batches`` each: the loss ``batch_loss(batch)``, its gradient,
     the gradient norm of ``params`` clipped at ``clip`` (None: not clipped), an optimizer and a scheduler step.
 
     ``bar`` (a progress bar) advances by one a step; ``after_step(step, losses)`` runs after each step with the
-    losses so far (floats). Returns the losses.
+    losses so far (floats); when it returns True the loop stops there (early stopping). Returns the losses.
     """
     import torch
 
@@ -43,9 +62,9 @@ def fit(batch_loss: Callable, batches: Iterable, *, params, optimizer, scheduler
         losses.append(float(loss.detach()))
         if bar is not None:
             bar.update(1)
-        if after_step is not None:
-            after_step(step, losses)
+        if after_step is not None and after_step(step, losses):
+            break
     return losses
 
 
-__all__ = ["fit", "shuffled_batches"]
+__all__ = ["epoch_batches", "fit", "shuffled_batches"]
