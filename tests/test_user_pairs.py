@@ -225,21 +225,21 @@ def test_one_signature_from_python_and_the_command_line(tmp_path, monkeypatch):
     from metricbias.metrics import parse
     from metricbias.metrics.registry import resolve
 
-    (tmp_path / "mymetric.py").write_text(
+    (tmp_path / "sigmetric_one.py").write_text(
         "def score(candidates, references):\n"
         "    return [len(set(c.split()) & set(r.split())) / len(set(r.split())) for c, r in zip(candidates, references)]\n"
         "from sacrebleu.metrics import CHRF\nchrf2 = CHRF()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    mymetric = importlib.import_module("mymetric")
-    python = resolve(mymetric.score)[1].signature
-    assert python == parse("mymetric:score").build().signature
-    mb.register(mymetric.score, name="overlap_for_signature_test")
+    sigmetric = importlib.import_module("sigmetric_one")
+    python = resolve(sigmetric.score)[1].signature
+    assert python == parse("sigmetric_one:score").build().signature
+    mb.register(sigmetric.score, name="overlap_for_signature_test")
     assert resolve("overlap_for_signature_test")[1].signature == python
     from sacrebleu.metrics import CHRF
 
-    assert resolve(CHRF())[1].signature == parse("mymetric:chrf2").build().signature
+    assert resolve(CHRF())[1].signature == parse("sigmetric_one:chrf2").build().signature
     out = tmp_path / "a.csv"
-    assert main(["audit", "--metric", "mymetric:score", "--pairs", str(write(tmp_path / "p.tsv")),
+    assert main(["audit", "--metric", "sigmetric_one:score", "--pairs", str(write(tmp_path / "p.tsv")),
                  "--n-resamples", "99", "--out", str(out)]) == 0
     assert set(pd.read_csv(out)["signature"]) == {python}
 
