@@ -157,6 +157,7 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
     out = pd.DataFrame(rows, columns=columns)
     if accuracy is not None:
         acc = out["masked LM"].map(lambda m: accuracy.get(m, np.nan))
+
         def shown(m, a):
             return "—" if np.isnan(a) else f"{a:.1%}" + (f" (below {HEAD_FLOOR:.0%})" if m in weak else "")
 
