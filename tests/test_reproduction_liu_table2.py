@@ -132,7 +132,7 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     assert alone.endswith("No indicator result of ours enters a finding here: every head measured is below its floor.")
     t = liu_table2.beside(intervals, accuracy=accuracy)
     weak = t[t["masked LM"] == "mlm-weak"]
-    assert set(weak["head accuracy"]) == {"13.2% (< 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
+    assert set(weak["head accuracy"]) == {"13.2% (below 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
     assert set(weak["vs Liu"]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # numbers kept
     good = t[t["masked LM"] == "mlm-good"].iloc[0]
     assert (good["head accuracy"], good["vs 50"]) == ("31.0%", "stereotypical")

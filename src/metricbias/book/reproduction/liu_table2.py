@@ -157,9 +157,11 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
     out = pd.DataFrame(rows, columns=columns)
     if accuracy is not None:
         acc = out["masked LM"].map(lambda m: accuracy.get(m, np.nan))
-        out.insert(4, "head accuracy", [("—" if np.isnan(a) else f"{a:.1%}" + (f" (< {HEAD_FLOOR:.0%})" if m in weak
-                                                                             else "")) for m, a in
-                                        zip(out["masked LM"], acc)])
+
+        def shown(m, a):
+            return "—" if np.isnan(a) else f"{a:.1%}" + (f" (below {HEAD_FLOOR:.0%})" if m in weak else "")
+
+        out.insert(4, "head accuracy", [shown(m, a) for m, a in zip(out["masked LM"], acc)])
         mark = out["masked LM"].isin(weak) & (out["vs 50"] != "—")
         out.loc[mark, ["vs 50", "vs Liu"]] = NO_FINDING
     return out
