@@ -13,7 +13,7 @@ import pytest
 
 from metricbias import jobs
 from metricbias.bias.pairwise import bias_table
-from metricbias.book import packs
+from metricbias.book import packs, score_sources
 from metricbias.book.reproduction import notes
 from metricbias.cache import ScoreCache
 from metricbias.cli import main
@@ -189,13 +189,13 @@ def test_recompute_forgets_the_packs_and_the_chapter_sentence_counts_them(setup,
     monkeypatch.setenv(jobs.LOG_ENV, str(log))
     score_pairs(datasets.load(DATASET), LengthRatio.name, cache=cache)
     score_pairs(datasets.load(DATASET), "bleu", cache=cache)
-    numbers = packs.chapter_numbers(log, cache)
+    numbers = score_sources.chapter_numbers(log, cache)
     assert numbers["from_packs"] == 104 and numbers["computed"] == 104 and numbers["checked"] == 32
     assert numbers["max_diff"] == 0.0
     assert notes.pack_sentence(numbers) == ("Of this chapter's 208 scores, 104 came from score packs, verified by "
                                             "recomputing 32 of them live (largest difference 0); the other 104 "
                                             "were computed live.")
-    monkeypatch.setenv(packs.RECOMPUTE_ENV, "1")
+    monkeypatch.setenv(score_sources.RECOMPUTE_ENV, "1")
     packs.prepare(out, cache, log=lambda *_: None)
     assert cache.packs() == []
     with jobs.collect() as ran:

@@ -52,7 +52,7 @@ def _packages() -> list[str]:
 def shared() -> str:
     """The hash of every input the chapters share (see the module's docstring)."""
     from ..cache import code_revision
-    from .packs import recomputing
+    from .score_sources import recomputing
 
     root = project_root()
     h = hashlib.sha256(f"python {sys.version}\x00library {code_revision()}".encode())

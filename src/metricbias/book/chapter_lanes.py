@@ -42,7 +42,7 @@ def start_order(chapters: list, timings: dict) -> list:
     every one of them, ``chapter_profiles.START_FIRST`` first (``START_FIRST_LIVE`` when the packs are ignored) and the
     others in ``_toc.yml`` order."""
     from . import chapter_profiles
-    from .packs import recomputing
+    from .score_sources import recomputing
 
     recorded = {stem: row.get("seconds") for stem, row in timings.items()}
     if all(isinstance(recorded.get(c.stem), (int, float)) for c in chapters):

@@ -81,10 +81,10 @@ import numpy as np
 
 from ..paths import atomic_path, project_root
 from ..signature import configuration
+from .score_sources import RECOMPUTE_ENV, recomputing
 
 FORMAT = 1
 PACKS_ENV = "METRICBIAS_PACKS"
-RECOMPUTE_ENV = "METRICBIAS_RECOMPUTE"
 #: the least a verification recomputes of each file: this fraction of its scores and this many
 MIN_FRACTION = 0.01
 MIN_CHECKED = 32
@@ -771,11 +771,6 @@ def _import_file(path: Path, fraction: float, device: str, cache, memo: dict) ->
     return found
 
 
-def recomputing() -> bool:
-    """Whether ``METRICBIAS_RECOMPUTE`` (``make book RECOMPUTE=1``) asks for every score live, the packs ignored."""
-    return os.environ.get(RECOMPUTE_ENV, "").strip() not in ("", "0")
-
-
 def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checked]:
     """What ``metricbias run`` does before the chapters: import the packs, or with ``METRICBIAS_RECOMPUTE`` set
     (``make book RECOMPUTE=1``) forget every score that came from one, so that all is computed live."""
@@ -797,35 +792,7 @@ def prepare(folder=None, cache=None, log=print, workers: int = 1) -> list[Checke
     return done
 
 
-# --- what a chapter says ----------------------------------------------------------------------------
-
-def chapter_numbers(job_log=None, cache=None) -> dict:
-    """The chapter's scores so far (its job log, ``METRICBIAS_JOB_LOG``): ``scores``, ``from_packs``, ``computed``
-    (live), and of the packs it used, ``checked`` (scores recomputed to verify them) and ``max_diff``."""
-    from ..cache import ScoreCache
-    from ..jobs import LOG_ENV
-
-    path = Path(job_log or os.environ.get(LOG_ENV, ""))
-    records = []
-    if str(path) and path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    used = {r["signature"] for r in records if r.get("packed")}
-    rows = []
-    if used:  # the score cache is opened only when a pack was used
-        cache = ScoreCache.default() if cache in (None, True) else cache
-        rows = [row for row in cache.packs() if row["signature"] in used]
-    return {"scores": sum(r.get("cached", 0) + r.get("computed", 0) for r in records),
-            "from_packs": sum(r.get("packed", 0) for r in records),
-            "computed": sum(r.get("computed", 0) for r in records),
-            "checked": sum(row["checked"] for row in rows),
-            "max_diff": max((row["max_diff"] for row in rows), default=0.0)}
-
-
 __all__ = ["Checked", "Entry", "MetricConfig", "PLLConfig", "PackError", "TEXT_SETS", "TOLERANCE", "build",
-           "chapter_numbers", "check_file", "default_dir", "fingerprint",
+           "check_file", "default_dir", "fingerprint",
            "import_packs", "outcome", "pack_files", "prepare", "provenance_of", "texts_of", "read", "register_text_set",
            "sample_positions", "summary_line", "text_set", "verify", "write"]

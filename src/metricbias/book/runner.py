@@ -432,7 +432,7 @@ def execute_chapter(chapter: Chapter, profile: str, log=print, progress: bool = 
             else:
                 os.environ[key] = value
     seconds = time.perf_counter() - start
-    from .packs import chapter_numbers
+    from .score_sources import chapter_numbers
 
     # how many of the chapter's scores came from score packs, how many were checked, the largest difference
     _save_timing(profile, chapter.stem, seconds, shown.cells if shown else [], job_profile(job_log),

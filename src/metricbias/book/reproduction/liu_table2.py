@@ -68,9 +68,8 @@ def indicator_intervals(scores: pd.DataFrame, *, confidence: float = 0.95, n_res
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
 
-def head_accuracy(models) -> dict[str, float]:
-    """{masked LM name: masked-token accuracy on held-out sentences} from each trained head's provenance
-    (``figures.masked_token_accuracy``); NaN for a model without one (a hub masked LM)."""
+def _head_figure(models, figure: str) -> dict[str, float]:
+    """{masked LM name: ``figures.<figure>`` of its trained head's provenance}; NaN for a model without one."""
     from ... import backbones
 
     out = {}
@@ -80,24 +79,20 @@ def head_accuracy(models) -> dict[str, float]:
         except (backbones.BackboneError, FileNotFoundError):
             path = None
         info = backbones.trained_info(path) if path is not None and backbones.is_trained_dir(path) else {}
-        out[name] = float(info.get("figures", {}).get("masked_token_accuracy", np.nan))
+        out[name] = float(info.get("figures", {}).get(figure, np.nan))
     return out
+
+
+def head_accuracy(models) -> dict[str, float]:
+    """{masked LM name: masked-token accuracy on held-out sentences} from each trained head's provenance
+    (``figures.masked_token_accuracy``); NaN for a model without one (a hub masked LM)."""
+    return _head_figure(models, "masked_token_accuracy")
 
 
 def head_reference(models) -> dict[str, float]:
     """{masked LM name: accuracy of always predicting the most frequent training token, on the positions its
     accuracy counts} (``figures.most_frequent_token_accuracy``); NaN where not recorded."""
-    from ... import backbones
-
-    out = {}
-    for name in models:
-        try:
-            path = backbones.resolve(name)
-        except (backbones.BackboneError, FileNotFoundError):
-            path = None
-        info = backbones.trained_info(path) if path is not None and backbones.is_trained_dir(path) else {}
-        out[name] = float(info.get("figures", {}).get("most_frequent_token_accuracy", np.nan))
-    return out
+    return _head_figure(models, "most_frequent_token_accuracy")
 
 
 def below_floor(accuracy: dict[str, float], floor: float = HEAD_FLOOR) -> list[str]:

@@ -4,14 +4,14 @@ of the meta-evaluation sets (:func:`drawn_sets_note`), how many scores came from
 (:func:`pack_sentence`), and a difference with its interval (:func:`interval_text`).
 
 The numbers behind them are the library's (:func:`metricbias.profiles.suite`,
-:func:`metricbias.book.packs.chapter_numbers`, :func:`metricbias.bias.claims.compare`); only the sentences are here.
+:func:`metricbias.book.score_sources.chapter_numbers`, :func:`metricbias.bias.claims.compare`); only the sentences are here.
 """
 
 from __future__ import annotations
 
 from ... import profiles
 from ...datasets.meta_eval import JudgedSet
-from .. import packs
+from .. import score_sources
 
 
 #: warnings that announce a library's coming change (an API to be removed): never what a chapter's sentence
@@ -74,8 +74,8 @@ def drawn_sets_note(sets: dict) -> str:
 
 def pack_sentence(numbers: dict | None = None) -> str:
     """One sentence: how many of the chapter's scores came from score packs, how many were recomputed, the largest
-    difference (:func:`metricbias.book.packs.chapter_numbers`; default: the running chapter's)."""
-    n = numbers or packs.chapter_numbers()
+    difference (:func:`metricbias.book.score_sources.chapter_numbers`; default: the running chapter's)."""
+    n = numbers or score_sources.chapter_numbers()
     if not n["from_packs"]:
         return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
     rest = n["scores"] - n["from_packs"]
