@@ -32,6 +32,18 @@ APPENDIX = f"{APPENDIX_STEM}.html"
 _current: dict = {}
 
 
+def timings_path() -> Path:
+    return cache_dir() / "run" / "timings.json"
+
+
+def load_timings() -> dict:
+    """``{profile: {chapter: {"seconds", "finished", "cells", "jobs", "packs"}}}`` of past runs (the runner's)."""
+    try:
+        return json.loads(timings_path().read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
 def records_dir(profile: str) -> Path:
     return cache_dir() / "run" / "records" / profile
 
@@ -127,8 +139,6 @@ def _display(entry: dict) -> None:
 def run_summary(stem: str, profile: str) -> pd.DataFrame:
     """The run of chapter ``stem`` as the runner timed it: seconds, when it finished, and per scoring job the
     pairs scored, computed and the seconds spent (empty when it has not run)."""
-    from .runner import load_timings
-
     run = load_timings().get(profile, {}).get(stem)
     if not run:
         return pd.DataFrame(columns=["metric", "what", "pairs", "computed", "seconds"])
@@ -139,8 +149,6 @@ def show(stem: str, profile: str) -> None:
     """The appendix section of chapter ``stem``: parameters and rerun command, time and scoring jobs, the sources
     of its scores, then every entry it kept."""
     from IPython.display import Markdown, display
-
-    from .runner import load_timings
 
     record = load(stem, profile)
     if record is None:
@@ -169,4 +177,4 @@ def show(stem: str, profile: str) -> None:
         _display(entry)
 
 
-__all__ = ["APPENDIX", "APPENDIX_STEM", "anchor", "keep", "link", "load", "records_dir", "run_summary", "show", "start"]
+__all__ = ["APPENDIX", "APPENDIX_STEM", "anchor", "keep", "link", "load", "load_timings", "records_dir", "run_summary", "show", "start", "timings_path"]

@@ -43,7 +43,8 @@ import yaml
 from .. import progress as bars
 from ..jobs import LOG_ENV
 from ..paths import atomic_path, cache_dir, file_lock, project_root
-from . import chapter_profiles
+from . import chapter_profiles, records
+from .records import load_timings, timings_path  # runs are timed here; the appendix shows them
 
 #: seconds between the reminder lines of a long-running cell
 HEARTBEAT = 60
@@ -103,18 +104,6 @@ def select(all_chapters: list[Chapter], only) -> list[Chapter]:
     if not chosen:
         raise ChapterError(f"no chapter matches {wanted}; chapters: {', '.join(c.stem for c in all_chapters)}")
     return chosen
-
-
-def timings_path() -> Path:
-    return cache_dir() / "run" / "timings.json"
-
-
-def load_timings() -> dict:
-    """``{profile: {chapter: {"seconds", "finished", "cells": [{"cell", "seconds", "source"}]}}}`` of past runs."""
-    try:
-        return json.loads(timings_path().read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
 
 
 def job_profile(path: Path) -> list[dict]:
@@ -450,7 +439,7 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
     over the profile's, into ``out_dir`` (default ``book/chapters``). A chapter whose executed notebook is there
     already with the same inputs (:mod:`metricbias.book.chapter_inputs`) is kept as it is, unless ``force``. With
     ``jobs`` > 1, that many chapters run at once (:mod:`metricbias.book.chapter_lanes`)."""
-    from . import chapter_inputs, chapter_lanes, records
+    from . import chapter_inputs, chapter_lanes
 
     chapter_profiles.parameters(profile)  # validates the name before any work
     if jobs < 1:
