@@ -56,7 +56,7 @@ def test_a_multiindex_table_is_kept_with_word_headers(record_dir):
 
 def test_a_corrupt_record_is_one_line_and_other_content_is_refused(record_dir):
     records.start("01_published_reproduction", "smoke", {}, {}, "x")
-    with pytest.raises(TypeError, match="a DataFrame or a Markdown string"):
+    with pytest.raises(TypeError, match="a DataFrame, a matplotlib figure or a Markdown string"):
         records.keep("Bad", 3)
     path = records.records_dir("smoke") / "01_published_reproduction.json"
     path.write_text("{not json", encoding="utf-8")
@@ -79,3 +79,22 @@ def test_the_runner_starts_each_chapter_record_instead_of_a_parameters_box():
     nb, values = runner.prepare(chapter, "smoke")
     box = next(c for c in nb.cells if "_records.start" in c.source)
     assert "'09_metric_users', 'smoke'" in box.source and "remove-input" in box.metadata["tags"]
+
+
+def test_a_figure_is_kept_as_a_png_beside_the_downloads(record_dir, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from metricbias.book import display
+
+    monkeypatch.setattr(display, "downloads_dir", lambda: record_dir / "static")
+    records.start("04_bias_measures", "smoke", {}, {}, "x")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    records.keep("Vector BCM", fig, caption="A secondary figure.")
+    entry = records.load("04_bias_measures", "smoke")["entries"][0]
+    assert entry == {"title": "Vector BCM", "kind": "figure", "caption": "A secondary figure.",
+                     "file": "04_bias_measures-vector-bcm.png"}
+    assert (record_dir / "static" / entry["file"]).stat().st_size > 1000

@@ -90,13 +90,27 @@ def _entry(title: str, content, caption: str | None, formats: dict | None, decim
         return {"title": title, "kind": "table", "caption": caption, "decimals": decimals,
                 "formats": {k: v for k, v in (formats or {}).items() if isinstance(v, (int, str))},
                 "columns": list(frame.columns), "rows": json.loads(frame.to_json(orient="values"))}
+    if hasattr(content, "savefig"):  # a matplotlib figure: a PNG beside the chapters' downloads
+        import re
+
+        import matplotlib.pyplot as plt
+
+        from .display import downloads_dir
+
+        slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+        name = f"{_current.get('stem', 'figure')}-{slug}.png"
+        downloads_dir().mkdir(parents=True, exist_ok=True)
+        content.savefig(downloads_dir() / name, dpi=100, bbox_inches="tight")
+        plt.close(content)
+        return {"title": title, "kind": "figure", "caption": caption, "file": name}
     if not isinstance(content, str):
-        raise TypeError(f"records.keep({title!r}): a DataFrame or a Markdown string, not {type(content).__name__}")
+        raise TypeError(f"records.keep({title!r}): a DataFrame, a matplotlib figure or a Markdown string, "
+                        f"not {type(content).__name__}")
     return {"title": title, "kind": "text", "text": content}
 
 
 def keep(title: str, content, *, caption: str | None = None, formats: dict | None = None, decimals: int = 2):
-    """Keep ``content`` (a DataFrame, or a Markdown sentence) under ``title`` in the chapter's appendix section.
+    """Keep ``content`` (a DataFrame, a matplotlib figure or a Markdown sentence) under ``title`` in the chapter's appendix section.
 
     A second ``keep`` with the same title replaces the first. Outside the book's runner the entry is shown in
     place instead. Returns None, so a ``keep`` as a cell's last expression shows nothing.
@@ -130,6 +144,10 @@ def _display(entry: dict) -> None:
     display(Markdown(f"**{entry['title']}**"))
     if entry["kind"] == "text":
         display(Markdown(entry["text"]))
+        return
+    if entry["kind"] == "figure":  # the link is relative to a page under book/chapters, as downloads are
+        display(Markdown(f"![{entry['title']}](../../_static/data/{entry['file']})"
+                         + (f"\n\n{entry['caption']}" if entry.get("caption") else "")))
         return
     frame = pd.DataFrame(entry["rows"], columns=entry["columns"])
     display(book_display.table(frame, decimals=entry["decimals"], formats=entry["formats"] or None,
