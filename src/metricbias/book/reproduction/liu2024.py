@@ -162,15 +162,24 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
 
 def stability_findings(comparison: pd.DataFrame) -> dict:
     """Chapter 4's numbers on :func:`stability_comparison` of one panel: the measure with the highest mean τ, the
-    draws, each other measure's difference with its interval (a list), and how many others it is shown more
-    stable than."""
+    draws, each other measure's difference with its interval (a list), how many others it is shown more stable
+    than, and the verdict on Liu's claim that KLS and JSS rank more stably than Eq. 2 and the indicator ("holds":
+    one of them leads and is shown more stable than both; "reverses": the other way round)."""
+    from ...bias.claims import UNDECIDED
+
     if comparison.empty:
-        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0}
+        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0,
+                "claim_verdict": UNDECIDED}
     r0 = comparison.iloc[0]
+    beaten = set(comparison.loc[comparison["verdict"] == "higher", "other"])
+    # Liu's claim: the distributional measures (KLS, JSS) rank more stably than the indicator measures
+    distributional, indicators = {"kls", "jss"}, {"eq2", "indicator"}
+    verdict = ("holds" if r0["best"] in distributional and indicators <= beaten else
+               "reverses" if r0["best"] in indicators and distributional <= beaten else UNDECIDED)
     return {"best": r0["best"], "draws": int(r0["draws"]),
             "differences": "; ".join(f"{r['other']} {interval_text({**r, 'confidence': 0.95}, 3)}"
                                      for r in comparison.to_dict("records")),
-            "beaten": int((comparison["verdict"] == "higher").sum()), "others": len(comparison)}
+            "beaten": len(beaten), "others": len(comparison), "claim_verdict": verdict}
 
 
 def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
