@@ -47,7 +47,7 @@ def author_year_index(path=None) -> dict[tuple[str, str], str]:
     index: dict[tuple[str, str], str] = {}
     first: dict[tuple[str, str], list[str]] = {}
     for key, entry in entries.items():
-        names = [_surname(p) for p in entry.persons.get("author", [])]
+        names = [_surname(p) for p in entry.persons.get("author") or entry.persons.get("editor", [])]
         year = entry.fields.get("year", "")
         if names and year:
             index[(_mention(names), year)] = key
