@@ -110,6 +110,6 @@ def test_the_appendix_page_renders_the_cards_and_is_in_the_toc():
     from metricbias.book import runner
 
     stems = [c.stem for c in runner.chapters()]
-    assert stems[-2:] == ["A1_using_metricbias", "A2_reference"]
+    assert stems[-3:] == ["A1_using_metricbias", "A2_reference", "A3_reproducibility"]
     page = next(c for c in runner.chapters() if c.stem == "A2_reference").source.read_text()
     assert "reference.metric_cards()" in page and "reference.measure_cards()" in page
