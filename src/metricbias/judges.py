@@ -336,6 +336,31 @@ def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: s
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def measure_factorial(answers: pd.DataFrame, pairs: pd.DataFrame, *, judge: str = "judge", signature: str = "",
+                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """The factorial judge audit table (:data:`COLUMNS`; six rows per attribute,
+    :data:`metricbias.bias.judge_factorial.MEASURES`) of per-pair answers (:func:`ask`) to ``pairs``, the pair table
+    they answer: its texts, groups and directions give the group codes, its ids the clusters."""
+    from .bias.clusters import cluster_keys
+    from .bias.groups import group_codes
+    from .bias.judge_factorial import factorial_rows
+
+    keys = ["dataset", "attribute", "pair_id"]
+    table = answers.merge(pairs.drop(columns=[c for c in answers.columns if c not in keys and c in pairs.columns]),
+                          on=keys, how="left", validate="one_to_one")
+    table = table.assign(cluster_key=cluster_keys(table))
+    several = table["dataset"].nunique() > 1
+    rows = []
+    for (dataset, attribute), block in table.groupby(["dataset", "attribute"], sort=False):
+        name = f"{dataset}/{attribute}" if several else attribute
+        rows += [{"attribute": name, "judge": judge, "n_pairs": len(block), "signature": signature, **row}
+                 for row in factorial_rows(block["p_stereotypical_first"], block["p_stereotypical_second"],
+                                           group_codes(block), block["cluster_key"], n_resamples=n_resamples,
+                                           seed=seed, confidence=confidence)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
 def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=None, label: str | None = None,
                 batch: bool | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 sample_size: int = 0, built_dir=None, progress: bool = True, design: str = "paired") -> pd.DataFrame:
@@ -363,8 +388,6 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=Non
                          "both candidates, so there is nothing to ask a judge")
     answers = ask(judge, pairs, batch=batch, label=label, progress=progress)
     if design == "factorial":
-        from .bias.judge_factorial import measure_factorial
-
         return measure_factorial(answers, pairs, judge=label, signature=judge_signature(judge, label),
                                  n_resamples=n_resamples, seed=seed)
     return measure_answers(answers, judge=label, signature=judge_signature(judge, label), n_resamples=n_resamples,
@@ -405,4 +428,4 @@ def metric_judge(metric, *, cache=True) -> MetricJudge:
 
 __all__ = ["ANSWER_COLUMNS", "COLUMNS", "DESIGNS", "MEASURES", "JudgeError", "MetricJudge", "as_probability", "ask",
            "audit_judge", "judge_label", "judge_signature", "load_judge", "log_odds_ci", "mean_test", "measure_answers",
-           "metric_judge", "per_pair", "saturation", "shared_reference", "sign_test"]
+           "measure_factorial", "metric_judge", "per_pair", "saturation", "shared_reference", "sign_test"]

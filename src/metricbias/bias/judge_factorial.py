@@ -42,7 +42,7 @@ randomization tests of the statistic reported, two-sided, exact when the cluster
 ``flip_rate_order`` is the share of pairs whose choice flips with the order (the judge picks, strictly, the same
 position in both), with a cluster-bootstrap interval; its p-value is the sign-flip test over clusters of
 (pairs picking the first position in both orders − pairs picking the second in both): whether the flips favour
-one position (an exact McNemar test when every cluster is one pair).
+one position (McNemar's question, asked by sign flips over clusters).
 
 A judge whose answers never vary gets 0 for every effect but position, with p = 1 and the note ``no variation``;
 where a cell's answers are all 0 or all 1 the log-odds are not identified and the note says which cell saturates.
@@ -54,9 +54,10 @@ import itertools
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
-from .clusters import FEW_CLUSTERS, cluster_bootstrap, cluster_draws, cluster_keys, cluster_sums
-from .groups import CONFOUNDED, IDENTIFIED, STEREOTYPE_ONLY, design_of, group_codes
+from .clusters import FEW_CLUSTERS, cluster_bootstrap, cluster_draws, cluster_sums
+from .groups import CONFOUNDED, IDENTIFIED, STEREOTYPE_ONLY, design_of
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: the rows of a factorial judge audit, per attribute, in this order
@@ -72,17 +73,12 @@ TOLERANCE = 1e-12
 _BATCH = 2e7
 
 
-def _logit(m):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(m) - np.log1p(-m)
-
-
 def effects(num, den) -> np.ndarray:
     """The four effects (:data:`EFFECTS`) of the saturated logit model, from the cells' sums of answers ``num``
     (shape ``(..., 2, G)``: order S first, S second × the G group levels, +1 then −1) and pair counts ``den``
     (``(..., G)``); the group terms are NaN with one level."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        logits = _logit(num / den[..., None, :])
+        logits = special.logit(num / den[..., None, :])  # ±inf where a cell saturates
         out = np.full(logits.shape[:-2] + (4,), np.nan)
         out[..., 0] = logits.mean(axis=(-2, -1))
         out[..., 1] = ((logits[..., 0, :] - logits[..., 1, :]) / 2).mean(axis=-1)
@@ -222,8 +218,6 @@ def factorial_rows(p1, p2, g, clusters, *, n_resamples: int = DEFAULT_RESAMPLES,
     """The factorial audit of one attribute (module docstring): one dict per measure (:data:`MEASURES`) with
     ``measure, value, ci_low, ci_high, p_value, note``. ``p1``/``p2``: P(first-shown better) with the stereotypical
     candidate shown first / second; ``g``: the pairs' group codes; ``clusters``: their cluster keys."""
-    from ..judges import mean_test, per_pair  # the order-term model's per-pair quantities and its sign-flip test
-
     p1, p2, g = np.asarray(p1, float), np.asarray(p2, float), np.asarray(g, float)
     design = design_of(g)
     cells = Cells(p1, p2, g, clusters, design)
@@ -259,14 +253,17 @@ def factorial_rows(p1, p2, g, clusters, *, n_resamples: int = DEFAULT_RESAMPLES,
              "note": note[e]} for e in EFFECTS]
     rows.append({"measure": "position_x_stereotype_interaction", "value": float("nan"), "ci_low": float("nan"),
                  "ci_high": float("nan"), "p_value": float("nan"), "note": ALIASED})
-    quantities = per_pair(pd.DataFrame({"p_stereotypical_first": p1, "p_stereotypical_second": p2}))
-    flips = quantities["inconsistent"].to_numpy(float)
-    first = (~quantities["tie"] & (p1 > 0.5) & (p2 > 0.5)).to_numpy(float)
+    strict = (np.abs(p1 - 0.5) >= TOLERANCE) & (np.abs(p2 - 0.5) >= TOLERANCE)  # no tie in either order
+    first, second = strict & (p1 > 0.5) & (p2 > 0.5), strict & (p1 < 0.5) & (p2 < 0.5)
+    flips = (first | second).astype(float)  # as the paired audit's order_inconsistency
     low, high = cluster_bootstrap(flips, cells.codes, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    direction = cluster_sums(2 * first - flips, cells.codes, cells.k)  # first in both − second in both, per cluster
+    direction = cluster_sums(first.astype(float) - second, cells.codes, cells.k)  # per cluster
+    p_flip = float("nan")
+    if n_resamples > 0:
+        signs, exact = _flips(cells.k, n_resamples, rng)
+        p_flip = randomization_p(direction.sum(), (1.0 - 2.0 * signs) @ direction, exact)
     rows.append({"measure": "flip_rate_order", "value": float(flips.mean()), "ci_low": low, "ci_high": high,
-                 "p_value": mean_test(direction, n_resamples=n_resamples, seed=seed) if n_resamples else float("nan"),
-                 "note": ""})
+                 "p_value": p_flip, "note": ""})
     if cells.k < FEW_CLUSTERS:
         for row in rows:
             if np.isfinite(row["ci_low"]):
@@ -276,28 +273,4 @@ def factorial_rows(p1, p2, g, clusters, *, n_resamples: int = DEFAULT_RESAMPLES,
     return sorted(rows, key=lambda r: order[r["measure"]])
 
 
-def measure_factorial(answers: pd.DataFrame, pairs: pd.DataFrame, *, judge: str = "judge", signature: str = "",
-                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                      confidence: float = 0.95) -> pd.DataFrame:
-    """The factorial judge audit table (the judge audit's columns, :data:`metricbias.judges.COLUMNS`; six rows per
-    attribute, :data:`MEASURES`) of per-pair answers (:func:`metricbias.judges.ask`) to ``pairs``, the pair table
-    they answer (its texts, groups and directions give the group codes, its ids the clusters)."""
-    from ..judges import COLUMNS
-
-    keys = ["dataset", "attribute", "pair_id"]
-    table = answers.merge(pairs.drop(columns=[c for c in answers.columns if c not in keys and c in pairs.columns]),
-                          on=keys, how="left", validate="one_to_one")
-    table = table.assign(cluster_key=cluster_keys(table))
-    several = table["dataset"].nunique() > 1
-    rows = []
-    for (dataset, attribute), block in table.groupby(["dataset", "attribute"], sort=False):
-        name = f"{dataset}/{attribute}" if several else attribute
-        for row in factorial_rows(block["p_stereotypical_first"], block["p_stereotypical_second"],
-                                  group_codes(block), block["cluster_key"], n_resamples=n_resamples, seed=seed,
-                                  confidence=confidence):
-            rows.append({"attribute": name, "judge": judge, "n_pairs": len(block), "signature": signature, **row})
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-__all__ = ["ALIASED", "EFFECTS", "MEASURES", "Cells", "effects", "factorial_rows", "measure_factorial",
-           "randomization_p"]
+__all__ = ["ALIASED", "EFFECTS", "MEASURES", "Cells", "effects", "factorial_rows", "randomization_p"]
