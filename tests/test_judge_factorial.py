@@ -153,6 +153,23 @@ def test_a_stereotype_only_design_fits_no_group():
     assert rows["stereotype_effect"]["value"] == pytest.approx((np.log(m1 / (1 - m1)) + np.log(m2 / (1 - m2))) / 2)
 
 
+def test_an_unbalanced_design_takes_the_bootstrap_p_for_the_stereotype():
+    """200 pairs whose S carries the +1 group's term and 13 the −1 group's, each its own cluster (built CrowS race):
+    relabelling S and A would move pairs between the group cells, so the stereotype's p is the bootstrap's. A judge
+    with a group effect (0.8) and no stereotype effect: the group is found, the stereotype is not."""
+    rng = np.random.default_rng(0)
+    g = np.r_[np.ones(200), -np.ones(13)]
+    y_first = np.clip(1 / (1 + np.exp(-(0.4 + 0.8 * g))) + rng.uniform(-0.1, 0.1, g.size), 0, 1)
+    y_second = np.clip(1 / (1 + np.exp(-(-0.4 + 0.8 * g))) + rng.uniform(-0.1, 0.1, g.size), 0, 1)
+    rows = {r["measure"]: r for r in jf.factorial_rows(y_first, 1 - y_second, g, np.arange(g.size),
+                                                        n_resamples=RESAMPLES)}
+    assert rows["stereotype_effect"]["note"] == jf.NO_RELABELLING
+    assert rows["stereotype_effect"]["ci_low"] <= 0 <= rows["stereotype_effect"]["ci_high"]
+    assert rows["stereotype_effect"]["p_value"] > 0.05
+    assert rows["group_effect"]["ci_low"] <= 0.8 <= rows["group_effect"]["ci_high"]
+    assert rows["group_effect"]["p_value"] < 0.01 and rows["position_effect"]["p_value"] < 0.01
+
+
 @pytest.mark.parametrize("answer", [0.5, "tie"])
 def test_a_constant_judge_gets_no_effect_and_p_one(answer):
     rows = mb.audit_judge(lambda r, a, b: answer, dataset="published", attributes=["gender", "religion"],
