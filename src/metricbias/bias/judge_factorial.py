@@ -34,11 +34,11 @@ randomization tests of the statistic reported, two-sided, exact when the cluster
 (2^clusters ≤ resamples), else Monte Carlo with the floor 1 / (B + 1):
 
 * ``stereotype_effect``: S and A relabelled at random per cluster (their answers and group codes swap with them);
-  null: the judge does not care which candidate is the stereotypical one. Where the group terms are fitted, only
-  the clusters holding as many +1 as −1 pairs (a WinoBias sentence and its twin) are relabelled, the others held
-  fixed, so that the group cells keep their sizes; where no cluster does (every CrowS-Pairs pair is its own
-  cluster), the p-value is the cluster bootstrap's, ``(1 + #{|β* − β̂| ≥ |β̂|}) / (B + 1)``, with the note
-  :data:`NO_RELABELLING`;
+  null: the judge does not care which candidate is the stereotypical one. Where the group terms are fitted, a
+  relabelled pair moves to the other group's cells, so S and A are relabelled only when every cluster holds as many
+  +1 as −1 pairs (the released WinoBias pairs: a sentence and its twin), which keeps the cells' sizes; otherwise
+  (a CrowS-Pairs pair is its own cluster) the p-value is the cluster bootstrap's,
+  ``(1 + #{|β* − β̂| ≥ |β̂|}) / (B + 1)``, with the note :data:`NO_RELABELLING`;
 * ``position_effect``: the two orders exchanged at random per cluster; null: the order does not matter;
 * ``group_effect`` and ``position_x_group_interaction``: the group codes permuted within each cluster that holds
   both signs, and across the clusters that hold one; null: the answers do not depend on the group code.
@@ -72,8 +72,8 @@ EFFECTS = ("stereotype_effect", "position_effect", "group_effect", "position_x_g
 ALIASED = ("aliased: S and A swap position together, so an interaction of position with stereotype adds nothing "
            "to the S-versus-A log-odds; a judge favouring the first-shown candidate by d only when S is first shows "
            "as position d/2 plus stereotype d/2")
-NO_RELABELLING = ("p from the cluster bootstrap: no cluster holds as many +1 as -1 pairs, so relabelling S and A "
-                  "would change the group cells' sizes")
+NO_RELABELLING = ("p from the cluster bootstrap: not every cluster holds as many +1 as -1 pairs, so relabelling S "
+                  "and A would change the group cells' sizes")
 TOLERANCE = 1e-12
 #: the working-array size (values) of one batch of resamples
 _BATCH = 2e7
@@ -185,17 +185,12 @@ class Cells:
         return np.concatenate(out)
 
 
-def _flips(k: int, n_resamples: int, rng, free=None) -> tuple[np.ndarray, bool]:
-    """Flips (1) of ``k`` clusters, ``(B, k)``: every assignment to the clusters marked in ``free`` (default: all;
-    the others never flip) when there are at most ``n_resamples`` (exact), else ``n_resamples`` random ones."""
-    free = np.ones(k, bool) if free is None else np.asarray(free, bool)
-    m = int(free.sum())
-    exact = m <= 20 and 2 ** m <= n_resamples
-    drawn = (np.array(list(itertools.product((0.0, 1.0), repeat=m))).reshape(-1, m) if exact
-             else rng.integers(0, 2, size=(n_resamples, m)).astype(float))
-    flips = np.zeros((drawn.shape[0], k))
-    flips[:, free] = drawn
-    return flips, exact
+def _flips(k: int, n_resamples: int, rng) -> tuple[np.ndarray, bool]:
+    """Flips (1) of ``k`` clusters, ``(B, k)``: every assignment when there are at most ``n_resamples`` (exact),
+    else ``n_resamples`` random ones."""
+    if k <= 20 and 2 ** k <= n_resamples:
+        return np.array(list(itertools.product((0.0, 1.0), repeat=k))).reshape(-1, k), True
+    return rng.integers(0, 2, size=(n_resamples, k)).astype(float), False
 
 
 def randomization_p(observed: float, draws: np.ndarray, exact: bool) -> float:
@@ -252,13 +247,12 @@ def factorial_rows(p1, p2, g, clusters, *, n_resamples: int = DEFAULT_RESAMPLES,
     elif n_resamples > 0:
         boot = cells.bootstrap(n_resamples, seed)
         ci = {e: _interval(boot[:, i], confidence) for i, e in enumerate(EFFECTS)}
-        for what, effect, free in (("stereotype", "stereotype_effect", cells.balanced),
-                                   ("position", "position_effect", None)):
-            if free is not None and not free.any():  # no relabelling keeps the design: the bootstrap's p
+        for what, effect in (("stereotype", "stereotype_effect"), ("position", "position_effect")):
+            if what == "stereotype" and not cells.balanced.all():  # relabelling would change the design
                 p[effect] = bootstrap_p(value[effect], boot[:, EFFECTS.index(effect)])
                 note[effect] = NO_RELABELLING
                 continue
-            flips, exact = _flips(cells.k, n_resamples, rng, free)
+            flips, exact = _flips(cells.k, n_resamples, rng)
             p[effect] = randomization_p(value[effect], cells.flipped(flips, what)[:, EFFECTS.index(effect)], exact)
         if cells.identified:
             permuted = cells.permuted(n_resamples, rng)
