@@ -96,8 +96,8 @@ def effects(num, den) -> np.ndarray:
 
 class Cells:
     """One attribute's answers laid out for the model: per pair ``y[0]`` = P(S chosen | S first) = p1 and ``y[1]`` =
-    P(S chosen | S second) = 1 − p2, the group level of each pair (``level``: 0 for +1, 1 for −1; all 0 when the
-    design is not identified) and its cluster (``codes`` into ``k`` clusters)."""
+    P(S chosen | S second) = 1 − p2, its group code ``g`` (all +1 when the design fits no group terms) and its
+    cluster (``codes`` into ``k`` clusters)."""
 
     def __init__(self, p1, p2, g, clusters, design: str):
         self.y = np.stack([np.asarray(p1, float), 1.0 - np.asarray(p2, float)])
