@@ -29,6 +29,7 @@ def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
     assert (f["cells_reproduced"], f["cells"], f["metrics"]) == (163, 174, 29)
     assert f["largest_gap_reproduced"] < 0.01 and f["cells_not_reproduced"] == 11
     assert (f["other_cells_reproduced"], f["other_cells"], f["other_metrics"]) == (189, 189, 27)
+    assert f["claim_verdict"] == "holds"
     # PRISM-p: five printed cells are BERTScore-DistilBERT's; the sixth (race) is the one reproduced
     assert (f["prism_p_cells_copied"], f["prism_p_cells_reproduced"], f["prism_p_gender_printed"]) == (5, 1, 8.36)
     assert f["prism_gender_recall"] < f["prism_gender_f"] < f["prism_gender_precision"]
