@@ -64,6 +64,8 @@ def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     released = table.set_index("scores").loc["released scores"]
     assert released["configurations"] == 2 and released["group effect shown"] == 1
     assert released["stereotype effect shown"] == 2 and released["group larger"] == 1
+    assert (released["+1 group preferred"], released["−1 group preferred"]) == (1, 0)  # m1's 8 (7 to 9); m2's spans 0
+    assert findings["live_group_plus"] == 1 and findings["live_group_minus"] == 0
     assert released["pronoun share (median)"] == pytest.approx(np.median([8 / 10, 1 / 4]))
     assert findings["live_pronoun_share"] == pytest.approx(1.0) and findings["live_stereotype_shown"] == 0
 
@@ -73,7 +75,10 @@ def test_robustness_findings_name_the_lowest_coverage_of_each_design():
                           "n": [20, 100, 20, 100], "measure": ["eq1_difference", "eq1_difference",
                                                                "size_robust_bias", "stereotypical_difference"],
                           "coverage": [0.87, 0.91, 0.93, 0.84], "mc_se": [0.017, 0.014, 0.013, 0.018]})
-    out = ch8_trust.robustness_findings(study)
+    out = ch8_trust.robustness_findings(pd.concat([study, pd.DataFrame(
+        {"design": ["Eq. 2"] * 2, "n": [20, 100], "measure": ["eq2_rescaled"] * 2, "coverage": [0.72, 0.61],
+         "mc_se": [0.02, 0.022]})], ignore_index=True))
+    assert (out["eq2r_min"], out["eq2r_worst_n"], out["eq2r_max"]) == (0.61, 100, 0.72)
     assert (out["eq1_min"], out["eq1_min_se"], out["eq1_worst_n"], out["eq1_max"]) == (0.87, 0.017, 20, 0.91)
     assert (out["heavy_min"], out["heavy_worst_n"], out["heavy_worst_measure"]) == (0.84, 100,
                                                                                    "stereotypical difference")

@@ -523,6 +523,7 @@ def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel
         ax.set_title(str(panel), fontsize=MIN_FONT)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("coverage of the 95% interval")
-    axes[0][0].legend(fontsize=MIN_FONT, loc="lower right")
+    fullest = max(axes[0], key=lambda ax: len(ax.get_legend_handles_labels()[1]))  # the panel with every interval
+    fullest.legend(fontsize=MIN_FONT, loc="lower right")
     fig.tight_layout()
     return fig
