@@ -86,9 +86,12 @@ def test_robustness_findings_name_the_lowest_coverage_of_each_design():
 
 def test_floor_findings_count_cells_above_below_and_within_their_floor():
     floor = pd.DataFrame({"eq2": [10.0, 4.0, 6.0, 5.0], "eq2_control": [5.0, 8.0, 6.0, np.nan],
-                          "excess": [5.0, -4.0, 0.0, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
+                          "excess": [5.0, -4.0, 0.0, np.nan], "ci_low": [3.0, -6.0, -0.8, np.nan],
+                          "ci_high": [7.0, -2.0, 0.9, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
                           "n_control": [40, 40, 40, 0]})
     out = ch8_trust.floor_findings(floor)
+    assert out["equivalent"] == 1 and out["margin"] == 1.0  # only the third's interval lies inside ±1
+    assert ch8_trust.floor_findings(floor, margin=0.5)["equivalent"] == 0
     # BH over the three tests: q = .003, .003, .9
     assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
     assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1

@@ -134,17 +134,20 @@ def robustness_findings(study: pd.DataFrame) -> dict:
     return out
 
 
-def floor_findings(floor: pd.DataFrame, *, q: float = 0.05) -> dict:
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0) -> dict:
     """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
     Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
-    (``below``), neither (``within``), and the median of Eq. 2 over its control (``ratio``)."""
+    (``below``), neither (``within``), how many are equivalent to their floor within ± ``margin`` points (the 95%
+    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``)."""
     tested = floor[floor["p_value"].notna()]
     sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
     up = tested["excess"].to_numpy(float) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (tested["eq2"] / tested["eq2_control"]).replace([np.inf, -np.inf], np.nan)
+    inside = (tested["ci_low"] > -margin) & (tested["ci_high"] < margin)
     return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
-            "within": int(len(tested) - np.sum(sig)), "ratio": float(ratio.median()),
+            "within": int(len(tested) - np.sum(sig)), "equivalent": int(inside.sum()), "margin": float(margin),
+            "ratio": float(ratio.median()),
             "controls": int(floor["n_control"].max()) if len(floor) else 0}
 
 
