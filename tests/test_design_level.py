@@ -110,3 +110,14 @@ def test_your_own_pairs_carry_their_cluster_into_the_scores_and_the_audit():
     assert scores["cluster"].tolist() == list("aabbccdd")
     keys = clusters.shared(scores)
     assert keys is not None and clusters.n_clusters(keys) == 4
+
+
+def test_two_configurations_are_compared_by_flipping_whole_twin_clusters():
+    rng = np.random.default_rng(4)
+    s1, s2, t1 = rng.normal(size=24), rng.normal(size=24), rng.normal(size=24)
+    table = pd.concat([released_gender(24, s1, s2, "a"), released_gender(24, t1, s2, "b")])
+    row = testing.configuration_differences(table, n_resamples=999, seed=0, cache=False).iloc[0]
+    per_pair = np.abs(pairwise.pair_terms(s1, s2, signed=True)) - np.abs(pairwise.pair_terms(t1, s2, signed=True))
+    assert row["difference"] == pytest.approx(per_pair.mean())
+    assert row["p_value"] == pytest.approx(testing.sign_flip_test(per_pair.reshape(12, 2).sum(1), n_resamples=999,
+                                                                  seed=0))

@@ -118,8 +118,8 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
                               seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """For every attribute and every two metrics scored on the same pairs: does their Eq. 2 differ?
 
-    Per pair the difference of their Eq. 2 terms (each metric rescaled with its own Eq. 1), sign-flipped;
-    BH over every comparison of the table. Columns: ``attribute, metric_a, metric_b, n_pairs, difference,
+    Per pair the difference of their Eq. 2 terms (each metric rescaled with its own Eq. 1), sign-flipped (whole
+    clusters' sums where pairs share a template, the WinoBias twins); BH over every comparison of the table. Columns: ``attribute, metric_a, metric_b, n_pairs, difference,
     p_value, q_value``. Needs ``pair_id``. Kept in the result cache (``cache=False``: none).
     """
     if "pair_id" not in scores.columns:
@@ -133,7 +133,9 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
         i, k = np.triu_indices(len(names), 1)
         x = terms.to_numpy().T
         diffs = x[i] - x[k]
-        p = np.atleast_1d(sign_flip_test(diffs, n_resamples=n_resamples, seed=seed))
+        keys = shared(pd.DataFrame({"attribute": attribute, "pair_id": terms.index.astype(str)}))
+        flipped = diffs if keys is None else np.stack([cluster_flip_sums(row, keys) for row in diffs])
+        p = np.atleast_1d(sign_flip_test(flipped, n_resamples=n_resamples, seed=seed))
         rows += [{"attribute": attribute, "metric_a": names[a], "metric_b": names[b], "n_pairs": len(terms),
                   "difference": float(dd.mean()), "p_value": float(pp)} for a, b, dd, pp in zip(i, k, diffs, p)]
     return with_q_values(pd.DataFrame(rows, columns=["attribute", "metric_a", "metric_b", "n_pairs", "difference",
