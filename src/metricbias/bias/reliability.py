@@ -17,7 +17,7 @@
   with one candidate per group. :func:`template_interval` resamples whole templates
   (clusters), each with all its group pairs: the interval to report wherever pairs share
   a template (Davison & Hinkley 1997, §3.8; :mod:`metricbias.bias.clusters`), as an expanded
-  percentile interval that corrects most of a percentile interval's shortfall with few templates
+  percentile interval that narrows a percentile interval's shortfall with few templates
   (the simulation: :mod:`metricbias.bias.simulation`); below about 30 templates
   :func:`template_table` still marks it. :func:`two_level_interval` resamples templates, then the
   group pairs within them: it counts the within-template variance twice and over-covers, an
