@@ -25,7 +25,7 @@ scale) is recomputed in one matrix product.
 
 **Few clusters.** A percentile interval over k clusters runs short when k is small: its bootstrap variance is
 (k − 1)/k of the usual estimate, and it uses normal rather than t quantiles (chapter 8's simulation: with templates
-of four pairs, plain percentile coverage is about 0.83 with 5 templates and about 0.90 with 10). The interval is
+of four pairs, plain percentile coverage is about 0.83 with 5 templates and about 0.89 with 10). The interval is
 therefore the *expanded percentile* interval (Hesterberg 2015): the quantiles of the bootstrap distribution at the
 levels Φ(∓ √(k/(k − 1)) t_{k−1, 1−α/2}) instead of α/2 and 1 − α/2 (:func:`expanded_levels`), which tends to the
 percentile interval as k grows (at k = 198, the 2.4th and 97.6th percentiles). Below :data:`FEW_CLUSTERS` clusters
