@@ -43,7 +43,8 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     measure's own null: a measure's own test where it has one (``size_robust_difference``: mean
     signed difference 0); for ``stereotypical_difference`` the sign-flip permutation test of its
     null, the mean signed difference is 0 (the metric treats the two candidates of a pair alike;
-    whole clusters' signs are flipped where pairs share a template; :mod:`metricbias.bias.testing`); for a magnitude with no test of its own (``bias``, i.e. Eq. 2,
+    whole clusters' signs are flipped where pairs share a template; :mod:`metricbias.bias.testing`);
+    for a magnitude with no test of its own (``bias``, i.e. Eq. 2,
     ``size_robust_bias``, KLS, JSS, ...) NaN: it is above 0 for any metric that any word moves,
     so "no bias" is not a null it can be tested against (compare it with its noise floor,
     :func:`metricbias.bias.noise_floor.noise_floor`). Benjamini–Hochberg q-values are over the tests
