@@ -135,11 +135,15 @@ def _resampled(d, g, drawn, design) -> dict[str, np.ndarray]:
     return {"stereotype": (means[0] + means[1]) / 2, "group": (means[0] - means[1]) / 2}
 
 
-def _interval_and_p(estimate: float, draws: np.ndarray, confidence: float, k: int) -> tuple[float, float, float]:
+def _interval_and_p(estimate: float, draws: np.ndarray, confidence: float,
+                    k: int | None = None) -> tuple[float, float, float]:
+    """The interval of the resampled estimates ``draws`` (expanded percentile for ``k`` clusters; plain percentile
+    without ``k``) and the two-sided bootstrap p of ``estimate`` against 0."""
     draws = draws[np.isfinite(draws)]  # a resample that drew no pair of one group has no group mean
     if draws.size == 0:
         return float("nan"), float("nan"), float("nan")
-    low, high = np.quantile(draws, expanded_levels(k, confidence))
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(draws, (alpha, 1 - alpha) if k is None else expanded_levels(k, confidence))
     p = (1 + np.sum(np.abs(draws - estimate) >= abs(estimate))) / (draws.size + 1)
     return float(low), float(high), float(min(p, 1.0))
 
