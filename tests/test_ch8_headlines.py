@@ -95,3 +95,23 @@ def test_floor_findings_count_cells_above_below_and_within_their_floor():
     # BH over the three tests: q = .003, .003, .9
     assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
     assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1
+
+
+def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next_fewest_templates():
+    from metricbias.bias.simulation import PANELS
+
+    independent, templates = list(PANELS)
+    rows = [{"panel": independent, "n": n, "templates": n, "measure": "stereotypical_difference",
+             "interval": "BCa over pairs", "coverage": c, "mc_se": 0.01, "reps": 400} for n, c in ((20, 0.93), (100, 0.95))]
+    rows += [{"panel": independent, "n": n, "templates": n, "measure": "eq2", "interval": "—", "relative_bias": b}
+             for n, b in ((20, 0.4), (100, 0.1))]
+    for interval, (c5, c25) in {"BCa over pairs": (0.8, 0.8), "two-level (conservative)": (0.97, 0.98),
+                                "templates only": (0.84, 0.92), "templates, expanded": (0.91, 0.94)}.items():
+        rows += [{"panel": templates, "n": 4 * k, "templates": k, "measure": "stereotypical_difference",
+                  "interval": interval, "coverage": c, "mc_se": 0.011, "reps": 400} for k, c in ((5, c5), (25, c25))]
+    null = pd.DataFrame({"n": [20, 100], "rejection_rate": [0.05, 0.04], "mc_se": [0.011, 0.011]})
+    out = ch8_trust.simulation_findings(pd.DataFrame(rows), null)
+    assert (out["tpo_fewest_templates"], out["tpo_at_fewest"], out["tpx_at_fewest"]) == (5, 0.84, 0.91)
+    assert (out["tpo_few_templates"], out["tpo_at_few"], out["tpx_at_few"]) == (25, 0.92, 0.94)
+    assert (out["tl_min"], out["tl_max"], out["tpx_in_target"]) == (0.97, 0.98, 1)
+    assert out["eq2_bias_smallest"] == 0.4 and out["type1_max"] == 0.05

@@ -57,7 +57,7 @@ def test_two_level_interval_covers_with_templates_where_the_pair_bootstrap_does_
     design = simulation.Design(tau_template=0.6, terms=4)
     cov = simulation.coverage(design, sizes=(80,), reps=REPS, n_resamples=299, seed=1).set_index(["measure", "interval"])
     se = np.sqrt(0.95 * 0.05 / REPS)
-    two_level = cov.loc[("stereotypical_difference", "two-level"), "coverage"]
+    two_level = cov.loc[("stereotypical_difference", "two-level (conservative)"), "coverage"]
     pairs = cov.loc[("stereotypical_difference", "BCa over pairs"), "coverage"]
     assert abs(two_level - 0.95) <= 3 * se + 0.02  # 20 templates: the percentile interval runs a little short
     assert pairs < two_level - 3 * se

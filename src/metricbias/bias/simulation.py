@@ -204,7 +204,8 @@ def _percentile(how: str, expanded: bool = False):
     return interval
 
 
-INTERVALS = {"BCa over pairs": _bca, "two-level": _percentile("two-level"), "templates only": _percentile("templates"),
+INTERVALS = {"BCa over pairs": _bca, "two-level (conservative)": _percentile("two-level"),
+             "templates only": _percentile("templates"),
              "templates, expanded": _percentile("templates", expanded=True)}
 
 

@@ -93,7 +93,7 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
         return float(c["coverage"].min()), float(c["coverage"].max()), c
 
     out = {}
-    for name, frame, interval in (("bca", independent, "BCa over pairs"), ("tl", templates, "two-level"),
+    for name, frame, interval in (("bca", independent, "BCa over pairs"), ("tl", templates, "two-level (conservative)"),
                                   ("tpo", templates, "templates only"), ("tpx", templates, "templates, expanded"),
                                   ("pair_tpl", templates, "BCa over pairs")):
         low, high, c = span(frame, interval)
