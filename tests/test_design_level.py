@@ -121,3 +121,17 @@ def test_two_configurations_are_compared_by_flipping_whole_twin_clusters():
     assert row["difference"] == pytest.approx(per_pair.mean())
     assert row["p_value"] == pytest.approx(testing.sign_flip_test(per_pair.reshape(12, 2).sum(1), n_resamples=999,
                                                                   seed=0))
+
+
+def test_an_interval_over_few_clusters_is_marked_with_a_warning():
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"attribute": "x", "pair_id": [str(i) for i in range(20)], "metric": "m",
+                          "score_1": rng.normal(size=20), "score_2": rng.normal(size=20),
+                          "cluster": np.repeat(list("abcdefghij"), 2)})
+    with pytest.warns(clusters.FewClustersWarning, match="x: the 95% intervals resample 10 clusters of pairs, fewer"):
+        clusters.warn_if_few(table)
+    user = pd.DataFrame({"attribute": "x", "candidate_1": [f"the cat {w} sat" for w in "abcdefgh"],
+                         "candidate_2": [f"the dog {w} sat" for w in "abcdefgh"],
+                         "reference": "the animal sat", "cluster": list("aabbccdd")})
+    with pytest.warns(clusters.FewClustersWarning, match="4 clusters"):
+        mb.audit("bleu", pairs=user, n_resamples=99, cache=False)

@@ -50,7 +50,8 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     :func:`metricbias.bias.noise_floor.noise_floor`). Benjamini–Hochberg q-values are over the tests
     of the table. ``gap=G`` warns (:class:`metricbias.bias.power.GapWarning`) for every row
     whose interval is wider than G, that is, where the dataset is too small to separate two
-    values G apart, with about how many pairs would.
+    values G apart, with about how many pairs would. Fewer than 30 clusters of pairs in an attribute warn too
+    (:class:`metricbias.bias.clusters.FewClustersWarning`).
     """
     if isinstance(dataset, pd.DataFrame) and pairs is None:  # a table passed as the dataset is the user's pairs
         dataset, pairs = "pairs", dataset
@@ -58,6 +59,10 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
                                built_dir=built_dir)
     scores = score_pairs(pairs, metric, cache=cache)
     table = bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples, seed=seed)
+    if n_resamples:
+        from .bias.clusters import warn_if_few
+
+        warn_if_few(scores)
     if tests:
         table = _with_tests(table, scores, n_resamples=n_resamples, seed=seed)
     if "dataset" in table.columns:  # several parts: keep them apart in the attribute name

@@ -29,7 +29,8 @@ of four pairs, plain percentile coverage is about 0.83 with 5 templates and abou
 therefore the *expanded percentile* interval (Hesterberg 2015): the quantiles of the bootstrap distribution at the
 levels Φ(∓ √(k/(k − 1)) t_{k−1, 1−α/2}) instead of α/2 and 1 − α/2 (:func:`expanded_levels`), which tends to the
 percentile interval as k grows (at k = 198, the 2.4th and 97.6th percentiles). Below :data:`FEW_CLUSTERS` clusters
-tables still mark it; the simulation gives its coverage there.
+tables still mark it and ``mb.audit`` warns (:class:`FewClustersWarning`, :func:`warn_if_few`); the simulation gives
+its coverage there.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: below this many clusters the cluster bootstrap's interval is marked (its coverage falls; module docstring)
 FEW_CLUSTERS = 30
+
+
+class FewClustersWarning(UserWarning):
+    """An interval over fewer than :data:`FEW_CLUSTERS` clusters: its coverage falls short of 95%."""
 
 _WINOBIAS_BUILT = re.compile(r"^gender-(type[12])-(dev|test)-(\d+)$")
 _WINOBIAS_RELEASED = re.compile(r"^gender-(\d+)$")
@@ -160,6 +165,19 @@ def shared(pairs: pd.DataFrame):
     return keys if n_clusters(keys) < len(keys) else None
 
 
+def warn_if_few(scores: pd.DataFrame) -> None:
+    """A :class:`FewClustersWarning` for every attribute of a score table whose pairs share clusters
+    (:func:`shared`) and number fewer than :data:`FEW_CLUSTERS` of them."""
+    import warnings
+
+    for attribute, block in scores.groupby("attribute", sort=False):
+        keys = shared(block.drop_duplicates("pair_id"))
+        if keys is not None and n_clusters(keys) < FEW_CLUSTERS:
+            warnings.warn(f"{attribute}: the 95% intervals resample {n_clusters(keys)} clusters of pairs, fewer than "
+                          f"{FEW_CLUSTERS}; even the expanded percentile interval covers less than 95% there",
+                          FewClustersWarning, stacklevel=3)
+
+
 def cluster_flip_sums(d, clusters) -> np.ndarray:
     """The per-cluster sums of the paired differences ``d``: flipping their signs is the sign-flip test at the
     cluster's level (the mean over pairs is their sum over n)."""
@@ -167,6 +185,6 @@ def cluster_flip_sums(d, clusters) -> np.ndarray:
     return cluster_sums(d, codes, len(uniques))
 
 
-__all__ = ["FEW_CLUSTERS", "cluster_bootstrap", "cluster_draws", "cluster_flip_sums", "cluster_interval",
+__all__ = ["FEW_CLUSTERS", "FewClustersWarning", "cluster_bootstrap", "cluster_draws", "cluster_flip_sums", "cluster_interval",
            "cluster_keys", "cluster_means", "cluster_sums", "expanded_levels", "n_clusters", "resampled_sums",
-           "shared", "template_of"]
+           "shared", "template_of", "warn_if_few"]
