@@ -511,18 +511,30 @@ def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel
     the target band shaded. Returns the figure."""
     import matplotlib.pyplot as plt
 
+    import textwrap
+
+    from matplotlib.ticker import NullFormatter
+
     panels = list(dict.fromkeys(cov[facet]))
+    intervals = list(dict.fromkeys(cov["interval"]))
+    colours = {name: f"C{i}" for i, name in enumerate(intervals)}  # one colour per interval in every panel
+    sizes = sorted(cov["n"].unique())
     fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
         for interval, g in cov[cov[facet] == panel].groupby("interval", sort=False):
-            ax.errorbar(g["n"], g["coverage"], yerr=2 * g["mc_se"], marker="o", ms=3.5, capsize=2, label=interval)
+            ax.errorbar(g["n"], g["coverage"], yerr=2 * g["mc_se"], marker="o", ms=3.5, capsize=2, label=interval,
+                        color=colours[interval])
         ax.axhspan(*target, color="0.85", zorder=0)
         ax.axhline(0.95, color="0.4", lw=0.8, ls="--")
         ax.set_xscale("log")
+        ax.set_xticks(sizes, [str(int(n)) for n in sizes])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("pairs (n)")
-        ax.set_title(str(panel), fontsize=MIN_FONT)
+        ax.set_title("\n".join(textwrap.wrap(str(panel), 24)), fontsize=MIN_FONT)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("coverage of the 95% interval")
-    axes[0][0].legend(fontsize=MIN_FONT, loc="lower right")
-    fig.tight_layout()
+    handles = {label: h for ax in axes[0] for h, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(handles.values(), handles.keys(), fontsize=MIN_FONT, loc="lower center", ncol=len(handles),
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

@@ -54,8 +54,10 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
     """Is the bias of the PLM-based configurations higher than that of the n-gram (and of the static-embedding)
     ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
     rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
-    over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
+    over the same pairs, with its 95% bootstrap interval at the design's level (whole WinoBias twin clusters on
+    gender, :mod:`metricbias.bias.clusters`) and verdict (:func:`metricbias.bias.claims.compare`)."""
     from ...bias import claims
+    from ...bias.clusters import template_of
 
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
     table_ = pair_term_table(scores, attribute)
@@ -73,7 +75,8 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
         if plm is None or other is None:
             row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
         else:
-            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed,
+                               clusters=[template_of(p, attribute) for p in table_.index])
             row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
         rows.append(row)
     return pd.DataFrame(rows)
