@@ -143,7 +143,8 @@ def test_chapter6_comparison_and_verdict_by_hand():
     assert found["versus_published"] == "lower than" and found["versus_built"] == "not distinguishable from"
     few = ch6_paper.invariant_findings(comparison.reset_index(), intervals, costs, versus.assign(p_value=0.125))
     assert few["versus_published"] == "not distinguishable from"  # an interval alone is no finding
-    assert found["wrapper_quality_loss"] == pytest.approx(0.025) and found["adapter_quality_loss"] == pytest.approx(0.005)
+    assert found["wrapper_quality_loss"] == pytest.approx(0.025)
+    assert found["adapter_quality_loss"] == pytest.approx(0.005)
     assert (found["wrapper_criteria_met"], found["adapter_criteria_met"], found["criteria"]) == (2, 2, 3)
     assert (found["encoder_passes"], found["pair_passes"]) == (2.0, 2.5)
     # another adapter, measured on other sets, and without a wrapper: not the wrapper's comparison

@@ -56,7 +56,8 @@ def paper_criteria_counts(judged: pd.DataFrame, source: str = "paper (Table 5)")
     rows = judged[judged["source"] == source]
     cut, quality = rows[[c for c in rows if c.startswith("cut ≥")][0]], rows[[c for c in rows
                                                                                if c.startswith("quality within")][0]]
-    return {"adapters": len(rows), "cut_met": int((cut == "yes").sum()), "quality_judged": int((quality != "—").sum()),
+    return {"adapters": len(rows), "cut_met": int((cut == "yes").sum()),
+            "quality_judged": int((quality != "—").sum()),
             "quality_met": int((quality == "yes").sum()), "both_met": int(((cut == "yes") & (quality == "yes")).sum())}
 
 

@@ -196,7 +196,8 @@ def shift_findings(claim: pd.DataFrame) -> dict:
         key = shift_key(r["set"], r["subset"])
         out.update({f"{key}_verdict": r["verdict"], f"{key}_difference": float(r["difference"]),
                     f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"]),
-                    f"{key}_model": float(r["mean |shift| model-based"]), f"{key}_ngram": float(r["mean |shift| n-gram"]),
+                    f"{key}_model": float(r["mean |shift| model-based"]),
+                    f"{key}_ngram": float(r["mean |shift| n-gram"]),
                     f"{key}_n_model": int(r["model-based configurations"]),
                     f"{key}_n_ngram": int(r["n-gram configurations"])})
     return out
@@ -257,8 +258,8 @@ SUBSETS = {"all": "all", "single_gender": "male-only"}
 
 def compact(page: pd.DataFrame) -> pd.DataFrame:
     """A :func:`for_page` table in at most 8 columns for the page: our metric and its aggregation in one column
-    ("BERTScore-MiniLM (max)"; a single reference names none), subsets in words, the paper's aggregation and the differences left out (the
-    chapter's download keeps them)."""
+    ("BERTScore-MiniLM (max)"; a single reference names none), subsets in words, the paper's aggregation and the
+    differences left out (the chapter's download keeps them)."""
     out = page.copy()
     if "aggregation" in out:
         bare = out["aggregation"].isna() | (out["aggregation"] == "single")  # one reference: nothing aggregated
