@@ -152,8 +152,8 @@ def invariant_findings(comparison: pd.DataFrame, intervals: pd.DataFrame, costs:
     for dataset in ("published", "built"):
         out[f"wrapper_cut_{dataset}"] = float(wrapper[f"gender bias cut ({dataset})"])
         out[f"adapter_cut_{dataset}"] = float(adapter[f"gender bias cut ({dataset})"])
-    out.update(wrapper_quality_loss=float(-wrapper["largest quality loss"]),
-               adapter_quality_loss=float(-adapter["largest quality loss"]),
+    out.update(wrapper_quality_loss=abs(float(wrapper["largest quality loss"])),  # a loss, never "-0.00%"
+               adapter_quality_loss=abs(float(adapter["largest quality loss"])),
                wrapper_criteria_met=int(wrapper["criteria met"]), adapter_criteria_met=int(adapter["criteria met"]),
                criteria=int(wrapper["criteria"]))
     released = intervals[(intervals["metric"] == label) & (intervals["dataset"] == "published")].set_index("variant")
