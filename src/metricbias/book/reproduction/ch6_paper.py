@@ -20,7 +20,7 @@ from ...mitigation.evaluation import bias_pairs, metric_for
 from ...scoring import score_pairs
 
 #: the page's word for each source of :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`
-SOURCES = {"Sun et al. (2022), Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou (2023)": "replication"}
+SOURCES = {"Sun et al., Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou, replication": "replication"}
 #: the page's word for a gender set of the adapter evaluation
 GENDER_SETS = {"published": "released", "built": "built"}
 
