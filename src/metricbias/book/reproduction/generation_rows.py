@@ -45,6 +45,20 @@ def grid_rows(availability: pd.DataFrame, enters: bool) -> pd.DataFrame:
     return out
 
 
+#: appended to the label of a configuration that its quality rule leaves out of the paradigm findings, where a
+#: figure still shows its bias
+LEFT_OUT_MARK = " †"
+
+
+def mark_left_out(frame: pd.DataFrame, configs: pd.DataFrame, enters: bool, column: str = "metric") -> pd.DataFrame:
+    """``frame`` with :data:`LEFT_OUT_MARK` after each ``column`` label whose configuration (in ``configs``, with
+    its ``paradigm``) is a generation row that does not enter the paradigm findings."""
+    if enters:
+        return frame
+    out_ = set(configs.loc[configs["paradigm"] == GENERATION, "metric"])
+    return frame.assign(**{column: frame[column].map(lambda m: f"{m}{LEFT_OUT_MARK}" if m in out_ else m)})
+
+
 def decision_sentence(points: pd.DataFrame) -> str:
     """Whether the generation rows enter the paradigm comparisons, and why (Markdown)."""
     gen = points[points["paradigm"] == GENERATION]
@@ -60,4 +74,4 @@ def decision_sentence(points: pd.DataFrame) -> str:
             "configurations and the fixed-backbone decomposition are computed without them.")
 
 
-__all__ = ["GENERATION", "decision_sentence", "generation_enters", "grid_rows", "paradigm_configs"]
+__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_sentence", "mark_left_out", "generation_enters", "grid_rows", "paradigm_configs"]
