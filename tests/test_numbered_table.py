@@ -25,6 +25,8 @@ def test_in_words_names_attributes_and_sources():
     assert out["attribute"].tolist() == ["physical appearance", "gender"]
     assert out["source"].tolist() == ["CrowS-Pairs", "WinoBias"]
     assert frame["attribute"].iloc[0] == "physical_appearance"  # the input is left as it was
+    labels = ch2_datasets.in_words(pd.DataFrame({"example": ["crows_pairs, drop, physical_appearance", ""]}))
+    assert labels["example"].tolist() == ["CrowS-Pairs, drop, physical appearance", ""]
 
 
 def test_identical_cells_are_counted_once():
