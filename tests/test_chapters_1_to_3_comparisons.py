@@ -415,6 +415,8 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert details["verdict"].iloc[0] == "point values only (no interval)"
     table = ch3_paradigm_claim.claim_table(claim)  # the fixed-backbone rows, at most 8 columns, words for headers
     assert len(table.columns) <= 8 and table["attribute"].iloc[-1] == "average"
+    share = table.iloc[-1]["paradigm's share [95% CI]"]
+    assert share == f"{avg['share_paradigm']:.0%} [{avg['share_paradigm_ci_low']:.0%}, {avg['share_paradigm_ci_high']:.0%}]"
     # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
     assert set(table["verdict"]) == {"holds"}
     found = ch3_paradigm_claim.fixed_backbone_findings(claim, both)

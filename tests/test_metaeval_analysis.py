@@ -244,6 +244,12 @@ def test_one_quality_figure_per_trained_part_beside_its_floor():
     found = ch3_trained.quality_findings(table)
     assert (found["parts"], found["below"], found["below_names"]) == (4, 3, "para-a, para-b, mlm-a")
     assert found["para_a_darr_tau"] == 0.3 and found["para_a_darr_tau_reference"] == 0.25
+    page = ch3_trained.page_table(table).set_index("part")  # one row per part, the references first (heads last)
+    assert page.index.tolist() == [ch3_trained.REFERENCE_ROWS["BLEU"], "para-a", "para-b", "stsb-a",
+                                   ch3_trained.REFERENCE_ROWS["most frequent token"], "mlm-a"]
+    assert page.loc[ch3_trained.REFERENCE_ROWS["BLEU"], ["DARR τ", "STS-B r"]].tolist() == [0.25, 0.35]
+    assert page.loc["para-a", "above floor"] == "no" and page.loc["stsb-a", "above floor"] == "yes"
+    assert np.isnan(page.loc["stsb-a", "DARR τ"]) and page.loc["mlm-a", "masked-token accuracy"] == 0.2
     # a draw is not the whole set: the chapter's figure does not stand in, and BLEU's is taken as recorded
     drawn = measured.assign(darr_pairs=12)
     parts["para-b"]["bleu"] = {("wmt19-kk-en", "darr_tau"): 0.26}

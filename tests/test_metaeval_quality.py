@@ -96,6 +96,14 @@ def test_matched_quality_gaps_and_correlations():
     corr = ch3_quality.bias_quality_correlations(points)
     assert corr["Spearman ρ"].iloc[0] == pytest.approx(stats.spearmanr([3, 1, 7, 5, 2],
                                                                        [0.2, 0.25, 0.35, 0.3, 0.03]).statistic)
+    page = ch3_quality.gap_table(gaps, {"all": "kept by the rule"})
+    assert page.columns.tolist() == ["configurations", "comparison", "PLM-based", "others", "difference [95% CI]",
+                                     "verdict"]
+    assert page["configurations"].tolist()[:2] == ["kept by the rule"] * 2
+    row = page[(page["configurations"] == "at least BLEU") & (page["comparison"] == "PLM-based − n-gram")].iloc[0]
+    assert row["difference [95% CI]"] == (f"{matched['difference']:+.2f} [{matched['ci_low']:+.2f}, "
+                                          f"{matched['ci_high']:+.2f}]")
+    assert page.loc[page["comparison"] == "PLM-based − static embedding", "difference [95% CI]"].eq("—").all()
     found = ch3_quality.correlation_findings(corr)  # five configurations: the correlation's interval is wide
     assert found["darr_verdict"] == "not distinguishable from no relation"
 

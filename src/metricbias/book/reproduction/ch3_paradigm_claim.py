@@ -251,16 +251,25 @@ def grid_bias_average(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.Data
 READINGS = {RELEASED: "released (Table 6)", FIXED: "backbone fixed (live)"}
 
 
+def _share(value: float, low: float, high: float) -> str:
+    """A share with its interval, as the page shows it: "31% [1%, 88%]" ("—" for no interval)."""
+    if np.isnan(value):
+        return "—"
+    return f"{value:.0%}" + ("" if np.isnan(low) or np.isnan(high) else f" [{low:.0%}, {high:.0%}]")
+
+
 def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
-    """The fixed-backbone rows of :func:`paradigm_claim` for the page: attribute, each share with its 95% interval,
-    and whether the claim holds (the released reading, which has no interval, and the interaction and P(paradigm >
-    backbone) columns are in :func:`claim_details`)."""
+    """The fixed-backbone rows of :func:`paradigm_claim` for the page: attribute (in words), each share with its
+    95% interval (:func:`_share`) and whether the claim holds (the released reading, which has no interval, and the
+    interaction and P(paradigm > backbone) are in :func:`claim_details`)."""
     fixed = claim[claim["source"] == FIXED]
     return pd.DataFrame({
-        "attribute": fixed["attribute"].str.replace("_", " "), "paradigm": fixed["share_paradigm"],
-        "paradigm 95% low": fixed["share_paradigm_ci_low"], "paradigm 95% high": fixed["share_paradigm_ci_high"],
-        "backbone": fixed["share_backbone"], "backbone 95% low": fixed["share_backbone_ci_low"],
-        "backbone 95% high": fixed["share_backbone_ci_high"], "verdict": fixed["verdict"]}).reset_index(drop=True)
+        "attribute": fixed["attribute"].str.replace("_", " ").to_numpy(),
+        "paradigm's share [95% CI]": [_share(*v) for v in fixed[["share_paradigm", "share_paradigm_ci_low",
+                                                                 "share_paradigm_ci_high"]].to_numpy(float)],
+        "backbone's share [95% CI]": [_share(*v) for v in fixed[["share_backbone", "share_backbone_ci_low",
+                                                                "share_backbone_ci_high"]].to_numpy(float)],
+        "verdict": fixed["verdict"].to_numpy()})
 
 
 def claim_details(claim: pd.DataFrame) -> pd.DataFrame:

@@ -172,7 +172,7 @@ def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
     positive = defined[defined["CI low"] > 0]
     return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
             f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
-            f"{len(agreement)} ({', '.join(positive['attribute']) or 'none'}), where the built pairs rank the "
+            f"{len(agreement)} ({', '.join(positive['attribute']).replace('_', ' ') or 'none'}), where the built pairs rank the "
             "metrics in an order related to the released one; the intervals are too wide to show that the two "
             "orders are the same.")
 

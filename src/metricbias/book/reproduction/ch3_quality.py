@@ -58,6 +58,23 @@ def bias_quality_correlations(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gap_table(gaps: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
+    """:func:`matched_quality_gaps` for the page: which configurations (``labels`` renames the groups), the
+    comparison, how many configurations on each side, the difference with its 95% interval ("+11.06 [+10.49,
+    +11.60]"; "—" where it cannot be made) and the verdict."""
+    def interval(r):
+        if np.isnan(r["difference"]):
+            return "—"
+        return f"{r['difference']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+
+    return pd.DataFrame({"configurations": gaps["configurations"].replace(labels or {}),
+                         "comparison": gaps["comparison"],
+                         "PLM-based": gaps["PLM-based configurations"].astype(int),
+                         "others": gaps["other configurations"].astype(int),
+                         "difference [95% CI]": [interval(r) for r in gaps.to_dict("records")],
+                         "verdict": gaps["verdict"]})
+
+
 def correlation_findings(correlations: pd.DataFrame) -> dict:
     """Plain values of :func:`bias_quality_correlations` for the page: per measure (``darr``, ``stsb``) the
     Spearman ρ, its interval, the number of configurations and ``<measure>_verdict``: "rises with quality" or

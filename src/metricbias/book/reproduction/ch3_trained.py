@@ -166,6 +166,35 @@ def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | Non
     return out.sort_values("kind", key=lambda c: c.map(order), kind="stable", ignore_index=True)
 
 
+#: the rows of :func:`page_table` that hold the references, not a trained part
+REFERENCE_ROWS = {BLEU: "BLEU (the floor of a metric)", MOST_FREQUENT: "most frequent token (a head's reference)"}
+
+
+def page_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`parts_quality` as the page shows it: one row per part with a column per measure (``DARR τ``,
+    ``STS-B r``, ``masked-token accuracy``) and whether it is above its floor on every measure it has, after a
+    row for each reference (BLEU, the most frequent token) with its figures on the same items."""
+    columns = {"WMT19 kk-en DARR τ": "DARR τ", "STS-B dev r": "STS-B r", ACCURACY: ACCURACY}
+    rows = {}
+    for r in table.to_dict("records"):
+        row = rows.setdefault(r["part"], {"part": r["part"], "kind": r["kind"], "floor": []})
+        row[columns[r["measure"]]] = r["value"]
+        row["floor"].append(r["above floor"])
+    for row in rows.values():
+        marks = row.pop("floor")
+        row["above floor"] = "no" if "no" in marks else "not measured" if "not measured" in marks else "yes"
+    refs = []
+    for reference, label in REFERENCE_ROWS.items():
+        found = table[table["reference"] == reference]
+        if len(found):
+            values = found.groupby("measure", sort=False)["reference value"].first()
+            refs.append({"part": label, "kind": "reference", **{columns[m]: v for m, v in values.items()}})
+    out = pd.DataFrame(refs + list(rows.values()), columns=["part", "kind", *columns.values(), "above floor"])
+    heads = (out["kind"] == KINDS["mlm_head"]) | (out["part"] == REFERENCE_ROWS[MOST_FREQUENT])
+    out = pd.concat([out[~heads], out[heads]], ignore_index=True)  # the heads and their reference last
+    return out[["part", "kind", *columns.values(), "above floor"]]
+
+
 def _above(value: float, floor: float) -> str:
     if np.isnan(value) or np.isnan(floor):
         return "not measured"
@@ -190,5 +219,6 @@ def quality_findings(table: pd.DataFrame) -> dict:
     return out
 
 
-__all__ = ["ACCURACY", "BLEU", "COLUMNS", "KINDS", "MEASURES", "MOST_FREQUENT", "below_floor", "parts_quality",
+__all__ = ["ACCURACY", "BLEU", "COLUMNS", "KINDS", "MEASURES", "MOST_FREQUENT", "REFERENCE_ROWS", "below_floor",
+           "page_table", "parts_quality",
            "quality_findings", "recorded", "with_recorded"]

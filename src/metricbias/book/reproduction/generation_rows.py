@@ -70,7 +70,7 @@ def decision_sentence(points: pd.DataFrame) -> str:
                 "quality measures, so the generation rows enter the paradigm comparisons.")
     return (f"{len(weak)} of the {len(gen)} generation configurations ({', '.join(weak)}) "
             f"{'is' if len(weak) == 1 else 'are'} below BLEU on at least one quality measure, so the generation "
-            "rows are left out of the paradigm comparisons: the variance shares of Figure 4 with the live "
+            "rows are left out of the paradigm comparisons: the backbone-size comparison with the live "
             "configurations and the fixed-backbone decomposition are computed without them.")
 
 
