@@ -92,7 +92,7 @@ def test_matched_quality_gaps_and_correlations():
     assert (matched["PLM-based configurations"], matched["other configurations"]) == (2, 1)
     assert matched["verdict"] == "higher"
     static = gaps[gaps["comparison"] == "PLM-based − static embedding"]
-    assert static["verdict"].eq("not run here").all()
+    assert static["verdict"].eq("no configuration on one side").all()
     corr = ch3_quality.bias_quality_correlations(points)
     assert corr["Spearman ρ"].iloc[0] == pytest.approx(stats.spearmanr([3, 1, 7, 5, 2],
                                                                        [0.2, 0.25, 0.35, 0.3, 0.03]).statistic)

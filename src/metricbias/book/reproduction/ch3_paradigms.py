@@ -44,6 +44,8 @@ def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
             "paper_ngram_min": float(paper_ngram.min()), "paper_ngram_max": float(paper_ngram.max())}
 
 
+#: :func:`paradigm_gaps`' verdict when one side of a comparison has no configuration
+NO_CONFIGURATION = "no configuration on one side"
 #: the groups of configurations :func:`paradigm_gaps` compares with the PLM-based ones
 GAP_GROUPS = {"n-gram": ("n-gram",), "static embedding": ("static embedding",)}
 
@@ -70,7 +72,7 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
         row = {"attribute": attribute, "comparison": f"PLM-based − {label}", "PLM-based configurations": n_plm,
                "other configurations": n_other, "pairs": len(table_)}
         if plm is None or other is None:
-            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
+            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict=NO_CONFIGURATION)
         else:
             c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
             row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
