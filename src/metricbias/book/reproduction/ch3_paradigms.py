@@ -169,7 +169,7 @@ def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
     """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
     ends of the intervals (Markdown, no math)."""
     if agreement.empty:
-        return "No attribute is in both sets here."
+        return "No attribute is in both sets."
     defined = agreement.dropna(subset=["CI low"])
     positive = defined[defined["CI low"] > 0]
     return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "

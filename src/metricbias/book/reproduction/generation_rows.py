@@ -63,7 +63,7 @@ def decision_sentence(points: pd.DataFrame) -> str:
     """Whether the generation rows enter the paradigm comparisons, and why (Markdown)."""
     gen = points[points["paradigm"] == GENERATION]
     if gen.empty:
-        return "No generation configuration runs here, so the paradigm comparisons have no generation rows."
+        return "No generation configuration is measured, so the paradigm comparisons have no generation rows."
     weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
     if not weak:
         return (f"Every generation configuration ({', '.join(gen['metric'])}) is at least as good as BLEU on both "
