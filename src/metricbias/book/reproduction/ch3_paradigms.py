@@ -85,12 +85,15 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
 
 #: :func:`paradigm_gap_findings`' words for each verdict of :func:`paradigm_gaps`
 GAP_WORDS = {"higher": "more biased than", "lower": "less biased than"}
+#: the verdict on Sun et al.'s claim that PLM-based metrics are more biased, by the verdict of the paired gap
+GAP_CLAIM = {"higher": "holds", "lower": "reverses"}
 
 
 def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
     """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
-    its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
-    from")."""
+    its interval, ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
+    from") and ``<group>_verdict`` on the claim that PLM-based configurations are the more biased ("holds",
+    "reverses" or not distinguishable)."""
     from ...bias.claims import UNDECIDED
 
     out = {}
@@ -99,7 +102,8 @@ def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
         out.update({f"{key}_difference": r["difference"], f"{key}_ci_low": r["ci_low"],
                     f"{key}_ci_high": r["ci_high"],
                     f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
-                                                  else r["verdict"])})
+                                                  else r["verdict"]),
+                    f"{key}_verdict": GAP_CLAIM.get(r["verdict"], UNDECIDED)})
     return out
 
 
