@@ -289,7 +289,7 @@ def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
     assert gaps.loc["PLM-based − static embedding", "verdict"] == "no configuration on one side"
     f = ch3_paradigms.paradigm_gap_findings(gaps.reset_index())
     assert f["ngram_words"] == "more biased than" and f["ngram_difference"] == pytest.approx(expected)
-    assert f["ngram_verdict"] == "holds" and f["static_verdict"] == "not distinguishable at this size"
+    assert f["ngram_verdict"] == "holds" and f["static_verdict"] == "not comparable"
     assert f["static_words"] == "no configuration on one side"
 
 

@@ -103,7 +103,8 @@ def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
                     f"{key}_ci_high": r["ci_high"],
                     f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
                                                   else r["verdict"]),
-                    f"{key}_verdict": GAP_CLAIM.get(r["verdict"], UNDECIDED)})
+                    f"{key}_verdict": GAP_CLAIM.get(r["verdict"], UNDECIDED if r["verdict"] == UNDECIDED
+                                                    else "not comparable")})
     return out
 
 
