@@ -43,3 +43,15 @@ def test_left_out_generation_rows_leave_the_configs_and_the_decomposition():
     good, _ = quality_points(0.25, 0.50)
     assert "enter the paradigm comparisons" in generation_rows.decision_sentence(good)
     assert generation_rows.decision_sentence(good[good["paradigm"] != "Generation"]).startswith("No generation")
+
+
+def test_the_rule_on_recorded_figures_keeps_out_a_paraphraser_below_bleu_or_without_whole_set_figures():
+    from metricbias.book.reproduction import generation_rows
+
+    good = {"trainer": "paraphraser", "figures": {("wmt19-kk-en", "darr_tau"): 0.32, ("stsb-dev", "pearson"): 0.45},
+            "bleu": {("wmt19-kk-en", "darr_tau"): 0.26, ("stsb-dev", "pearson"): 0.33}}
+    head = {"trainer": "mlm_head", "figures": {"accuracy": 0.1}, "bleu": {}}
+    assert generation_rows.generation_enters_recorded({"a": good, "h": head})
+    below = {**good, "figures": {("wmt19-kk-en", "darr_tau"): 0.04, ("stsb-dev", "pearson"): 0.45}}
+    assert not generation_rows.generation_enters_recorded({"a": good, "b": below})
+    assert not generation_rows.generation_enters_recorded({"a": good, "c": {**good, "figures": {}}})

@@ -26,57 +26,59 @@ def scores_of(cells: dict) -> pd.DataFrame:
 CONFIGS = pd.DataFrame({"metric": ["M1", "M2", "B"], "paradigm": ["Matching", "Matching", "n-gram"]})
 
 
-def test_a_paradigm_average_is_worked_by_hand():
+def test_a_paradigm_bias_per_attribute_is_worked_by_hand():
     # gender, M1: pooled min 0, max 100 -> terms 100 and 0; M2: min 0, max 10 -> terms 0 and 100
-    # per pair, the mean over Matching's configurations: 50, 50 -> 50; race, M1: terms 100, 50 -> 75; M2 -> 0, 100
-    # -> per pair 50, 75 -> 62.5; the average over attributes: (50 + 62.5) / 2 = 56.25
+    # per pair, the mean over Matching's configurations: 50, 50 -> 50; race, M1: terms 100, 50; M2: 0, 100
+    # -> per pair 50, 75 -> 62.5. No average over the attributes.
     cells = {("gender", "M1"): [(0, 100), (50, 50)], ("gender", "M2"): [(5, 5), (0, 10)],
              ("gender", "B"): [(1, 2), (3, 3)],
              ("race", "M1"): [(0, 100), (25, 75)], ("race", "M2"): [(2, 2), (10, 0)], ("race", "B"): [(0, 1), (1, 0)]}
-    out = landing.paradigm_averages(scores_of(cells), CONFIGS, label="live", n_resamples=0)
+    out = landing.paradigm_by_attribute(scores_of(cells), CONFIGS, label="live", n_resamples=0)
     assert list(out.columns) == landing.AVERAGE_COLUMNS
-    matching = out.set_index("paradigm").loc["Matching"]
-    assert matching["bias"] == pytest.approx(56.25)
-    assert (matching["configurations"], matching["attributes"], matching["pairs"]) == (2, 2, 4)
-    assert np.isnan(matching["ci_low"])  # no resamples: the point value only
-    assert list(out["paradigm"]) == ["Matching", "n-gram"] and set(out["scores"]) == {"live"}
+    matching = out.set_index(["attribute", "paradigm"]).loc[[("gender", "Matching"), ("race", "Matching")]]
+    assert matching["bias"].tolist() == pytest.approx([50.0, 62.5])
+    assert matching["configurations"].tolist() == [2, 2] and matching["pairs"].tolist() == [2, 2]
+    assert np.isnan(matching["ci_low"]).all()  # no resamples: the point value only
+    assert list(out["paradigm"]) == ["Matching", "n-gram"] * 2 and set(out["scores"]) == {"live"}
+    # a configuration missing from the configurations (a quality rule left it out) is not counted
+    fewer = landing.paradigm_by_attribute(scores_of(cells), CONFIGS[CONFIGS["metric"] != "M2"], label="live",
+                                          n_resamples=0).set_index(["attribute", "paradigm"])
+    assert fewer.loc[("gender", "Matching"), "bias"] == pytest.approx(50.0)  # M1 alone: terms 100 and 0
+    assert fewer.loc[("gender", "Matching"), "configurations"] == 1
 
 
-def test_the_average_is_the_mean_eq2_over_cells_and_its_interval_holds_it():
+def test_each_attribute_is_the_mean_eq2_of_its_cells_and_the_gap_is_paired():
     rng = np.random.default_rng(0)
-    cells = {(a, m): list(zip(rng.normal(size=30) + (m == "M1"), rng.normal(size=30)))
+    cells = {(a, m): list(zip(rng.normal(size=30) + 2 * (m == "M1"), rng.normal(size=30)))
              for a in ("gender", "race", "age") for m in ("M1", "M2", "B")}
     scores = scores_of(cells)
-    out = landing.paradigm_averages(scores, CONFIGS, label="released", n_resamples=499, seed=1).set_index("paradigm")
-    cell_bias = bias_table(scores, n_resamples=0).merge(CONFIGS, on="metric").groupby("paradigm")["bias"].mean()
-    for name in ("Matching", "n-gram"):
-        assert out.loc[name, "bias"] == pytest.approx(cell_bias[name])
-        assert out.loc[name, "ci_low"] < out.loc[name, "bias"] < out.loc[name, "ci_high"]
-    again = landing.paradigm_averages(scores, CONFIGS, label="released", n_resamples=499, seed=1)
-    pd.testing.assert_frame_equal(again.set_index("paradigm"), out)  # seeded
-
-
-def test_summary_findings_name_the_extremes_and_whether_their_intervals_overlap():
-    averages = pd.DataFrame({"scores": ["live"] * 3, "paradigm": ["Matching", "Generation", "n-gram"],
-                             "configurations": 1, "attributes": 6, "pairs": 60, "bias": [10.0, 4.0, 2.0],
-                             "ci_low": [8.0, 3.0, 1.0], "ci_high": [12.0, 5.0, 3.5]})
-    found = landing.summary_findings(averages)
-    assert (found["live_highest"], found["live_lowest"]) == ("Matching", "n-gram")
-    assert found["live_ratio"] == pytest.approx(5.0) and found["live_separated"] == "do not overlap"
-    assert found["live_sentence"] == ("Matching 10.00 (95% CI 8.00 to 12.00); Generation 4.00 (95% CI 3.00 to "
-                                      "5.00); n-gram 2.00 (95% CI 1.00 to 3.50)")
-    averages.loc[0, "ci_low"] = 3.0
-    assert landing.summary_findings(averages)["live_separated"] == "overlap"
+    out = landing.paradigm_by_attribute(scores, CONFIGS, label="released", n_resamples=499, seed=1)
+    out = out.set_index(["attribute", "paradigm"])
+    cell_bias = bias_table(scores, n_resamples=0).merge(CONFIGS, on="metric").groupby(
+        ["attribute", "paradigm"])["bias"].mean()
+    for key in cell_bias.index:
+        assert out.loc[key, "bias"] == pytest.approx(cell_bias[key])
+        assert out.loc[key, "ci_low"] < out.loc[key, "bias"] < out.loc[key, "ci_high"]
+    gaps = landing.plm_versus_surface(scores, CONFIGS, label="released", n_resamples=499, seed=1).set_index(
+        "attribute")
+    for attribute in ("gender", "race", "age"):
+        expected = out.loc[(attribute, "Matching"), "bias"] - out.loc[(attribute, "n-gram"), "bias"]
+        assert gaps.loc[attribute, "difference"] == pytest.approx(expected)
+    found = landing.summary_findings(gaps.reset_index())
+    assert found["released_attributes"] == 3
+    assert found["released_plm_higher"] + found["released_plm_lower"] + found["released_plm_undecided"] == 3
 
 
 def test_the_summary_figure_is_written_where_the_landing_page_looks(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    averages = pd.DataFrame({"scores": ["live", "released"], "paradigm": ["Matching", "Matching"],
-                             "configurations": 1, "attributes": 1, "pairs": 2, "bias": [3.0, 4.0],
-                             "ci_low": [2.0, 3.0], "ci_high": [4.0, 5.0]})
-    path = landing.save_figure(landing.summary_figure(averages), tmp_path)
+    rows = pd.DataFrame({"scores": ["live", "released"] * 2, "attribute": ["gender"] * 2 + ["physical_appearance"] * 2,
+                         "paradigm": "Matching", "configurations": 1, "pairs": 2, "clusters": 2,
+                         "bias": [3.0, 4.0, 1.0, 2.0], "ci_low": [2.0, 3.0, 0.5, 1.0], "ci_high": [4.0, 5.0, 2.0, 3.0]})
+    fig = landing.summary_figure(rows)
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["gender", "physical appearance"]
+    path = landing.save_figure(fig, tmp_path)
     assert path == tmp_path / landing.FIGURE and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"/{landing.FIGURE.as_posix()}" in (REPO / "book" / "intro.md").read_text()
 

@@ -28,6 +28,15 @@ def generation_enters(points: pd.DataFrame) -> bool:
     return bool(gen["at_least_reference"].astype(bool).all())
 
 
+def generation_enters_recorded(parts: dict) -> bool:
+    """Chapter 3's rule on the trained parts' recorded figures (:func:`metricbias.book.reproduction.ch3_trained.
+    recorded`): True when every paraphraser has whole-set figures at least as good as BLEU's on the same items on
+    every measure; a paraphraser without them does not enter."""
+    paraphrasers = [p for p in parts.values() if p["trainer"] == "paraphraser"]
+    return all(p["figures"] and all(value >= p["bleu"].get(key, float("inf")) for key, value in p["figures"].items())
+               for p in paraphrasers)
+
+
 def paradigm_configs(configs: pd.DataFrame, enters: bool) -> pd.DataFrame:
     """``configs`` (:func:`metricbias.metrics.configurations`) as the paradigm comparison uses them: without the
     generation rows when they do not enter."""
@@ -74,4 +83,5 @@ def decision_sentence(points: pd.DataFrame) -> str:
             "configurations and the fixed-backbone decomposition are computed without them.")
 
 
-__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_sentence", "mark_left_out", "generation_enters", "grid_rows", "paradigm_configs"]
+__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_sentence", "generation_enters", "generation_enters_recorded",
+           "grid_rows", "mark_left_out", "paradigm_configs"]

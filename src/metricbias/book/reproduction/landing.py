@@ -27,42 +27,69 @@ from .ch1_published import pair_term_table
 PARADIGM_ORDER = (*PLM_PARADIGMS, *SURFACE_PARADIGMS)
 #: where the landing page finds the summary figure (relative to the project root)
 FIGURE = Path("_static") / "data" / "landing-summary.png"
-AVERAGE_COLUMNS = ["scores", "paradigm", "configurations", "attributes", "pairs", "clusters", "bias", "ci_low",
+AVERAGE_COLUMNS = ["scores", "attribute", "paradigm", "configurations", "pairs", "clusters", "bias", "ci_low",
                    "ci_high"]
+GAP_COLUMNS = ["scores", "attribute", "pairs", "difference", "ci_low", "ci_high", "verdict"]
 
 
-def paradigm_averages(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str, n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED, confidence: float = 0.95) -> pd.DataFrame:
-    """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a cluster interval.
-
-    Per attribute and pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration
-    rescaled by its own Eq. 1; constant ones left out, :func:`.ch1_published.pair_term_table`);
-    the average is the mean over attributes of the mean over pairs, which is the mean Eq. 2 over the paradigm's
-    (configuration, attribute) cells when every cell is defined. The interval resamples whole clusters within each
-    attribute (:func:`stratified_cluster_interval`: a WinoBias sentence and its twin are one, every other pair is
-    its own; :mod:`metricbias.bias.clusters`). ``label`` names the scores ("released", "live") in the ``scores``
-    column; one row per paradigm (:data:`AVERAGE_COLUMNS`).
-    """
+def _paradigm_terms(scores: pd.DataFrame, configs: pd.DataFrame):
+    """Per attribute: the table of per-pair Eq. 2 terms (:func:`.ch1_published.pair_term_table`), its cluster keys
+    and the configurations' paradigms (configurations missing from ``configs`` are left out)."""
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
-    terms = {a: pair_term_table(scores, a) for a in dict.fromkeys(scores["attribute"])}
-    present = [p for p in PARADIGM_ORDER if p in set(paradigm)] + sorted(set(paradigm) - set(PARADIGM_ORDER))
+    for attribute in dict.fromkeys(scores["attribute"]):
+        table = pair_term_table(scores, attribute)
+        table = table[[m for m in table.columns if m in paradigm.index]]
+        yield attribute, table, [template_of(p, attribute) for p in table.index], paradigm
+
+
+def paradigm_by_attribute(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str,
+                          n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                          confidence: float = 0.95) -> pd.DataFrame:
+    """Each paradigm's Eq. 2 bias on each attribute, with a cluster interval; no average over attributes, whose
+    sets differ in size and Eq. 2 grows as a set shrinks (chapter 8).
+
+    Per pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration rescaled by its own
+    Eq. 1; constant ones left out); the bias is the mean over pairs, which is the mean Eq. 2 of the paradigm's
+    configurations on the attribute. The interval resamples whole clusters (:mod:`metricbias.bias.clusters`: a
+    WinoBias sentence and its twin are one, every other pair is its own). Configurations missing from ``configs``
+    (for instance those a quality rule leaves out) are not counted. One row per (attribute, paradigm), in
+    :data:`PARADIGM_ORDER` (:data:`AVERAGE_COLUMNS`; ``label`` names the scores in the ``scores`` column).
+    """
     rows = []
-    for name in present:
-        samples, keys, metrics = [], [], set()
-        for attribute, table in terms.items():
-            cols = [m for m in table.columns if paradigm.get(m) == name]
-            if cols:
-                samples.append(table[cols].mean(axis=1).to_numpy())
-                keys.append([template_of(p, attribute) for p in table.index])
-                metrics.update(cols)
-        if not samples:
-            continue
-        low, high = stratified_cluster_interval(samples, keys, n_resamples=n_resamples, seed=seed,
-                                                confidence=confidence)
-        rows.append({"scores": label, "paradigm": name, "configurations": len(metrics), "attributes": len(samples),
-                     "pairs": int(sum(s.size for s in samples)), "clusters": int(sum(len(set(k)) for k in keys)),
-                     "bias": float(np.mean([s.mean() for s in samples])), "ci_low": low, "ci_high": high})
+    for attribute, table, keys, paradigm in _paradigm_terms(scores, configs):
+        present = set(paradigm[table.columns])
+        for name in [p for p in PARADIGM_ORDER if p in present] + sorted(present - set(PARADIGM_ORDER)):
+            cols = [m for m in table.columns if paradigm[m] == name]
+            values = table[cols].mean(axis=1).to_numpy()
+            low, high = stratified_cluster_interval([values], [keys], n_resamples=n_resamples, seed=seed,
+                                                    confidence=confidence)
+            rows.append({"scores": label, "attribute": attribute, "paradigm": name, "configurations": len(cols),
+                         "pairs": int(values.size), "clusters": len(set(keys)), "bias": float(values.mean()),
+                         "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=AVERAGE_COLUMNS)
+
+
+def plm_versus_surface(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str,
+                       n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                       confidence: float = 0.95) -> pd.DataFrame:
+    """Per attribute, the PLM-based configurations' mean Eq. 2 term minus the surface configurations' (n-gram and
+    static embedding), paired over the same pairs, with a cluster interval and its verdict ("higher", "lower" or
+    not distinguishable at this size; :data:`GAP_COLUMNS`)."""
+    from ...bias.claims import UNDECIDED
+
+    rows = []
+    for attribute, table, keys, paradigm in _paradigm_terms(scores, configs):
+        plm = [m for m in table.columns if paradigm[m] in PLM_PARADIGMS]
+        surface = [m for m in table.columns if paradigm[m] in SURFACE_PARADIGMS]
+        if not plm or not surface:
+            continue
+        values = (table[plm].mean(axis=1) - table[surface].mean(axis=1)).to_numpy()
+        low, high = stratified_cluster_interval([values], [keys], n_resamples=n_resamples, seed=seed,
+                                                confidence=confidence)
+        verdict = "higher" if low > 0 else "lower" if high < 0 else UNDECIDED
+        rows.append({"scores": label, "attribute": attribute, "pairs": int(values.size),
+                     "difference": float(values.mean()), "ci_low": low, "ci_high": high, "verdict": verdict})
+    return pd.DataFrame(rows, columns=GAP_COLUMNS)
 
 
 def stratified_cluster_interval(samples, keys, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
@@ -82,13 +109,44 @@ def stratified_cluster_interval(samples, keys, *, n_resamples: int = DEFAULT_RES
     return float(low), float(high)
 
 
-def summary_figure(averages: pd.DataFrame):
-    """The summary figure: each paradigm's average bias with its 95% interval, one marker per kind of scores."""
-    from .. import plots
+def summary_figure(by_attribute: pd.DataFrame):
+    """The summary figure: one panel per attribute, each paradigm's bias with its 95% interval, one marker per kind
+    of scores."""
+    import matplotlib.pyplot as plt
+    import numpy as np
 
-    return plots.forest_plot(averages, y="paradigm", hue="scores", value="bias", order=list(PARADIGM_ORDER),
-                             xlabel="Eq. 2 bias: mean over configurations and attributes (95% CI)",
-                             width=5.2, row_height=0.5)  # narrow: its labels stay legible on a phone
+    from .. import plots
+    from ..display import label
+
+    attributes = list(dict.fromkeys(by_attribute["attribute"]))
+    order = [p for p in PARADIGM_ORDER if p in set(by_attribute["paradigm"])]
+    hues = list(dict.fromkeys(by_attribute["scores"]))
+    ncols = min(3, len(attributes))
+    nrows = -(-len(attributes) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(plots.PAGE_WIDTH, 0.32 * len(order) * nrows + 1.2 * nrows),
+                             sharey=True, squeeze=False)
+    step = 0.8 / max(len(hues), 1)
+    for ax, attribute in zip(axes.flat, attributes):
+        part = by_attribute[by_attribute["attribute"] == attribute]
+        for k, h in enumerate(hues):
+            rows = part[part["scores"] == h].set_index("paradigm").reindex(order)
+            pos = np.arange(len(order)) - 0.4 + step * (k + 0.5)
+            ax.errorbar(rows["bias"], pos, xerr=[rows["bias"] - rows["ci_low"], rows["ci_high"] - rows["bias"]],
+                        fmt="o", ms=3, capsize=2, lw=1, label=h)
+        ax.set_yticks(np.arange(len(order)), order)
+        ax.set_title(label(attribute), fontsize=plots.MIN_FONT + 1)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=plots.MIN_FONT)
+    axes.flat[0].invert_yaxis()
+    for ax in list(axes.flat)[len(attributes):]:
+        ax.set_visible(False)
+    fig.supxlabel("Eq. 2 bias, mean over the paradigm's configurations (95% CI over templates)",
+                  fontsize=plots.MIN_FONT)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(hues), fontsize=plots.MIN_FONT, frameon=False,
+               bbox_to_anchor=(0.5, 1.02))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
 
 
 def save_figure(fig, root: Path | None = None) -> Path:
@@ -103,31 +161,16 @@ def save_figure(fig, root: Path | None = None) -> Path:
     return target
 
 
-def _interval(row) -> str:
-    if np.isnan(row["ci_low"]):
-        return f"{row['bias']:.2f}"
-    return f"{row['bias']:.2f} (95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f})"
-
-
-def paradigm_sentence(averages: pd.DataFrame, scores: str) -> str:
-    """The averages of one kind of ``scores`` as a clause: "Matching 3.10 (95% CI 2.80 to 3.41), ..." (plain text,
-    so that the landing page can paste it from the chapter)."""
-    part = averages[averages["scores"] == scores]
-    return "; ".join(f"{r['paradigm']} {_interval(r)}" for r in part.to_dict("records"))
-
-
-def summary_findings(averages: pd.DataFrame) -> dict:
-    """Numbers of the summary for the prose: per kind of scores, the paradigm with the highest and with the lowest
-    average (``<scores>_highest``, ``<scores>_lowest``), whether their intervals overlap (``<scores>_separated``:
-    "do not overlap" / "overlap"), and the sentence of :func:`paradigm_sentence` (``<scores>_sentence``)."""
+def summary_findings(gaps: pd.DataFrame) -> dict:
+    """Numbers of :func:`plm_versus_surface` for the prose, per kind of scores: on how many attributes the PLM-based
+    configurations are shown more biased than the surface ones (``<scores>_plm_higher``), less biased
+    (``_plm_lower``) or not distinguishable (``_plm_undecided``), of ``_attributes``."""
     out = {}
-    for name, part in averages.groupby("scores", sort=False):
-        top, bottom = part.loc[part["bias"].idxmax()], part.loc[part["bias"].idxmin()]
-        out[f"{name}_highest"], out[f"{name}_lowest"] = str(top["paradigm"]), str(bottom["paradigm"])
-        out[f"{name}_highest_bias"], out[f"{name}_lowest_bias"] = float(top["bias"]), float(bottom["bias"])
-        out[f"{name}_ratio"] = float(top["bias"] / bottom["bias"]) if bottom["bias"] > 0 else float("nan")
-        out[f"{name}_separated"] = "do not overlap" if bottom["ci_high"] < top["ci_low"] else "overlap"
-        out[f"{name}_sentence"] = paradigm_sentence(averages, name)
+    for name, part in gaps.groupby("scores", sort=False):
+        out.update({f"{name}_plm_higher": int((part["verdict"] == "higher").sum()),
+                    f"{name}_plm_lower": int((part["verdict"] == "lower").sum()),
+                    f"{name}_plm_undecided": int((~part["verdict"].isin(["higher", "lower"])).sum()),
+                    f"{name}_attributes": len(part)})
     return out
 
 
@@ -246,6 +289,7 @@ def trained_parts_findings(trained: pd.DataFrame) -> dict:
             "mlm_accuracy_max": float(accuracy.max())}
 
 
-__all__ = ["AVERAGE_COLUMNS", "FIGURE", "PARADIGM_ORDER", "build_record", "commit", "duration", "executed_profiles",
-           "paradigm_averages", "paradigm_sentence", "reproduce_box", "save_figure", "stratified_cluster_interval",
+__all__ = ["AVERAGE_COLUMNS", "FIGURE", "GAP_COLUMNS", "PARADIGM_ORDER", "build_record", "commit", "duration",
+           "executed_profiles", "paradigm_by_attribute", "plm_versus_surface", "reproduce_box", "save_figure",
+           "stratified_cluster_interval",
            "summary_figure", "summary_findings", "trained_parts_findings"]
