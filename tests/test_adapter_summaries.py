@@ -347,3 +347,14 @@ def test_criteria_missed_quality_scale_and_paired_differences():
     assert both["comparison"].tolist() == ["Table 7 adapter − default adapter", "invariant wrapper − adapter"]
     assert both["gender set"].tolist() == ["built", "released"] and both["metric"].tolist() == ["BERTScore"] * 2
     assert len(both.columns) <= 8
+
+
+def test_the_verdict_on_the_papers_claim_follows_the_cut_intervals():
+    import pandas as pd
+
+    from metricbias.book.reproduction import ch6_paper
+
+    cuts = pd.DataFrame({"ci_low": [0.88, 0.69], "ci_high": [0.92, 0.76]})
+    assert ch6_paper.claim_verdict(cuts) == "holds"
+    assert ch6_paper.claim_verdict(cuts.assign(ci_low=[0.88, -0.1])) == "not distinguishable at this size"
+    assert ch6_paper.claim_verdict(cuts.assign(ci_low=[-0.3, 0.5], ci_high=[-0.1, 0.7])) == "reverses"

@@ -91,6 +91,16 @@ def position(low: float, high: float, paper_min: float, paper_max: float) -> str
             "across an end of the paper's range")
 
 
+def claim_verdict(cuts: pd.DataFrame) -> str:
+    """The verdict on the paper's claim that the adapters cut gender bias, from :func:`cut_intervals`: "holds" when
+    every cut's interval lies above 0, "reverses" when any lies below it, otherwise not distinguishable."""
+    from ...bias.claims import UNDECIDED
+
+    if len(cuts) and (cuts["ci_low"] > 0).all():
+        return "holds"
+    return "reverses" if (cuts["ci_high"] < 0).any() else UNDECIDED
+
+
 def cut_intervals(adapters: dict, paper_min: float, paper_max: float, *, attribute: str = "gender",
                   sample_size: int = 0, seed: int = 0, n_resamples: int = 9999, cache=None,
                   device: str = "auto") -> pd.DataFrame:
