@@ -59,6 +59,7 @@ def test_preference_summary_and_shares():
     # 2 of 2 pairs male higher: exact two-sided p = 2 * (1/2)^2 = 0.5, not significant; the tied ones have no test
     assert (s["pairs"], s["configurations"], s["tied"], s["prefer_male"], s["prefer_female"]) == (2, 4, 2, 0, 0)
     assert (s["not_significant"], s["lean_male"], s["lean_female"]) == (2, 2, 0)
+    assert s["prefer_either"] == s["prefer_male"] + s["prefer_female"] == 0
     assert s["tied_names"] == "fair (max), fair (mean)" and s["prefer_female_names"] == "none"
     assert s["not_significant_names"] == "biased (max), biased (mean)"
     tested = analysis.preference_tests(pref).set_index(["metric", "aggregation"])

@@ -117,6 +117,7 @@ def preference_summary(pref: pd.DataFrame, *, alpha: float = claims.ALPHA) -> di
     for key, mask in groups.items():
         out[key] = int(mask.sum())
         out[f"{key}_names"] = ", ".join(label[mask]) or "none"
+    out["prefer_either"] = out["prefer_male"] + out["prefer_female"]
     return out
 
 
