@@ -20,24 +20,32 @@ def _code(text) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
+def _text(text) -> str:
+    """A card's prose as Markdown text: ``<`` and ``>`` outside code escaped, so that a tag-like word (PRISM's
+    ``<en>``) is shown as written and does not open raw HTML that swallows the rest of the card."""
+    parts = re.split(r"(`+[^`]*`+)", str(text))
+    return "".join(part if part.startswith("`") else part.replace("<", "\\<").replace(">", "\\>")
+                   for part in parts)
+
+
 def citation(text: str, keys=frozenset()) -> str:
     """A card's citation as Markdown: a leading bibliography key among ``keys`` becomes a ``cite:p`` role on it."""
     match = _CITE_KEY.match(text or "")
     if match and match.group(1) in keys:
-        return f"{text[match.end():]} {{cite:p}}`{match.group(1)}`"
-    return text or "—"
+        return f"{_text(text[match.end():])} {{cite:p}}`{match.group(1)}`"
+    return _text(text) if text else "—"
 
 
 def _option(o: dict) -> str:
     choices = f", one of {', '.join(_code(c) for c in o['choices'])}" if o["choices"] else ""
     runtime = "" if o["affects_scores"] else "; run-time option"
-    doc = f": {o['doc']}" if o["doc"] else ""
+    doc = f": {_text(o['doc'])}" if o["doc"] else ""
     return f"  - {_code(o['name'])} ({o['type']}{choices}; default {_code(repr(o['default']))}{runtime}){doc}"
 
 
 def metric_card(card: dict, keys=frozenset()) -> str:
     """One metric's card (a :func:`metricbias.metrics.available` entry) as Markdown."""
-    lines = [f"**{card['label']}** ({_code(card['name'])})", "", card["description"] or "—", "",
+    lines = [f"**{card['label']}** ({_code(card['name'])})", "", _text(card["description"] or card["label"]), "",
              f"- **Paradigm**: {card['paradigm']}; {card['direction']} is better"
              + ("; depends on the other texts of the call" if card["corpus_dependent"] else "")]
     if card["needs_backbone"]:
@@ -49,7 +57,8 @@ def metric_card(card: dict, keys=frozenset()) -> str:
     lines.append("- **Options**:" + ("" if card["options"] else " none"))
     lines += [_option(o) for o in card["options"]]
     lines.append(f"- **Citation**: {citation(card['citation'], keys)}")
-    lines.append(f"- **Limits**: {card['limits'] or '—'}")
+    if card["limits"]:
+        lines.append(f"- **Limits**: {_text(card['limits'])}")
     return "\n".join(lines)
 
 
@@ -60,11 +69,11 @@ def measure_card(row: dict) -> str:
     measure = registry.get_measure(row["name"])
     returns = ["a value"] + (["a 95% interval"] if row["interval"] else []) + (["a p-value"] if row["test"] else [])
     options = ", ".join(_code(o) for o in measure.options) or "none"
-    return "\n".join([f"**{_code(row['name'])}**", "", row["description"] or "—", "",
+    return "\n".join([f"**{_code(row['name'])}**", "", _text(row["description"] or row["name"]), "",
                       f"- **Takes**: {row['takes']} ({_TAKES[row['takes']]})",
                       f"- **Returns**: {', '.join(returns)}",
                       f"- **Options**: {options}",
-                      f"- **Citation**: {row['citation'] or '—'}"])
+                      f"- **Citation**: {_text(row['citation'] or '—')}"])
 
 
 #: what a measure of each kind receives, in the words of :mod:`metricbias.bias.registry`
