@@ -158,8 +158,7 @@ def test_chapter6_comparison_and_verdict_by_hand():
     with_other = ch6_invariant.invariant_comparison(pd.concat([adapter, other]), wrapper)
     whole = ch6_invariant.sample_note(0, 0, with_other)
     assert ("every item of each quality set (20 bias pairs and 10 quality items), the sets the adapters of the same "
-            "metrics were measured on; the last section says how many of its scores came from the verified score "
-            "packs.") in whole
+            "metrics were measured on.") in whole
     drawn = ch6_invariant.sample_note(40, 0, comparison.reset_index())
     assert "40 pairs per attribute and every quality item" in drawn and "invariant_sample_size=0" in drawn
     smaller = ch6_invariant.invariant_comparison(adapter, wrapper.assign(n=5))

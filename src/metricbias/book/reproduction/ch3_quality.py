@@ -88,9 +88,8 @@ def generation_quality_sentence(points: pd.DataFrame, reference: str = REFERENCE
                 for r in weak.to_dict("records")]
         who = ("It is" if len(gen) == 1 else f"All {len(gen)} are" if len(weak) == len(gen)
                else f"{len(weak)} of the {len(gen)} generation configurations {'are' if len(weak) > 1 else 'is'}")
-        below = ("its paraphraser is" if len(weak) == 1 else "their paraphrasers are")
-        text += (f"{who} below {reference} ({'; '.join(gaps)}): {below} not yet a usable metric, so no conclusion "
-                 "about the generation paradigm is drawn from the generation rows, in this comparison or in the "
+        text += (f"{who} below {reference} ({'; '.join(gaps)}). A metric below {reference}'s quality is not used, so "
+                 "no conclusion about the generation paradigm is drawn from the generation rows, in this comparison or in the "
                  "fixed-backbone decomposition.")
     else:
         text += f"Every generation configuration is at least as good as {reference} on both measures."

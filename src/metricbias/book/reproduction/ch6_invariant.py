@@ -135,7 +135,7 @@ def sample_note(sample_size: int, quality_sample_size: int, comparison: pd.DataF
             f"where the adapters of the same metrics were measured on {adapter}")
     if not sample_size and not quality_sample_size:
         return (f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), "
-                f"{same}; the last section says how many of its scores came from the verified score packs.")
+                f"{same}.")
     drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
              f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
     return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} ({wrapper}), "
