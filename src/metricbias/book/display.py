@@ -2,7 +2,8 @@
 
 The book's conventions, which every chapter follows through these functions:
 
-* **tables** (:func:`table`): no index, text columns first, human column names
+* **tables** (:func:`table`): shown where they are called, whatever their place in the cell (:class:`Shown`);
+  no index, text columns first, human column names, one header row (a MultiIndex is flattened into words)
   (:data:`LABELS`; otherwise underscores become spaces), two decimals (or three
   significant digits, or the column's own format in :data:`FORMATS`), no ``-0.00``,
   and "—" for an undefined cell, with a note under the table saying why; Markdown
