@@ -525,7 +525,7 @@ def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel
     panels = list(dict.fromkeys(cov[facet]))
     ncols = max(1, min(ncols, len(panels)))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows + 0.5), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows + 0.4), sharey=True, squeeze=False)
     sizes = sorted(cov["n"].unique())
     colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(cov["interval"]))}
     for ax, panel in zip(axes.flat, panels):
@@ -551,5 +551,5 @@ def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel
             handles.setdefault(name, handle)
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(3, len(handles)), fontsize=MIN_FONT,
                frameon=False)
-    fig.tight_layout(rect=(0, 0.5 / (height * nrows + 0.5) + 0.02, 1, 1))
+    fig.tight_layout(rect=(0, 0.35 / (height * nrows + 0.4), 1, 1))
     return fig
