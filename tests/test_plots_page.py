@@ -207,7 +207,7 @@ def test_coverage_panels_in_two_columns_with_one_legend_and_readable_axes():
                                      ("templates of 4 pairs: size robust bias",
                                       ["BCa over pairs", "two-level", "whole templates"]))
             for interval in intervals for n in (20, 50, 100, 400)]
-    fig = plots.coverage_plot(pd.DataFrame(rows), width=9, height=3)
+    fig = plots.coverage_plot(pd.DataFrame(rows), height=2.8)
     try:
         panels = [ax for ax in fig.axes if ax.get_visible()]
         assert len(panels) == 4 and fig.get_size_inches()[1] <= 7
