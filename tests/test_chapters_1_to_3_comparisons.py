@@ -62,8 +62,9 @@ def test_direction_tests_pair_the_directions_of_each_generation_model(recomputed
     assert prism.loc["precision − F", "difference"] == pytest.approx(grid.loc["PRISM", "precision"] - grid.loc["PRISM", "F"])
     assert prism.loc["F − recall", "difference"] == pytest.approx(grid.loc["PRISM", "F"] - grid.loc["PRISM", "recall"])
     assert (tests["ci_low"] <= tests["difference"]).all() and (tests["difference"] <= tests["ci_high"]).all()
-    text = ch1_published.direction_sentence(tests)
-    assert text.startswith("Paired over the same pairs") and "of the 2 BARTScore models" in text
+    f = ch1_published.direction_findings(tests)
+    assert f["others"] == 2 and f["verdict"].startswith(("holds", "is not established"))
+    assert f["precision_f"].startswith(f"{prism.loc['precision − F', 'difference']:+.2f} (95% CI")
 
 
 def test_released_sizes_and_non_neutral_references(recomputed):

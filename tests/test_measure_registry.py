@@ -141,14 +141,13 @@ def test_mb_register_measure_is_public():
     assert mb.register_measure is register_measure
 
 
-def test_the_readme_measure_example_runs_as_printed(tmp_path):
-    import re
+def test_the_appendix_measure_example_runs_as_printed(tmp_path):
     import subprocess
     import sys
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    example = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "register_measure" in b)
+    from doc_blocks import code_block
+
+    example = code_block("notebooks/A1_using_metricbias.md", "register_measure")
     assert len([ln for ln in example.splitlines() if ln.strip() and not ln.startswith("import")]) == 3
     proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

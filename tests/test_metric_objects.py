@@ -5,7 +5,6 @@ its scores equal to the object's own and its settings in the signature."""
 from __future__ import annotations
 
 import functools
-import re
 import subprocess
 import sys
 import textwrap
@@ -228,9 +227,10 @@ def test_anything_else_is_one_line_listing_what_is_accepted():
         mb.adapt(pytest.importorskip("sacrebleu").metrics.CHRF(), direction="up")
 
 
-def test_the_readme_sacrebleu_example_runs_as_printed(tmp_path, monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    example = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "CHRF(" in b)
+def test_the_appendix_sacrebleu_example_runs_as_printed(tmp_path, monkeypatch):
+    from doc_blocks import code_block
+
+    example = code_block("notebooks/A1_using_metricbias.md", "CHRF(")
     monkeypatch.chdir(tmp_path)
     proc = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

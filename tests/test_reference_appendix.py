@@ -25,7 +25,7 @@ def _cards(text: str) -> list[str]:
 
 
 def test_every_registered_metric_has_one_card_with_its_options_and_limits():
-    text = reference.metric_cards(keys=frozenset())
+    text = reference.metric_cards(keys=frozenset(), index={})
     cards = _cards(text)
     assert len(cards) == len(metrics.names())
     for name, card in zip(metrics.names(), cards):
@@ -41,7 +41,7 @@ def test_every_registered_metric_has_one_card_with_its_options_and_limits():
 
 
 def test_every_registered_measure_has_one_card():
-    cards = _cards(reference.measure_cards())
+    cards = _cards(reference.measure_cards(index={}))
     assert [re.match(r"\*\*`([^`]+)`\*\*", c).group(1) for c in cards] == registry.names()
     bias = cards[0]
     assert "- **Takes**: pairs" in bias and "- **Returns**: a value, a 95% interval" in bias
@@ -79,11 +79,39 @@ def test_a_citation_key_of_the_bibliography_becomes_a_citation(tmp_path):
     assert reference.bibliography_keys(tmp_path / "missing.bib") == frozenset()
 
 
+def test_the_cards_cite_every_work_they_name_by_author_and_year(tmp_path):
+    """"Sentence BLEU (Papineni et al., 2002)" in a docstring is a citation on the page, and every key the cards
+    cite is in the bibliography."""
+    from metricbias.book.reproduction.citations import MENTION, author_year_index, cite_mentions
+
+    bib = tmp_path / "references.bib"
+    bib.write_text("@inproceedings{papineni2002bleu,\n  author = {Papineni, K. and Roukos, S. and Ward, T.},\n"
+                   "  title = {BLEU}, year = {2002}\n}\n@inproceedings{lin2004rouge,\n  author = {Lin, Chin-Yew},\n"
+                   "  title = {ROUGE}, year = {2004}\n}\n@article{gao2022social,\n  author = {Gao, M. and Wan, X.},\n"
+                   "  title = {Biases}, year = {2022}\n}\n")
+    index = author_year_index(bib)
+    assert index == {("Papineni et al.", "2002"): "papineni2002bleu", ("Papineni", "2002"): "papineni2002bleu",
+                     ("Lin", "2004"): "lin2004rouge", ("Gao & Wan", "2022"): "gao2022social",
+                     ("Gao", "2022"): "gao2022social"}
+    assert cite_mentions("Sentence BLEU (Papineni et al., 2002); after Lin (2004), as Gao and Wan 2022 do; "
+                         "Nobody (2020); `Lin (2004)`", index) == (
+        "Sentence BLEU {cite:p}`papineni2002bleu`; after {cite:t}`lin2004rouge`, as {cite:t}`gao2022social` do; "
+        "Nobody (2020); `Lin (2004)`")
+    assert reference.citation("gao2022social: metrics as Gao & Wan (2022) run them", {"gao2022social"}, index) \
+        == "metrics as {cite:t}`gao2022social` run them"  # cited once
+    keys = reference.bibliography_keys()
+    text = reference.metric_cards() + "\n\n" + reference.measure_cards()
+    cited = {k.strip() for roles in re.findall(r"\{cite:[pt]\}`([^`]+)`", text) for k in roles.split(",")}
+    assert {"papineni2002bleu", "lin2004rouge", "kusner2015wmd", "sun2022bertscore"} <= cited <= keys
+    plain = re.sub(r"`[^`]*`", "", re.sub(r"\{cite:[pt]\}`[^`]+`", "", text))
+    assert [m.group(0) for m in MENTION.finditer(plain)] == []
+
+
 def test_the_appendix_page_renders_the_cards_and_is_in_the_toc():
     from metricbias.book import runner
 
     stems = [c.stem for c in runner.chapters()]
-    assert stems[-2:] == ["A1_using_metricbias", "A2_reference"]
+    assert stems[-3:] == ["A1_using_metricbias", "A2_reference", "A3_reproducibility"]
     page = next(c for c in runner.chapters() if c.stem == "A2_reference").source.read_text()
     assert "reference.metric_cards()" in page and "reference.measure_cards()" in page
 

@@ -29,5 +29,6 @@ def test_top_separation_pairs_the_top_metric_with_the_runner_up():
     assert sep.loc["race", "top"] == "big" and sep.loc["race", "runner-up"] == "mid"
     assert sep.loc["race", "difference"] == pytest.approx(bias["race", "big"] - bias["race", "mid"])
     assert sep.loc["race", "separated"] and not sep.loc["gender", "separated"]
-    text = czarnowska2021.top_separation_sentence(sep.reset_index())
-    assert "in 1 of 2 attributes (race: big)" in text and "not distinguishable at this size (gender:" in text
+    f = czarnowska2021.top_separation_findings(sep.reset_index())
+    assert (f["separated"], f["attributes"], f["separated_list"]) == (1, 2, "race: big")
+    assert f["rest_list"].startswith("gender: ") and " against " in f["rest_list"]

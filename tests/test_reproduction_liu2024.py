@@ -1,5 +1,7 @@
 """Chapter 4's comparison of the two JSS (Eq. 9 as printed, and the author's released code) on the released scores."""
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -30,8 +32,6 @@ def test_largest_jss_difference_on_the_released_scores(variants):
     assert table["metric"].tolist() == ["BLEURT-BERT-tiny", "BLEURT-RemBERT", "FrugalScore-BERT-medium",
                                         "BERTScore-RoBERTa-large"]
     assert table.columns.tolist() == list(liu2024.JSS_VARIANT_COLUMNS.values())
-    assert liu2024.jss_cell_sentence(f) == ("On gender, BERTScore-RoBERTa-large reads 96.13 with Eq. 9 as printed "
-                                            "and 96.66 with the author's code (a difference of 0.53).")
 
 
 def test_jss_findings_without_the_named_cell():
@@ -40,7 +40,7 @@ def test_jss_findings_without_the_named_cell():
                       "js_nats_author_code": [0.07, 0.03], "delta_sigma": [0.01, 0.02]})
     f = liu2024.jss_variant_findings(v)
     assert (f["max_difference"], f["author_higher"], f["median_difference"]) == (1.0, 1, 0.75)
-    assert "cell_paper" not in f and liu2024.jss_cell_sentence(f) == ""
+    assert math.isnan(f["cell_paper"]) and math.isnan(f["cell_difference"])
 
 
 def test_stability_comparison_pairs_the_measures_over_the_same_draws():
@@ -58,9 +58,11 @@ def test_stability_comparison_pairs_the_measures_over_the_same_draws():
     assert set(comparison["best"]) == {"eq2"} and set(comparison.index) == {"kls", "jss"}
     assert comparison.loc["kls", "difference"] == pytest.approx(0.2, abs=0.01)
     assert comparison.loc["kls", "verdict"] == "higher" and int(comparison.loc["kls", "draws"]) == 20
-    text = liu2024.stability_sentence(comparison.reset_index())
-    assert text.startswith("On the all panel, **eq2** keeps the highest mean τ; paired over the same 20 subsamples")
-    assert liu2024.stability_sentence(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0])).startswith("Too few")
+    f = liu2024.stability_findings(comparison.reset_index())
+    assert (f["best"], f["draws"], f["beaten"], f["others"]) == ("eq2", 20, 2, 2)  # jss trails by 0.01 in noise of 0.007
+    assert f["differences"].split()[0] in {"kls", "jss"}
+    assert f["claim_verdict"] == "reverses"  # eq2 leads, shown more stable than both kls and jss
+    assert liu2024.stability_findings(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0]))["draws"] == 0
 
 
 def test_stability_panels_test_each_panel_leader():
@@ -78,6 +80,4 @@ def test_stability_panels_test_each_panel_leader():
     assert tests["panel"].tolist() == ["all", "gender"]
     assert tests.set_index("panel").loc["all", "verdict"] == "higher"
     assert tests.set_index("panel").loc["gender", "verdict"] != "higher"  # a lead of 0.001 in noise of 0.02
-    text = liu2024.stability_panels_sentence(tests)
-    assert "shown more stable than every other measure in 1 of 2 panels: all (eq2)." in text
-    assert text.endswith("not distinguishable at this size.")
+    assert liu2024.stability_panels_findings(tests) == {"shown": 1, "panels": 2, "shown_list": "all (eq2)"}

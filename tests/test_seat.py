@@ -100,7 +100,7 @@ def test_cli_writes_exactly_the_documented_columns(tmp_path, monkeypatch):
                  "--out", str(out)]) == 0
     table = pd.read_csv(out)
     documented = list(association.COLUMNS)
-    documented.insert(documented.index("p_value") + 1, "p_value_is_upper_bound")  # the README's column list
+    documented.insert(documented.index("p_value") + 1, "p_value_is_upper_bound")  # as appendix A2 lists them
     assert list(table.columns) == documented
     assert table[["test", "level", "metric", "n_targets", "n_attributes"]].values.tolist() == [
         ["C6-N", "word", "toy_first_letter", 16, 16], ["DB:C", "word", "toy_first_letter", 16, 20]]

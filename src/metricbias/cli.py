@@ -141,7 +141,7 @@ def _cmd_audit_judge(args) -> int:
     judge = load_judge(args.judge)
     table = audit_judge(judge, dataset=args.dataset, attributes=args.attributes, pairs=args.pairs, label=args.judge,
                         batch=True if args.batch else None, n_resamples=args.n_resamples, seed=args.seed,
-                        sample_size=args.sample_size, built_dir=args.built_dir)
+                        sample_size=args.sample_size, built_dir=args.built_dir, design=args.design)
     out = write_csv_atomic(table, args.out)
     print(f"wrote {len(table)} rows ({table['attribute'].nunique()} attributes x {table['measure'].nunique()} "
           f"measures of judge {args.judge}) to {out}")
@@ -382,6 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
     p.add_argument("--batch", action="store_true",
                    help="call the judge once per order with lists (default: the judge's `batch` attribute, else no)")
+    p.add_argument("--design", default="paired", choices=["paired", "factorial"],
+                   help="paired (default): stereotype preference, its log-odds, position bias, order "
+                        "inconsistency and ties; factorial: position, group and stereotype "
+                        "effects of one logit model (log-odds), their interactions with position and the order flip "
+                        "rate, each with a cluster-bootstrap interval and a randomization p")
     p.add_argument("--out", required=True, type=Path,
                    help="output CSV: attribute,judge,measure,value,ci_low,ci_high,n_pairs,p_value,signature,note")
     p.set_defaults(func=_cmd_audit_judge)

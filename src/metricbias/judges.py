@@ -83,6 +83,8 @@ from .signature import format_signature
 #: the judge audit table, exactly
 COLUMNS = ["attribute", "judge", "measure", "value", "ci_low", "ci_high", "n_pairs", "p_value", "signature", "note"]
 MEASURES = ("stereotype_preference", "stereotype_log_odds", "position_bias", "order_inconsistency", "ties")
+#: the designs of :func:`audit_judge`: the five measures above, or the factorial audit's six rows
+DESIGNS = ("paired", "factorial")
 #: answers closer than this to one another (or to 0.5) are taken as equal: float rounding is no preference
 TOLERANCE = 1e-12
 #: the two orders each pair is asked in: (order name, the candidate shown as a, the candidate shown as b)
@@ -334,9 +336,34 @@ def measure_answers(answers: pd.DataFrame, *, judge: str = "judge", signature: s
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def measure_factorial(answers: pd.DataFrame, pairs: pd.DataFrame, *, judge: str = "judge", signature: str = "",
+                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """The factorial judge audit table (:data:`COLUMNS`; six rows per attribute,
+    :data:`metricbias.bias.judge_factorial.MEASURES`) of per-pair answers (:func:`ask`) to ``pairs``, the pair table
+    they answer: its texts, groups and directions give the group codes, its ids the clusters."""
+    from .bias.clusters import cluster_keys
+    from .bias.groups import group_codes
+    from .bias.judge_factorial import factorial_rows
+
+    keys = ["dataset", "attribute", "pair_id"]
+    table = answers.merge(pairs.drop(columns=[c for c in answers.columns if c not in keys and c in pairs.columns]),
+                          on=keys, how="left", validate="one_to_one")
+    table = table.assign(cluster_key=cluster_keys(table))
+    several = table["dataset"].nunique() > 1
+    rows = []
+    for (dataset, attribute), block in table.groupby(["dataset", "attribute"], sort=False):
+        name = f"{dataset}/{attribute}" if several else attribute
+        rows += [{"attribute": name, "judge": judge, "n_pairs": len(block), "signature": signature, **row}
+                 for row in factorial_rows(block["p_stereotypical_first"], block["p_stereotypical_second"],
+                                           group_codes(block), block["cluster_key"], n_resamples=n_resamples,
+                                           seed=seed, confidence=confidence)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
 def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=None, label: str | None = None,
                 batch: bool | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                sample_size: int = 0, built_dir=None, progress: bool = True) -> pd.DataFrame:
+                sample_size: int = 0, built_dir=None, progress: bool = True, design: str = "paired") -> pd.DataFrame:
     """Stereotype preference, position bias and order inconsistency of a pairwise ``judge`` per attribute.
 
     ``judge(reference, candidate_a, candidate_b)`` returns P(candidate_a better), ``"a"``/``"b"``/``"tie"``
@@ -344,11 +371,15 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=Non
     loads them (``dataset`` or your own ``pairs``, ``attributes``, ``sample_size`` pairs per attribute drawn with
     ``seed``, ``built_dir``); each is asked in both orders. The result is one long table, :data:`COLUMNS`, five
     rows per attribute (:data:`MEASURES`); ``seed`` and ``n_resamples`` also fix the bootstrap intervals and
-    the sign-flip tests.
+    the sign-flip tests. ``design="factorial"`` asks the same questions and returns instead six rows per attribute:
+    position, group and stereotype effects of one logit model of all the cells, their interactions with position and
+    the order flip rate (:mod:`metricbias.bias.judge_factorial`).
     """
     from . import datasets
 
     _check_callable(judge)  # before any loading
+    if design not in DESIGNS:
+        raise JudgeError(f"design {design!r}: expected one of {', '.join(DESIGNS)}")
     label = label or judge_label(judge)
     pairs = shared_reference(datasets.pairs_for(dataset, attributes, pairs=pairs, sample_size=sample_size, seed=seed,
                                                 built_dir=built_dir))
@@ -356,6 +387,9 @@ def audit_judge(judge, dataset: str = "published", attributes=None, *, pairs=Non
         raise JudgeError(f"dataset {dataset}: no pair of {attributes or 'any attribute'} has one reference shared by "
                          "both candidates, so there is nothing to ask a judge")
     answers = ask(judge, pairs, batch=batch, label=label, progress=progress)
+    if design == "factorial":
+        return measure_factorial(answers, pairs, judge=label, signature=judge_signature(judge, label),
+                                 n_resamples=n_resamples, seed=seed)
     return measure_answers(answers, judge=label, signature=judge_signature(judge, label), n_resamples=n_resamples,
                            seed=seed)
 
@@ -392,6 +426,6 @@ def metric_judge(metric, *, cache=True) -> MetricJudge:
     return MetricJudge(metric, cache=cache)
 
 
-__all__ = ["ANSWER_COLUMNS", "COLUMNS", "MEASURES", "JudgeError", "MetricJudge", "as_probability", "ask",
+__all__ = ["ANSWER_COLUMNS", "COLUMNS", "DESIGNS", "MEASURES", "JudgeError", "MetricJudge", "as_probability", "ask",
            "audit_judge", "judge_label", "judge_signature", "load_judge", "log_odds_ci", "mean_test", "measure_answers",
-           "metric_judge", "per_pair", "saturation", "shared_reference", "sign_test"]
+           "measure_factorial", "metric_judge", "per_pair", "saturation", "shared_reference", "sign_test"]

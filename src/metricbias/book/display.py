@@ -255,21 +255,6 @@ def glue_all(values: dict, prefix: str) -> None:
         glue(f"{prefix}{key}", value, display=False)
 
 
-def parameters(values: dict, helps: dict, command: str):
-    """The box at the top of a chapter (inserted by :mod:`metricbias.book.runner`): the parameters this page ran
-    with, what each means, and the command that reruns it; any of them changes with ``-p name=value``."""
-    from html import escape
-
-    from IPython.display import HTML
-
-    items = " · ".join(f'<code title="{escape(helps.get(name, ""), quote=True)}">{escape(name)}={escape(repr(value))}</code>'
-                       for name, value in values.items())
-    return HTML(f'<div class="admonition note"><p class="admonition-title">Parameters of this page</p>'
-                f"<p>{items}</p><p>Rerun: <code>{escape(command)}</code>. Change any parameter with "
-                f"<code>-p name=value</code> (repeatable; hover a parameter for its meaning), write elsewhere with "
-                f"<code>--out DIR</code>.</p></div>")
-
-
 class capture_warnings(warnings.catch_warnings):
     """``with capture_warnings() as caught:`` — record every warning (none printed) for
     :func:`metricbias.book.reproduction.notes.warning_summary`."""
@@ -284,4 +269,4 @@ class capture_warnings(warnings.catch_warnings):
 
 
 __all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "Shown", "capture_warnings", "download", "downloads_dir",
-           "figure", "flat_label", "glue_all", "label", "parameters", "table"]
+           "figure", "flat_label", "glue_all", "label", "table"]

@@ -18,8 +18,9 @@ estimate, and what ``benchmarks/profile_chapters.py`` reports.
 ``-p key=value`` merged over them, are written into the chapter's own ``parameters``
 cell (:func:`prepare`), so papermill injects no second cell and an executed chapter
 rerun with plain ``papermill ... -p seed 1`` keeps the profile's other values. The
-parameters cell is removed from the page; a box after it (:func:`metricbias.book.display.parameters`)
-shows the values and the command that reruns the chapter. Every other code cell is
+parameters cell is removed from the page; a cell after it (:func:`metricbias.book.records.start`)
+keeps the values and the command that reruns the chapter for the Reproducibility appendix and shows a one-line
+link to it. Every other code cell is
 folded (``hide-input``): the page reads as text, figures and tables, code one click away.
 """
 
@@ -42,7 +43,8 @@ import yaml
 from .. import progress as bars
 from ..jobs import LOG_ENV
 from ..paths import atomic_path, cache_dir, file_lock, project_root
-from . import chapter_profiles
+from . import chapter_profiles, records
+from .records import load_timings, timings_path  # runs are timed here; the appendix shows them
 
 #: seconds between the reminder lines of a long-running cell
 HEARTBEAT = 60
@@ -102,18 +104,6 @@ def select(all_chapters: list[Chapter], only) -> list[Chapter]:
     if not chosen:
         raise ChapterError(f"no chapter matches {wanted}; chapters: {', '.join(c.stem for c in all_chapters)}")
     return chosen
-
-
-def timings_path() -> Path:
-    return cache_dir() / "run" / "timings.json"
-
-
-def load_timings() -> dict:
-    """``{profile: {chapter: {"seconds", "finished", "cells": [{"cell", "seconds", "source"}]}}}`` of past runs."""
-    try:
-        return json.loads(timings_path().read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
 
 
 def job_profile(path: Path) -> list[dict]:
@@ -326,7 +316,8 @@ def _bake(source: str, values: dict) -> str:
 
 def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
     """The chapter's notebook as it will run: the profile's parameters with ``overrides`` merged over them,
-    baked into its ``parameters`` cell (removed from the page), a parameters box after it, and every other
+    baked into its ``parameters`` cell (removed from the page), a cell after it that starts the chapter's record for the
+    Reproducibility appendix and shows the one-line link to it, and every other
     code cell folded. Returns ``(notebook, values)``; an override the chapter does not declare is an error."""
     import jupytext
     import nbformat
@@ -356,8 +347,9 @@ def prepare(chapter: Chapter, profile: str, overrides: dict | None = None):
                         *(f"-p {k}={shlex.quote(v if isinstance(v, str) else repr(v))}"
                           for k, v in (overrides or {}).items())])
     box = nbformat.v4.new_code_cell(
-        "from metricbias.book import display as _display\n"
-        f"_display.parameters({{{', '.join(f'{k!r}: {k}' for k in declared)}}}, {declared!r}, {command!r})",
+        "from metricbias.book import records as _records\n"
+        f"_records.start({chapter.stem!r}, {profile!r}, {{{', '.join(f'{k!r}: {k}' for k in declared)}}}, "
+        f"{declared!r}, {command!r})",
         metadata={"tags": ["remove-input"]})
     nb.cells.insert(where[0] + 1, box)
     return nb, values
@@ -465,6 +457,9 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
         inputs = chapter_inputs.stamp(nb, shared)
         nb.metadata[chapter_inputs.METADATA_KEY] = {"inputs": inputs}
         todo.append(force or chapter_inputs.recorded(output) != inputs)
+    last = [i for i, c in enumerate(selected) if c.stem == records.APPENDIX_STEM]
+    if last and any(again for i, again in enumerate(todo) if i != last[0]):
+        todo[last[0]] = True  # it shows the other chapters' records: it runs again, after them
     kept = [c.stem for c, again in zip(selected, todo) if not again]
     if kept:
         log(f"kept {len(kept)} chapter(s) whose notebook, parameters, library, models, data and packages are "
@@ -476,14 +471,14 @@ def run(profile: str = "offline", only=None, log=print, progress: bool = True, p
         # processes as chapters run at once
         packs.prepare(log=log, workers=jobs)
     log(f"running {sum(todo)} chapter(s) with profile {profile}")
-    if jobs > 1 and sum(todo) > 1:
-        failed = chapter_lanes.execute([c for c, again in zip(selected, todo) if again], profile, parameters,
-                                       out_dir, jobs, log=log, timings=load_timings().get(profile, {}))
+    lanes = [c for i, (c, again) in enumerate(zip(selected, todo)) if again and i not in last]
+    if jobs > 1 and len(lanes) > 1:
+        failed = chapter_lanes.execute(lanes, profile, parameters, out_dir, jobs, log=log,
+                                       timings=load_timings().get(profile, {}))
         if failed:
             raise ChapterError(failed)
-        return outputs
     for chapter, ready, again in zip(selected, prepared, todo):
-        if again:
+        if again and not (jobs > 1 and len(lanes) > 1 and chapter in lanes):
             execute_chapter(chapter, profile, log=log, progress=progress, out_dir=out_dir, prepared=ready)
     return outputs
 

@@ -186,21 +186,19 @@ def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed:
     return pd.DataFrame(rows)
 
 
-def direction_sentence(tests: pd.DataFrame, model: str = "PRISM") -> str:
+def direction_findings(tests: pd.DataFrame, model: str = "PRISM") -> dict:
     """How the ordering precision > F > recall of ``model`` stands under the paired intervals of
-    :func:`direction_tests` (Markdown, no math)."""
-
-    rows = tests[tests["model"] == model].assign(confidence=0.95).to_dict("records")
-    parts = [f"{r['comparison']} {interval_text(r)}" for r in rows]
-    held = all(r["verdict"] == "higher" for r in rows)
+    :func:`direction_tests`: each difference with its interval, the verdict ("holds" when both intervals lie above
+    zero, else "is not established"), and for how many of the other models it holds (and which; "none")."""
+    rows = tests[tests["model"] == model].assign(confidence=0.95).set_index("comparison")
     others = tests[tests["model"] != model]
     held_others = [m for m, g in others.groupby("model", sort=False) if (g["verdict"] == "higher").all()]
-    return (f"Paired over the same pairs, in points of Eq. 2: {'; '.join(parts)}. "
-            + ("Both intervals lie above zero, so the ordering holds beyond sampling noise. " if held else
-               "Not both intervals lie above zero, so the ordering is not established at this size. ")
-            + f"The same ordering holds with both intervals above zero for {len(held_others)} of the "
-              f"{others['model'].nunique()} BARTScore models"
-            + (f" ({', '.join(held_others)})." if held_others else "."))
+    return {"precision_f": interval_text(rows.loc["precision − F"].to_dict()),
+            "f_recall": interval_text(rows.loc["F − recall"].to_dict()),
+            "verdict": ("holds beyond sampling noise" if (rows["verdict"] == "higher").all()
+                        else "is not established at this size"),
+            "held_others": len(held_others), "others": others["model"].nunique(),
+            "held_others_names": ", ".join(held_others) or "none"}
 
 
 def stereotypical_summary(intervals: pd.DataFrame) -> dict:

@@ -38,7 +38,7 @@ from .tables import table
 CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
                  "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
                  "p_paradigm_larger", "claim_holds", "verdict", "n_configurations"]
-RELEASED = "Sun et al. (2022), Table 6 (released scores; backbones differ by paradigm)"
+RELEASED = "Sun et al., Table 6 (released scores; backbones differ by paradigm)"
 FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
 

@@ -72,15 +72,12 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
                                        "separated"])
 
 
-def top_separation_sentence(separation: pd.DataFrame) -> str:
-    """How many attributes' most biased metric (Eq. 2) is separated from the runner-up (Markdown, no math)."""
+def top_separation_findings(separation: pd.DataFrame) -> dict:
+    """Chapter 4's numbers on :func:`top_separation`: in how many attributes the most biased metric (Eq. 2) is
+    separated from the runner-up, and the two lists (``attribute: metric``; "none" when empty)."""
     kept = separation[separation["separated"]]
     rest = separation[~separation["separated"]]
-    text = (f"Under Eq. 2 the most biased metric is separated from the runner-up (the 95% paired interval of their "
-            f"difference lies above zero) in {len(kept)} of {len(separation)} attributes"
-            + (f" ({', '.join(f'{r.attribute}: {r.top}' for r in kept.itertuples())})" if len(kept) else ""))
-    if len(rest):
-        text += ("; elsewhere the top place is not distinguishable at this size ("
-                 + ", ".join(f"{r['attribute']}: {r['top']} against {r['runner-up']}" for r in rest.to_dict("records"))
-                 + ")")
-    return text + "."
+    return {"separated": len(kept), "attributes": len(separation),
+            "separated_list": ", ".join(f"{r.attribute}: {r.top}" for r in kept.itertuples()) or "none",
+            "rest_list": ", ".join(f"{r['attribute']}: {r['top']} against {r['runner-up']}"
+                                   for r in rest.to_dict("records")) or "none"}

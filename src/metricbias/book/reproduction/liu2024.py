@@ -7,12 +7,13 @@
 * :func:`pll_scores`, :func:`table2_from_scores`, :func:`pll_table2`: every pair's PLL scores, and Table 2's
   columns computed from them with :mod:`metricbias.bias.pll` for those models (SSS and AUL on StereoSet, CPS and
   AUL on CrowS-Pairs; KLS and JSS on AUL, as Liu reports them);
-* :func:`availability_note`: one sentence saying which of the two the chapter shows
+* :func:`measured_models`: which masked LMs the chapter measures
   (:mod:`metricbias.book.reproduction.liu_table2` puts them side by side, with intervals).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...bias.pll import RUNS as _pll_runs
@@ -97,23 +98,9 @@ def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
     return table2_from_scores(pll_scores(lms, sample_size=sample_size, seed=seed, progress=progress, cache=cache))
 
 
-def availability_note(lms, unavailable: dict[str, str], sample_size: int = 0) -> str:
-    """A sentence (Markdown) on which masked LMs were measured here (and on how many pairs), for the paragraph
-    above Liu's Table 2."""
-    if lms:
-        names = ", ".join(f"`{lm.name}`" for lm in lms)
-        sample = (f" On a seeded sample of {sample_size:,} pairs of each dataset (`pll_sample_size`; "
-                  "`-p pll_sample_size=0` scores them all: CPS and SSS run the model once per token of each "
-                  "sentence). The indicator is a mean over pairs, so the "
-                  "draw estimates the whole set's value without a size bias, and its interval includes the error "
-                  "of the draw; KLS and JSS fit their Gaussians to the drawn pairs' scores.") if sample_size else ""
-        return (f"Computed here for {names} beside Liu's own numbers for BERT-base-cased, "
-                f"RoBERTa-large and ALBERT-large-v2.{sample}")
-    tried = ", ".join(f"`{name}` ({why})" for name, why in unavailable.items()) or "none"
-    return ("No masked LM with a trained head is available offline (encoders found: " + tried + "). Below is "
-            "Liu's Table 2 (BERT-base-cased, RoBERTa-large, ALBERT-large-v2) as printed. On a machine where a hub "
-            "masked LM is in the Hugging Face cache (`bert-base-uncased`, `roberta-large`, ...), the same call "
-            "computes these columns.")
+def measured_models(lms) -> str:
+    """The masked LMs chapter 4 measures, as a list of names (Markdown); "none" when no head is available."""
+    return ", ".join(f"`{lm.name}`" for lm in lms) or "none"
 
 
 # --- JSS as the author's released code computes it -------------------------------------------------
@@ -145,19 +132,11 @@ def jss_variant_findings(variants: pd.DataFrame, cell=("gender", "BERTScore-RoBE
            "max_js_nats": float(variants["js_nats_author_code"].max()),
            "max_delta_sigma": float(variants["delta_sigma"].max())}
     named = variants[(variants["attribute"] == cell[0]) & (variants["metric"] == cell[1])]
-    if len(named):
-        r = named.iloc[0]
-        out.update(cell_paper=float(r["jss_paper"]), cell_author=float(r["jss_author_code"]),
-                   cell_difference=float(r["difference"]))
+    r = named.iloc[0] if len(named) else {"jss_paper": np.nan, "jss_author_code": np.nan, "difference": np.nan}
+    out.update(cell_paper=float(r["jss_paper"]), cell_author=float(r["jss_author_code"]),
+               cell_difference=float(r["difference"]))  # NaN where the chapter runs without that cell
     return out
 
-
-def jss_cell_sentence(findings: dict, cell=("gender", "BERTScore-RoBERTa-large")) -> str:
-    """One sentence on the two JSS of ``cell`` (the example Liu's code was first compared on), or "" without it."""
-    if "cell_paper" not in findings:
-        return ""
-    return (f"On {cell[0]}, {cell[1]} reads {findings['cell_paper']:.2f} with Eq. 9 as printed and "
-            f"{findings['cell_author']:.2f} with the author's code (a difference of {findings['cell_difference']:.2f}).")
 
 def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999,
                          seed: int = 0) -> pd.DataFrame:
@@ -181,22 +160,26 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
     return pd.DataFrame(rows)
 
 
-def stability_sentence(comparison: pd.DataFrame) -> str:
-    """:func:`stability_comparison` as a sentence (Markdown, no math)."""
+def stability_findings(comparison: pd.DataFrame) -> dict:
+    """Chapter 4's numbers on :func:`stability_comparison` of one panel: the measure with the highest mean τ, the
+    draws, each other measure's difference with its interval (a list), how many others it is shown more stable
+    than, and the verdict on Liu's claim that KLS and JSS rank more stably than Eq. 2 and the indicator ("holds":
+    one of them leads and is shown more stable than both; "reverses": the other way round)."""
+    from ...bias.claims import UNDECIDED
 
     if comparison.empty:
-        return "Too few draws here to compare the measures' stability."
+        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0,
+                "claim_verdict": UNDECIDED}
     r0 = comparison.iloc[0]
-    beaten = comparison[comparison["verdict"] == "higher"]
-    parts = "; ".join(f"{r['other']} {interval_text({**r, 'confidence': 0.95}, 3)}"
-                      for r in comparison.to_dict("records"))
-    return (f"On the {r0['panel']} panel, **{r0['best']}** keeps the highest mean τ; paired over the same "
-            f"{int(r0['draws'])} subsamples, its τ minus each other measure's is {parts}. It is shown more stable "
-            f"than {len(beaten)} of the {len(comparison)} others"
-            + (f" ({', '.join(beaten['other'])})" if len(beaten) else "")
-            + ("; against the rest the difference is not distinguishable at this size." if len(beaten) <
-               len(comparison) else "."))
-
+    beaten = set(comparison.loc[comparison["verdict"] == "higher", "other"])
+    # Liu's claim: the distributional measures (KLS, JSS) rank more stably than the indicator measures
+    distributional, indicators = {"kls", "jss"}, {"eq2", "indicator"}
+    verdict = ("holds" if r0["best"] in distributional and indicators <= beaten else
+               "reverses" if r0["best"] in indicators and distributional <= beaten else UNDECIDED)
+    return {"best": r0["best"], "draws": int(r0["draws"]),
+            "differences": "; ".join(f"{r['other']} {interval_text({**r, 'confidence': 0.95}, 3)}"
+                                     for r in comparison.to_dict("records")),
+            "beaten": len(beaten), "others": len(comparison), "claim_verdict": verdict}
 
 
 def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -206,21 +189,18 @@ def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: 
                      ignore_index=True)
 
 
-def stability_panels_sentence(comparisons: pd.DataFrame) -> str:
-    """How many panels' most stable measure (highest mean τ) is shown more stable than every other measure by the
-    paired intervals of :func:`stability_panels` (Markdown)."""
+def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
+    """In how many panels the measure with the highest mean τ is shown more stable than every other measure by the
+    paired intervals of :func:`stability_panels`, and those panels (``panel (measure)``; "none" when empty)."""
     if comparisons.empty:
-        return "Too few draws here to compare the measures' stability in any panel."
+        return {"shown": 0, "panels": 0, "shown_list": "none"}
     shown = comparisons.assign(won=comparisons["verdict"] == "higher").groupby("panel", sort=False)["won"].all()
     best = comparisons.drop_duplicates("panel").set_index("panel")["best"]
-    named = ", ".join(f"{p} ({best[p]})" for p in shown.index[shown])
-    return (f"Tested pair by pair over the same subsamples (95% interval of the difference of τ), the measure with "
-            f"the highest mean τ is shown more stable than every other measure in {int(shown.sum())} of "
-            f"{len(shown)} panels" + (f": {named}." if named else ".")
-            + (" In the others, its lead over at least one measure is not distinguishable at this size."
-               if shown.sum() < len(shown) else ""))
+    return {"shown": int(shown.sum()), "panels": len(shown),
+            "shown_list": ", ".join(f"{p} ({best[p]})" for p in shown.index[shown]) or "none"}
 
-__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "availability_note", "jss_cell_sentence", "jss_variant_findings",
+
+__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "measured_models", "jss_variant_findings",
            "jss_variant_table", "masked_lms", "pll_scores", "pll_table2", "stability_comparison", "stability_panels",
-           "stability_panels_sentence", "stability_sentence",
+           "stability_findings", "stability_panels_findings",
            "table2", "table2_from_scores"]

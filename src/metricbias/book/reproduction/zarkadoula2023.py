@@ -17,9 +17,9 @@ from .tables import table
 def published_tables() -> pd.DataFrame:
     """Table 5 of Sun et al. and the replication's table in one frame (``source`` says whose), relative changes added."""
     sun = table("sun2022_table4_5_mitigation")
-    sun = sun[sun["table"] == 5].drop(columns="table").assign(source="Sun et al. (2022), Table 5")
+    sun = sun[sun["table"] == 5].drop(columns="table").assign(source="Sun et al., Table 5")
     rep = table("zarkadoula2023_replication_mitigation").assign(
-        source="Zarkadoula & Potamopoulou (2023)", realsumm_spearman=np.nan)
+        source="Zarkadoula & Potamopoulou, replication", realsumm_spearman=np.nan)
     both = pd.concat([sun, rep], ignore_index=True)
     base = both[both["variant"] == "original"].set_index(["source", "metric", "backbone"])
     for col in ("gender_bias", "wmt20_pearson_avg", "realsumm_spearman"):
