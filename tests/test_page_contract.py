@@ -4,7 +4,7 @@
   kernel), so a table that is not the last expression of its cell still renders; every other ``display`` function
   a chapter calls returns nothing that could be lost.
 * A cell that draws a figure hands it to the page (``display.figure``), under a name that a ``glue:figure`` block of
-  the same chapter shows, and every such block has its figure.
+  the same chapter shows, or to the reproducibility appendix (``records.keep``); every such block has its figure.
 * A paragraph that ends with a colon, or speaks of "the table below", is followed by a cell that always shows
   something: a table, a download link, a figure or printed output; never one that shows it only when it is not
   empty. The same holds for the executed chapters in ``book/chapters`` when a build is there.
@@ -112,7 +112,7 @@ def test_no_cell_drops_a_value_or_a_figure(chapter):
             assert not lost(s), \
                 f"{chapter.name}: `{ast.unparse(s)[:80]}` is lost: only a cell's last expression is shown"
         calls = [called(n) for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Call)]
-        if any(DRAWS.match(c) for c in calls) and "landing.save_figure" not in calls:
+        if any(DRAWS.match(c) for c in calls) and not {"landing.save_figure", "records.keep"} & set(calls):
             assert figure_names(source), f"{chapter.name}: a figure drawn here never reaches the page:\n{source}"
     handed = figure_names(text)
     blocks = set(re.findall(r"```\{glue:figure\}\s*(\S+)", text))
