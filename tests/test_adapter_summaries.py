@@ -294,3 +294,56 @@ def test_configurations_of_the_shipped_adapters():
         assert t7.loc[label, "learning rate"] == paper["lr"]
         assert t7.loc[label, "share of Table 7 steps"] == pytest.approx(t7.loc[label, "steps"] / paper["steps"])
     assert {"gender bias cut (published)", "gender bias cut (built)", "largest quality change"} <= set(table.columns)
+
+
+def test_the_papers_own_adapters_judged_by_the_chapters_criteria():
+    """Sun et al.'s Table 5 adapters against the 60% cut and the 1% quality criteria, from the printed values."""
+    from metricbias.book.reproduction import ch6_paper
+
+    judged = ch6_paper.paper_criteria(zarkadoula2023.published_tables())
+    paper = judged[judged["source"] == "paper (Table 5)"].set_index("metric")
+    assert paper.loc["BLEURT (BERT-base)", "gender bias cut"] == pytest.approx(1 - 10.46 / 29.97)  # 65.1%: meets it
+    assert paper["cut ≥ 60%"].tolist() == ["no", "no", "yes", "no"]
+    # BERTScore-base keeps WMT20 but REALSumm moves +1.7% (0.465 -> 0.473 in the released table); BLEURT +5.4%
+    assert paper["quality within 1%"].tolist() == ["yes", "no", "no", "no"]
+    assert ch6_paper.paper_criteria_counts(judged) == {"adapters": 4, "cut_met": 1, "quality_judged": 4,
+                                                       "quality_met": 1, "both_met": 0}
+    # the replication's BLEURT run with the authors' hyper-parameters printed no WMT20 figure: not judged
+    assert ch6_paper.paper_criteria_counts(judged, "replication") == {"adapters": 8, "cut_met": 0, "quality_judged": 7,
+                                                                      "quality_met": 5, "both_met": 0}
+
+
+def test_relative_cut_with_its_interval_and_its_place_against_the_paper():
+    from metricbias.book.reproduction import ch6_paper
+
+    out = ch6_paper.relative_cut([2.0, 4.0, 6.0, 4.0], [1.0, 1.0, 1.0, 1.0], n_resamples=999)
+    assert out["cut"] == pytest.approx(0.75)  # 1 - 1/4
+    assert out["ci_low"] <= 0.75 <= out["ci_high"] < 1
+    assert ch6_paper.relative_cut([2.0, 2.0], [1.0, 1.0]) == {"cut": 0.5, "ci_low": 0.5, "ci_high": 0.5}
+    assert math.isnan(ch6_paper.relative_cut([0.0, 0.0], [1.0, 1.0])["cut"])  # no bias to cut
+    with pytest.raises(ValueError, match="same pairs"):
+        ch6_paper.relative_cut([1.0, 2.0], [1.0])
+    assert ch6_paper.position(0.85, 0.95, 0.36, 0.65) == "above the paper's range"
+    assert ch6_paper.position(0.20, 0.30, 0.36, 0.65) == "below the paper's range"
+    assert ch6_paper.position(0.40, 0.60, 0.36, 0.65) == "inside the paper's range"
+    assert ch6_paper.position(0.60, 0.70, 0.36, 0.65) == "across an end of the paper's range"
+
+
+def test_criteria_missed_quality_scale_and_paired_differences():
+    from metricbias.book.reproduction import ch6_paper
+
+    checks = ch6_adapters.criteria(_results())
+    assert ch6_paper.missed_names(checks, "BERTScore") == (
+        "gender bias cut on the built gender set, quality change on realsumm (spearman), bias change on published race")
+    assert ch6_paper.missed_names(checks, "regression") == "none"
+    scale = ch6_paper.quality_scale(_results().assign(n=24))
+    # Fisher z with Bonett & Wright's standard error: tanh(atanh(0.5) ± 1.96 * sqrt(1.125 / 21))
+    assert (scale["bertscore_ci_low"], scale["bertscore_ci_high"]) == pytest.approx((0.0954, 0.7628), abs=1e-4)
+    assert scale["n"] == 24 and scale["bertscore_after"] == 0.49 and scale["bertscore_inside"] == "inside"
+    configuration = pd.DataFrame({"metric": ["BERTScore"], "dataset": ["built"], "attribute": "gender", "n_pairs": 3,
+                                  "difference": [1.0], "ci_low": [0.5], "ci_high": [1.5], "p_value": [0.01]})
+    versus = configuration.drop(columns="metric").assign(dataset="published", difference=-2.0)
+    both = ch6_paper.paired_differences(configuration, versus)
+    assert both["comparison"].tolist() == ["Table 7 adapter − default adapter", "invariant wrapper − adapter"]
+    assert both["gender set"].tolist() == ["built", "released"] and both["metric"].tolist() == ["BERTScore"] * 2
+    assert len(both.columns) <= 8

@@ -64,6 +64,8 @@ def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     released = table.set_index("scores").loc["released scores"]
     assert released["configurations"] == 2 and released["group effect shown"] == 1
     assert released["stereotype effect shown"] == 2 and released["group larger"] == 1
+    assert (released["+1 group preferred"], released["−1 group preferred"]) == (1, 0)  # m1's 8 (7 to 9); m2's spans 0
+    assert findings["live_group_plus"] == 1 and findings["live_group_minus"] == 0
     assert released["pronoun share (median)"] == pytest.approx(np.median([8 / 10, 1 / 4]))
     assert findings["live_pronoun_share"] == pytest.approx(1.0) and findings["live_stereotype_shown"] == 0
 
@@ -73,7 +75,10 @@ def test_robustness_findings_name_the_lowest_coverage_of_each_design():
                           "n": [20, 100, 20, 100], "measure": ["eq1_difference", "eq1_difference",
                                                                "size_robust_bias", "stereotypical_difference"],
                           "coverage": [0.87, 0.91, 0.93, 0.84], "mc_se": [0.017, 0.014, 0.013, 0.018]})
-    out = ch8_trust.robustness_findings(study)
+    out = ch8_trust.robustness_findings(pd.concat([study, pd.DataFrame(
+        {"design": ["Eq. 2"] * 2, "n": [20, 100], "measure": ["eq2_rescaled"] * 2, "coverage": [0.72, 0.61],
+         "mc_se": [0.02, 0.022]})], ignore_index=True))
+    assert (out["eq2r_min"], out["eq2r_worst_n"], out["eq2r_max"]) == (0.61, 100, 0.72)
     assert (out["eq1_min"], out["eq1_min_se"], out["eq1_worst_n"], out["eq1_max"]) == (0.87, 0.017, 20, 0.91)
     assert (out["heavy_min"], out["heavy_worst_n"], out["heavy_worst_measure"]) == (0.84, 100,
                                                                                    "stereotypical difference")
@@ -81,9 +86,32 @@ def test_robustness_findings_name_the_lowest_coverage_of_each_design():
 
 def test_floor_findings_count_cells_above_below_and_within_their_floor():
     floor = pd.DataFrame({"eq2": [10.0, 4.0, 6.0, 5.0], "eq2_control": [5.0, 8.0, 6.0, np.nan],
-                          "excess": [5.0, -4.0, 0.0, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
+                          "excess": [5.0, -4.0, 0.0, np.nan], "ci_low": [3.0, -6.0, -0.8, np.nan],
+                          "ci_high": [7.0, -2.0, 0.9, np.nan], "p_value": [0.001, 0.002, 0.9, np.nan],
                           "n_control": [40, 40, 40, 0]})
     out = ch8_trust.floor_findings(floor)
+    assert out["equivalent"] == 1 and out["margin"] == 1.0  # only the third's interval lies inside ±1
+    assert ch8_trust.floor_findings(floor, margin=0.5)["equivalent"] == 0
     # BH over the three tests: q = .003, .003, .9
     assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
     assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1
+
+
+def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next_fewest_templates():
+    from metricbias.bias.simulation import PANELS
+
+    independent, templates = list(PANELS)
+    rows = [{"panel": independent, "n": n, "templates": n, "measure": "stereotypical_difference",
+             "interval": "BCa over pairs", "coverage": c, "mc_se": 0.01, "reps": 400} for n, c in ((20, 0.93), (100, 0.95))]
+    rows += [{"panel": independent, "n": n, "templates": n, "measure": "eq2", "interval": "—", "relative_bias": b}
+             for n, b in ((20, 0.4), (100, 0.1))]
+    for interval, (c5, c25) in {"BCa over pairs": (0.8, 0.8), "two-level (conservative)": (0.97, 0.98),
+                                "templates only": (0.84, 0.92), "templates, expanded": (0.91, 0.94)}.items():
+        rows += [{"panel": templates, "n": 4 * k, "templates": k, "measure": "stereotypical_difference",
+                  "interval": interval, "coverage": c, "mc_se": 0.011, "reps": 400} for k, c in ((5, c5), (25, c25))]
+    null = pd.DataFrame({"n": [20, 100], "rejection_rate": [0.05, 0.04], "mc_se": [0.011, 0.011]})
+    out = ch8_trust.simulation_findings(pd.DataFrame(rows), null)
+    assert (out["tpo_fewest_templates"], out["tpo_at_fewest"], out["tpx_at_fewest"]) == (5, 0.84, 0.91)
+    assert (out["tpo_few_templates"], out["tpo_at_few"], out["tpx_at_few"]) == (25, 0.92, 0.94)
+    assert (out["tl_min"], out["tl_max"], out["tpx_in_target"]) == (0.97, 0.98, 1)
+    assert out["eq2_bias_smallest"] == 0.4 and out["type1_max"] == 0.05

@@ -25,10 +25,3 @@ def test_live_positions_labels_against_the_released_range():
     assert (pos.loc["M-mid", "released min"], pos.loc["M-mid", "released max"]) == (10.0, 20.0)
     assert (pos.loc["R-high", "released min"], pos.loc["R-high", "released max"]) == (30.0, 30.0)
     assert pd.isna(pos.loc["G-live", "released min"])
-
-
-def test_paradigm_means_order_and_counts():
-    means = ch3_paradigms.paradigm_means(points())
-    assert means["paradigm"].tolist() == ["Regression", "Matching", "Generation"]  # highest mean first
-    assert means["configurations"].tolist() == [2, 5, 1]
-    assert means["mean average bias"].tolist() == pytest.approx([30.5, 14.0, 1.0])

@@ -29,6 +29,7 @@ def test_reproduction_summary_gives_chapter_1s_published_findings(recomputed):
     assert (f["cells_reproduced"], f["cells"], f["metrics"]) == (163, 174, 29)
     assert f["largest_gap_reproduced"] < 0.01 and f["cells_not_reproduced"] == 11
     assert (f["other_cells_reproduced"], f["other_cells"], f["other_metrics"]) == (189, 189, 27)
+    assert f["claim_verdict"] == "holds"
     # PRISM-p: five printed cells are BERTScore-DistilBERT's; the sixth (race) is the one reproduced
     assert (f["prism_p_cells_copied"], f["prism_p_cells_reproduced"], f["prism_p_gender_printed"]) == (5, 1, 8.36)
     assert f["prism_gender_recall"] < f["prism_gender_f"] < f["prism_gender_precision"]
@@ -285,13 +286,11 @@ def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
     expected = (plm["BERTScore-x"] + plm["Regression-x"]) / 2 - plm["BLEU"]
     assert gaps.loc["PLM-based − n-gram", "difference"] == pytest.approx(expected)
     assert gaps.loc["PLM-based − n-gram", "verdict"] == "higher"
-    assert gaps.loc["PLM-based − static embedding", "verdict"] == "not run here"
-    text = ch3_paradigms.paradigm_gap_sentence(gaps.reset_index())
-    assert text.startswith("On gender, the mean bias of the PLM-based configurations minus")
-    assert "(the PLM-based configurations are more biased)" in text
+    assert gaps.loc["PLM-based − static embedding", "verdict"] == "no configuration on one side"
     f = ch3_paradigms.paradigm_gap_findings(gaps.reset_index())
     assert f["ngram_words"] == "more biased than" and f["ngram_difference"] == pytest.approx(expected)
-    assert f["static_words"] == "not run here"
+    assert f["ngram_verdict"] == "holds" and f["static_verdict"] == "not comparable"
+    assert f["static_words"] == "no configuration on one side"
 
 
 def test_figure4_points_variance_and_positions(recomputed):
@@ -304,8 +303,6 @@ def test_figure4_points_variance_and_positions(recomputed):
     pos = ch3_paradigms.live_positions(points).set_index("metric")
     assert pos.loc["Regression-x", "average bias"] == 24.0 and pos.loc["Regression-x", "position"] == "above"
     assert pos.loc["BERTScore-x", "position"] == "inside"  # 6.0: within the released matching range, 5.13-7.84
-    means = ch3_paradigms.paradigm_means(points)
-    assert means["paradigm"].iloc[0] == "Regression"
 
 
 def _map(metric, cand, ref, matrix):
@@ -415,17 +412,29 @@ def test_grid_decomposition_with_one_and_two_backbones():
     # 3*(2*0.05²), no interaction; every pair but the first carries the effect (5/6 of it after Eq. 1)
     assert avg["share_paradigm"] == pytest.approx(0.16 / (0.16 + 0.015))
     assert avg["share_interaction"] == pytest.approx(0, abs=1e-12)
-    table = ch3_paradigm_claim.claim_table(ch3_paradigm_claim.paradigm_claim(d, 10))
-    assert table["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
+    claim = ch3_paradigm_claim.paradigm_claim(d, 10)
+    details = ch3_paradigm_claim.claim_details(claim)
+    assert details["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
+    assert details["verdict"].iloc[0] == "point values only (no interval)"
+    table = ch3_paradigm_claim.claim_table(claim)  # the fixed-backbone rows, at most 8 columns, words for headers
+    assert len(table.columns) <= 8 and table["attribute"].iloc[-1] == "average"
+    share = table.iloc[-1]["paradigm's share [95% CI]"]
+    assert share == f"{avg['share_paradigm']:.0%} [{avg['share_paradigm_ci_low']:.0%}, {avg['share_paradigm_ci_high']:.0%}]"
     # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
-    assert set(table["verdict"].iloc[1:]) == {"holds"}
-    assert table["verdict"].iloc[0] == "point values only (no interval)"
+    assert set(table["verdict"]) == {"holds"}
+    found = ch3_paradigm_claim.fixed_backbone_findings(claim, both)
+    assert found["verdict"] == "holds" and found["paradigm"] == pytest.approx(0.16 / (0.16 + 0.015))
+    assert found["paradigm_low"] <= found["paradigm"] <= found["paradigm_high"]
+    # the decomposed cells: BERTScore-F, MoverScore, regression, BARTScore-F and PRISM-F on each of two backbones
+    assert (found["cells"], found["paradigms"], found["backbones"]) == (10, 3, 2)
+    assert found["paradigm_names"] == "matching and regression and generation"
+    assert found["holds"] == found["attributes"] and found["reversed"] == found["undecided"] == 0
     assert [ch3_paradigm_claim.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
                                                                           "not distinguishable at this size",
                                                                           "reversed"]
 
 
-def test_paradigm_share_per_backbone_and_claim_sentence():
+def test_paradigm_share_per_backbone_and_grid_averages():
     one = _availability()
     bias = pd.DataFrame({"metric": ["BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM",
                                     "BARTScore-F-MiniLM", "PRISM-F-MiniLM", "BARTScore-P-MiniLM"],
@@ -436,11 +445,10 @@ def test_paradigm_share_per_backbone_and_claim_sentence():
     between = 2 * (2 - 5.4) ** 2 + (5 - 5.4) ** 2 + 2 * (9 - 5.4) ** 2
     assert share.iloc[0].to_dict() == {"backbone": "all-MiniLM-L6-v2", "configurations": 5, "paradigms": 3,
                                        "share_paradigm": pytest.approx(between / total)}
-    text = ch3_paradigm_claim.claim_sentence(ch3_paradigm_claim.paradigm_claim(ch3_paradigm_claim.grid_decomposition(pd.DataFrame(), one)), share)
+    found = ch3_paradigm_claim.fixed_backbone_findings(
+        ch3_paradigm_claim.paradigm_claim(ch3_paradigm_claim.grid_decomposition(pd.DataFrame(), one)), one)
     rel = ch3_paradigm_claim.released_shares()
-    assert text.startswith(f"On the released configurations, grouping by paradigm explains "
-                           f"{rel['share_paradigm']:.0%}")
-    assert f"Among the 5 configurations on all-MiniLM-L6-v2, the paradigm explains {between / total:.0%}" in text
+    assert found["released_paradigm"] == rel["share_paradigm"] and "verdict" not in found  # one backbone: no split
     avg = ch3_paradigm_claim.grid_bias_average(bias, one)
     assert avg["family"].tolist() == ["BERTScore", "MoverScore", "Regression", "BARTScore", "BARTScore", "PRISM"]
     assert avg.set_index("variant").loc["P", "all-MiniLM-L6-v2: largest on"] == "gender (99.00)"

@@ -108,7 +108,7 @@ def test_audit_through_the_one_scoring_path():
 def test_chapter6_comparison_and_verdict_by_hand():
     import pandas as pd
 
-    from metricbias.book.reproduction import ch6_invariant
+    from metricbias.book.reproduction import ch6_invariant, ch6_paper
     from metricbias.mitigation import evaluation
 
     def table(label, pub, built, stsb):
@@ -136,23 +136,17 @@ def test_chapter6_comparison_and_verdict_by_hand():
     versus = pd.DataFrame({"dataset": ["published", "built"], "attribute": "gender", "n_pairs": [10, 10],
                            "wrapper bias": [0.0, 0.0], "adapter bias": [3.0, 4.0], "difference": [-3.0, -4.0],
                            "ci_low": [-5.0, -9.0], "ci_high": [-1.0, 0.5], "p_value": [0.004, 0.2]})
-    verdict = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs, versus)
-    assert "0.00 (95% CI 0.00 to 0.00, 10 pairs), against 10.00 (7.00 to 13.00)" in verdict
-    assert "by 100% (released) and 100% (built); the trained adapter by 70% and 50%" in verdict
-    assert ("the adapter's, on the same pairs: -3.00 on the released set (95% CI -5.00 to -1.00, paired permutation "
-            "p = 0.004, 10 pairs); -4.00 on the built set (95% CI -9.00 to +0.50, paired permutation p = 0.2, "
-            "10 pairs)") in verdict
+    found = ch6_paper.invariant_findings(comparison.reset_index(), intervals, costs, versus)
+    assert found["wrapper_bias_value"] == 0.0 and (found["plain_bias_ci_low"], found["plain_bias_ci_high"]) == (7, 13)
+    assert found["wrapper_cut_published"] == pytest.approx(1.0) and found["adapter_cut_built"] == pytest.approx(0.5)
     # the interval on the built set holds 0: no finding there
-    assert ("bias is lower than the adapter's on the released set, and not distinguishable from it on the built "
-            "set.") in verdict
-    few = ch6_invariant.invariant_verdict(comparison.reset_index(), intervals, costs, versus.assign(p_value=0.125))
-    assert "not distinguishable from it on the released and built sets." in few  # an interval alone is no finding
-    assert "Its largest quality loss is 2.50%, the adapter's 0.50%" in verdict
-    assert "(the wrapper measured on 20 bias pairs and 10 quality items, the adapter on 20 and 10)" in verdict
-    assert ("point values on the same pairs and items, with no test of the difference: that the wrapper's largest "
-            "quality loss is larger than the adapter's, and that it meets as many criteria as the adapter, compare "
-            "figures and are not findings") in verdict
-    assert "2.0× the encoder" in verdict
+    assert found["versus_published"] == "lower than" and found["versus_built"] == "not distinguishable from"
+    few = ch6_paper.invariant_findings(comparison.reset_index(), intervals, costs, versus.assign(p_value=0.125))
+    assert few["versus_published"] == "not distinguishable from"  # an interval alone is no finding
+    assert found["wrapper_quality_loss"] == pytest.approx(0.025)
+    assert found["adapter_quality_loss"] == pytest.approx(0.005)
+    assert (found["wrapper_criteria_met"], found["adapter_criteria_met"], found["criteria"]) == (2, 2, 3)
+    assert (found["encoder_passes"], found["pair_passes"]) == (2.0, 2.5)
     # another adapter, measured on other sets, and without a wrapper: not the wrapper's comparison
     other = table("Regression", 3.0, 4.0, 0.796).assign(n=7)
     with_other = ch6_invariant.invariant_comparison(pd.concat([adapter, other]), wrapper)

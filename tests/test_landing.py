@@ -158,3 +158,19 @@ def test_limitations_read_the_trained_parts_and_chapter_5s_sampling():
     assert (found["paraphrasers"], found["mlm_heads"]) == (2, 1)
     assert (found["para_perplexity_min"], found["para_perplexity_max"], found["para_stsb_max"]) == (90.0, 150.0, 0.1)
     assert found["mlm_accuracy_min"] == found["mlm_accuracy_max"] == 0.08
+
+
+def test_the_summary_interval_resamples_whole_clusters_within_each_attribute():
+    """A stratum of twin clusters whose two pairs are equal gives the interval of one pair per cluster (the same
+    draws of the clusters); the twins counted as independent pairs would give a narrower one."""
+    values = np.random.default_rng(0).normal(size=30)
+    other = np.random.default_rng(1).normal(size=50)
+    twins = landing.stratified_cluster_interval([np.repeat(values, 2), other],
+                                                [np.repeat(np.arange(30), 2), np.arange(50)], n_resamples=999, seed=4)
+    single = landing.stratified_cluster_interval([values, other], [np.arange(30), np.arange(50)], n_resamples=999,
+                                                 seed=4)
+    assert twins == pytest.approx(single)
+    as_pairs = landing.stratified_cluster_interval([np.repeat(values, 2), other], [np.arange(60), np.arange(50)],
+                                                   n_resamples=999, seed=4)
+    assert as_pairs[1] - as_pairs[0] < twins[1] - twins[0]
+    assert np.isnan(landing.stratified_cluster_interval([values], [np.zeros(30)], n_resamples=99)[0])  # 1 cluster

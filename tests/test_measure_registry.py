@@ -115,7 +115,7 @@ def test_the_built_in_measures_and_their_records():
     assert rows["test"].tolist() == [name == "size_robust_difference" for name in BUILT_IN]
     assert rows.loc["kls", "takes"] == "distributions" and rows.loc["group_w1", "takes"] == "groups"
     assert rows.loc["bias", "citation"] == "Sun et al. 2022, Eq. 2"
-    assert get_measure("bias").options == ("n_resamples", "seed", "metric", "attribute")
+    assert get_measure("bias").options == ("n_resamples", "seed", "metric", "attribute", "clusters")
 
 
 def test_the_bias_table_is_a_pivot_of_the_long_table_and_its_csv_is_unchanged(tmp_path):

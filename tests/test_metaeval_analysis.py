@@ -171,19 +171,91 @@ def test_cli_metaeval_on_jsonl(tmp_path, monkeypatch, capsys):
     assert not bad.exists()
 
 
-def test_trained_quality_keeps_the_paraphrasers_and_their_measures_beside_bleu():
-    summary = pd.DataFrame([
-        {"name": "para-a", "available": True, "kind": "seq2seq", "base": "a", "steps": 300, "device": "cpu",
-         "validation_perplexity": 191.5, "bleu stsb-dev pearson": 0.2, "stsb-dev pearson": 0.7},
-        {"name": "mlm-a", "available": True, "kind": "mlm", "base": "a", "steps": 10, "device": "cpu"},
-        {"name": "para-b", "available": False}])
-    q = ch3_trained.trained_quality(summary)
-    assert q["name"].tolist() == ["para-a"]
-    assert q.columns.tolist() == ["name", "base", "steps", "device", "validation perplexity",
-                                  *ch3_trained.TRAINED_QUALITY.values()]
-    row = q.iloc[0]
-    assert (row["BLEU STS-B dev r"], row["STS-B dev r"]) == (0.2, 0.7)
-    assert np.isnan(row["DARR tau"]) and np.isnan(row["BLEU DARR tau"])
+SIZES = {"darr_pairs": 100, "stsb_pairs": 40}
+
+
+def _provenance(folder, info):
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "provenance.json").write_text(json.dumps(info))
+    return folder
+
+
+def test_recorded_figures_count_only_on_the_whole_sets(tmp_path, monkeypatch):
+    from metricbias import backbones
+
+    rows = [{"metric": "bartscore F", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.3, "n": 100},
+            {"metric": "bleu", "dataset": "wmt19-kk-en", "statistic": "darr_tau", "value": 0.25, "n": 100},
+            {"dataset": "stsb-dev", "statistic": "pearson", "value": 0.9, "n": 20}]  # a draw of 20 of 40: not counted
+    folders = {"para-a": _provenance(tmp_path / "para-a", {"quality": {"rows": rows}}),
+               "mlm-a": _provenance(tmp_path / "mlm-a", {"figures": {"masked_token_accuracy": 0.2,
+                                                                     "most_frequent_token_accuracy": 0.05}}),
+               "stsb-a": _provenance(tmp_path / "stsb-a", {"figures": {"stsb_dev_pearson": 0.8}, "dev_rows": 40}),
+               "debiased-a": _provenance(tmp_path / "debiased-a", {"figures": {"evaluation": [
+                   {"kind": "quality", "dataset": "stsb-dev", "statistic": "pearson", "n": 40, "before": 0.8,
+                    "after": 0.7},
+                   {"kind": "bias", "dataset": "published", "statistic": "bias (Eq. 2)", "n": 40, "after": 1.0}]}})}
+    monkeypatch.setattr(backbones, "trained_path", lambda name: folders.get(name))
+    monkeypatch.setattr("metricbias.trained.recipes.RECIPES", {"para-a": ("paraphraser", {}), "mlm-a": ("mlm_head", {}),
+                                                               "stsb-a": ("regression", {}), "debiased-a": ("adapter", {}),
+                                                               "para-gone": ("paraphraser", {})})
+    parts = ch3_trained.recorded(sizes=SIZES)
+    assert list(parts) == ["para-a", "mlm-a", "stsb-a", "debiased-a"]  # a part not found is left out
+    assert parts["para-a"]["figures"] == {("wmt19-kk-en", "darr_tau"): 0.3}
+    assert parts["para-a"]["bleu"] == {("wmt19-kk-en", "darr_tau"): 0.25}
+    assert parts["mlm-a"]["figures"] == {"accuracy": 0.2} and parts["mlm-a"]["reference"] == 0.05
+    assert parts["stsb-a"]["figures"] == {("stsb-dev", "pearson"): 0.8}
+    assert parts["debiased-a"]["figures"] == {("stsb-dev", "pearson"): 0.7}  # the adapted metric: "after"
+
+
+def test_one_quality_figure_per_trained_part_beside_its_floor():
+    from metricbias.metrics import Spec
+
+    entries = [Spec("BLEU", "bleu", {}), Spec("BARTScore-A-F", "bartscore", {"backbone": "para-a", "variant": "F"}),
+               Spec("BARTScore-B-F", "bartscore", {"backbone": "para-b", "variant": "F"})]
+    parts = {"para-a": {"trainer": "paraphraser", "figures": {("wmt19-kk-en", "darr_tau"): 0.3}, "reference": np.nan,
+                        "bleu": {}},
+             "para-b": {"trainer": "paraphraser", "figures": {}, "reference": np.nan, "bleu": {}},
+             "mlm-a": {"trainer": "mlm_head", "figures": {"accuracy": 0.2}, "reference": 0.05, "bleu": {}},
+             "stsb-a": {"trainer": "regression", "figures": {("stsb-dev", "pearson"): 0.8}, "reference": np.nan,
+                        "bleu": {}}}
+    measured = pd.DataFrame({"metric": ["BLEU", "BARTScore-A-F", "BARTScore-B-F"], "darr_tau": [0.25, 0.1, 0.05],
+                             "darr_pairs": [100, 100, 100], "stsb_r": [0.35, 0.2, 0.6],
+                             "stsb_pairs": [40, 40, 40]})
+    quality = ch3_trained.with_recorded(measured, entries, parts)
+    # the recorded whole-set figure replaces the measured one; what is not recorded stays as measured
+    assert quality["darr_tau"].tolist() == [0.25, 0.3, 0.05] and quality["stsb_r"].tolist() == [0.35, 0.2, 0.6]
+    table = ch3_trained.parts_quality(parts, quality, entries, sizes=SIZES, head_floor=0.3)
+    assert table.columns.tolist() == ch3_trained.COLUMNS and len(table.columns) <= 8
+    rows = {(r["part"], r["measure"]): r for r in table.to_dict("records")}
+    a = rows["para-a", "WMT19 kk-en DARR τ"]
+    assert (a["value"], a["reference"], a["floor"], a["above floor"]) == (0.3, "BLEU", 0.25, "yes")
+    assert rows["para-a", "STS-B dev r"]["value"] == 0.2  # from the chapter's whole-set measurement
+    assert rows["para-b", "STS-B dev r"]["above floor"] == "yes" and rows["para-b", "WMT19 kk-en DARR τ"][
+        "above floor"] == "no"
+    head = rows["mlm-a", "masked-token accuracy"]
+    assert (head["reference"], head["reference value"], head["floor"], head["above floor"]) == (
+        "most frequent token", 0.05, 0.3, "no")
+    assert [k for k in rows if k[0] == "stsb-a"] == [("stsb-a", "STS-B dev r")]  # its STS-B r only
+    assert table["kind"].tolist()[:4] == ["paraphraser (BARTScore-F)"] * 4  # paraphrasers first
+    # para-a: τ above BLEU's, r (0.2) below BLEU's 0.35; below its floor on one measure is below its floor
+    assert ch3_trained.below_floor(table) == ["para-a", "para-b", "mlm-a"]
+    found = ch3_trained.quality_findings(table)
+    assert (found["parts"], found["below"], found["below_names"]) == (4, 3, "para-a, para-b, mlm-a")
+    assert found["para_a_darr_tau"] == 0.3 and found["para_a_darr_tau_reference"] == 0.25
+    page = ch3_trained.page_table(table).set_index("part")  # one row per part, the references first (heads last)
+    assert page.index.tolist() == [ch3_trained.REFERENCE_ROWS["BLEU"], "para-a", "para-b", "stsb-a",
+                                   ch3_trained.REFERENCE_ROWS["most frequent token"], "mlm-a"]
+    assert page.loc[ch3_trained.REFERENCE_ROWS["BLEU"], ["DARR τ", "STS-B r"]].tolist() == [0.25, 0.35]
+    assert page.loc["para-a", "above floor"] == "no" and page.loc["stsb-a", "above floor"] == "yes"
+    assert np.isnan(page.loc["stsb-a", "DARR τ"]) and page.loc["mlm-a", "masked-token accuracy"] == 0.2
+    # a draw is not the whole set: the chapter's figure does not stand in, and BLEU's is taken as recorded
+    drawn = measured.assign(darr_pairs=12)
+    parts["para-b"]["bleu"] = {("wmt19-kk-en", "darr_tau"): 0.26}
+    table = ch3_trained.parts_quality(parts, drawn, entries, sizes=SIZES)
+    b = table[(table["part"] == "para-b") & (table["measure"] == "WMT19 kk-en DARR τ")].iloc[0]
+    assert np.isnan(b["value"]) and b["reference value"] == 0.26 and b["above floor"] == "not measured"
 
 
 def test_same_tau_on_the_pairs_read_back_and_on_a_reordered_copy(tmp_path):

@@ -10,7 +10,6 @@ from scipy import stats
 
 from conftest import real_raw_location
 from metricbias import metrics
-from metricbias.bias.claims import UNDECIDED
 from metricbias.book.reproduction import ch3_quality
 from metricbias.metaeval import correlation
 from metricbias.metaeval import quality as q
@@ -76,16 +75,9 @@ def test_quality_points_and_generation_gap():
     assert p["at_least_reference"].tolist() == [True, False, True, True, False]
     table = ch3_quality.quality_table(points).set_index("metric")
     assert table.loc["BARTScore-F", "DARR τ − BLEU"] == pytest.approx(-0.17)
-    text = ch3_quality.generation_quality_sentence(points)
-    assert "BARTScore-F has a DARR τ of 0.030 and an STS-B r of 0.200" in text
-    assert "against BLEU's 0.200 and 0.500 on the same 400 DARR pairs and 500 STS-B dev pairs" in text
-    assert "-0.170 in τ, -0.300 in r" in text and "no conclusion about the generation paradigm" in text
-    assert "It is below BLEU" in text and "A metric below BLEU's quality is not used, so no conclusion" in text
-    good = points.assign(at_least_reference=True)
-    assert "Every generation configuration is at least as good as BLEU" in ch3_quality.generation_quality_sentence(good)
 
 
-def test_matched_quality_gaps_and_sentence():
+def test_matched_quality_gaps_and_correlations():
     points, configs = _points()
     rows = []
     effects = {"BLEU": 0.1, "chrF": 0.1, "BERTScore": 0.6, "Regression": 0.4, "BARTScore-F": 0.05}
@@ -100,15 +92,20 @@ def test_matched_quality_gaps_and_sentence():
     assert (matched["PLM-based configurations"], matched["other configurations"]) == (2, 1)
     assert matched["verdict"] == "higher"
     static = gaps[gaps["comparison"] == "PLM-based − static embedding"]
-    assert static["verdict"].eq("not run here").all()
+    assert static["verdict"].eq("no configuration on one side").all()
     corr = ch3_quality.bias_quality_correlations(points)
     assert corr["Spearman ρ"].iloc[0] == pytest.approx(stats.spearmanr([3, 1, 7, 5, 2],
                                                                        [0.2, 0.25, 0.35, 0.3, 0.03]).statistic)
-    text = ch3_quality.quality_sentence(points, gaps, corr)
-    assert text.startswith("2 of the other 4 live configurations are at least as good as BLEU on both measures "
-                           "(BERTScore, Regression).")
-    assert "at matched quality (2 PLM-based against 1)" in text and "the PLM-based configurations more biased" in text
-    assert UNDECIDED in text  # five configurations: the correlation's interval is wide
+    page = ch3_quality.gap_table(gaps, {"all": "kept by the rule"})
+    assert page.columns.tolist() == ["configurations", "comparison", "PLM-based", "others", "difference [95% CI]",
+                                     "verdict"]
+    assert page["configurations"].tolist()[:2] == ["kept by the rule"] * 2
+    row = page[(page["configurations"] == "at least BLEU") & (page["comparison"] == "PLM-based − n-gram")].iloc[0]
+    assert row["difference [95% CI]"] == (f"{matched['difference']:+.2f} [{matched['ci_low']:+.2f}, "
+                                          f"{matched['ci_high']:+.2f}]")
+    assert page.loc[page["comparison"] == "PLM-based − static embedding", "difference [95% CI]"].eq("—").all()
+    found = ch3_quality.correlation_findings(corr)  # five configurations: the correlation's interval is wide
+    assert found["darr_verdict"] == "not distinguishable from no relation"
 
 
 class Lengths(Metric):

@@ -207,11 +207,16 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     assert (claim["model-based configurations"], claim["n-gram configurations"]) == (3, 3)
     assert claim["difference"] == pytest.approx(0.05 - 0.001)
     assert 0 < claim["ci_low"] < claim["difference"] < claim["ci_high"]
-    assert claim["verdict"] == ch7_gender_swap.SHIFT_VERDICTS["higher"]
+    assert claim["verdict"] == "model-based shift more"
     few = ch7_gender_swap.shift_claim({"Toy": perf.iloc[:4]}, n_resamples=99).iloc[0]
-    assert few["verdict"].startswith("too few")
-    text = ch7_gender_swap.shift_claim_sentence(ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999))
-    assert text.startswith("- **Toy**: mean |shift| 0.050 over 3 model-based configurations")
+    assert few["verdict"] == "not tested"
+    both = ch7_gender_swap.shift_claim({"Toy": perf, "Toy 2": perf.assign(subset="single_gender")}, n_resamples=999)
+    found = ch7_gender_swap.shift_findings(both)
+    assert found["toy_all_verdict"] == "model-based shift more" and found["toy_2_single_gender_n_model"] == 3
+    assert found["toy_all_model"] == pytest.approx(0.05) and found["toy_all_ngram"] == pytest.approx(0.001)
+    table = ch7_gender_swap.shift_table(both)
+    assert table["set"].tolist() == ["Toy", "Toy 2 (male-only hypotheses)"] and len(table.columns) <= 8
+    assert table["configurations (model-based / n-gram)"].iloc[0] == "3 / 3"
 
 
 def test_single_gender_claim_is_paired_by_configuration():
@@ -223,4 +228,25 @@ def test_single_gender_claim_is_paired_by_configuration():
     out = ch7_gender_swap.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
     # |single| - |all| = 0.02, 0.03, 0.021, 0.035: mean 0.0265
     assert out["configurations"] == 4 and out["difference"] == pytest.approx(0.0265)
-    assert "paired by configuration" in out["sentence"]
+    assert out["verdict"] in ("more on the male-only subset", "not distinguishable")
+    assert ch7_gender_swap.single_gender_claim(pd.DataFrame(rows[:2]))["verdict"] == "not tested"
+
+
+def test_a_darr_tau_shift_in_pairs_changing_order():
+    from metricbias.book.reproduction import ch7_summaries
+
+    perf = pd.DataFrame({"statistic": "darr_tau", "subset": "all", "delta": [0.0010, -0.0014], "n_origin": 9728})
+    # one pair turning from concordant to discordant moves tau by 2/9728: 0.0014 is 6.8, about 7 pairs
+    assert ch7_summaries.reordered_pairs(perf) == 7
+    assert ch7_summaries.reordered_pairs(perf.assign(statistic="spearman")) == 0
+
+
+def test_compact_comparison_fits_the_page():
+    page = pd.DataFrame({"subset": ["all", "single_gender"], "paper row": ["BERTScore", "BLEU"],
+                         "their aggregation": ["native", "max"], "metric": ["BERTScore-MiniLM", "BLEU"],
+                         "aggregation": ["max", "single"], "origin (paper)": [0.3, 0.2], "origin": [0.31, 0.19],
+                         "origin difference": [0.01, -0.01]})
+    out = ch7_gender_swap.compact(page)
+    assert out.columns.tolist() == ["subset", "paper row", "metric", "origin (paper)", "origin"]
+    assert out["metric"].tolist() == ["BERTScore-MiniLM (max)", "BLEU"]
+    assert out["subset"].tolist() == ["all", "male-only"]

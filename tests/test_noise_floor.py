@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import metricbias as mb
+from metricbias.bias import neutral_words
 from metricbias.bias import noise_floor as nf
 
 RESAMPLES = 1999
@@ -64,7 +65,7 @@ def test_control_pairs_keep_the_template_and_swap_a_neutral_word_of_the_same_kin
     assert got.loc["c", ["candidate_1", "candidate_2"]].tolist() == ["My idea won", "Your idea won"]
     first, second = got.loc["d", ["candidate_1", "candidate_2"]]
     assert first.startswith("A ") and first.endswith(" man came in") and (first.split()[1], second.split()[1]) in \
-        nf.NEUTRAL["adjective"]
+        neutral_words.nearest_fillers("adjective", "black")
     assert got.loc["d", "pair_id"] == "d|control" and got.loc["d", "reference_1"] == "r"
     assert left.to_dict("records") == [{"attribute": "race", "reason": "differ in more than one word", "pairs": 1}]
 
@@ -82,3 +83,47 @@ def test_on_the_released_gender_pairs_a_text_hash_metric_is_sensitive_but_not_bi
     assert row["eq2"] > 25 and row["eq2_control"] > 25  # uniform noise: E|U1 - U2| = 1/3 of the range
     assert row["p_value"] > 0.05 and row["ci_low"] < 0 < row["ci_high"]
     assert row["n_control"] == len(controls) > 0.9 * len(pairs)
+
+
+def test_the_filler_nearest_in_frequency_is_drawn(tmp_path):
+    """A hand-written word2vec file: its words' ranks are their order; the filler pairs nearest in mean log rank
+    to the identity word's come first, and a word without a rank draws from every pair of its kind."""
+    path = tmp_path / "tiny.bin"
+    words = ["the", "black", "white", "table", "chair"]
+    path.write_bytes(b"5 2\n" + b"".join(w.encode() + b" " + np.zeros(2, np.float32).tobytes() + b"\n"
+                                          for w in words))
+    ranks = neutral_words.vocabulary_ranks(path)
+    assert ranks == {w: i for i, w in enumerate(words)}
+    table = neutral_words.fillers()["adjective"]
+    near = neutral_words.nearest_fillers("adjective", "black", ranks={"black": 800}, k=3)
+    distance = sorted(abs(m - np.log1p(800)) for _, _, m in table)
+    got = [next(m for a, b, m in table if (a, b) == pair) for pair in near]
+    assert [abs(m - np.log1p(800)) for m in got] == pytest.approx(distance[:3])
+    assert len(neutral_words.nearest_fillers("adjective", "zzz", ranks={})) == len(table)
+
+
+def test_the_shipped_fillers_are_neutral_neighbours_in_frequency():
+    rows = pd.read_csv(neutral_words.lexicon_dir() / neutral_words.FILLERS, sep="\t")
+    assert set(rows["kind"]) == set(neutral_words.KINDS)
+    counts = rows["kind"].value_counts()
+    assert counts["noun"] >= 100 and counts["plural"] >= 40 and counts["adjective"] >= 20  # was 6 and 6
+    words = set(rows["word_1"]) | set(rows["word_2"])
+    assert not words & (neutral_words._identity_terms() | neutral_words.EXCLUDED_WORDS)
+    for _, block in rows.groupby("kind"):  # neighbours: each pair's ranks lie between the previous pair's and the next
+        flat = block[["rank_1", "rank_2"]].to_numpy().ravel()
+        assert (np.diff(flat) > 0).all()
+
+
+def test_wordnet_sorts_candidate_fillers_by_part_of_speech_and_class():
+    from metricbias.wordnet import reader
+
+    wn = reader()
+    roots = {wn.synset(s) for s in neutral_words.NOUN_ROOTS}
+    excluded = {wn.synset(s) for s in neutral_words.EXCLUDED_ROOTS}
+    attributes = {wn.synset(s) for s in neutral_words.NEUTRAL_ATTRIBUTES}
+    kind = lambda w: neutral_words.classify(w, wn, roots, excluded, attributes)  # noqa: E731
+    assert (kind("car"), kind("cars"), kind("lukewarm")) == ("noun", "plural", "adjective")
+    assert kind("nurse") is None  # a person
+    assert kind("chair") is None  # one of its senses is a person (the chair of a meeting)
+    assert kind("colder") is None and kind("dried") is None  # inflected forms
+    assert nf.kind_of("women") == "plural" and nf.kind_of("doctors") == "plural" and nf.kind_of("doctor") == "noun"

@@ -57,7 +57,7 @@ def test_two_level_interval_covers_with_templates_where_the_pair_bootstrap_does_
     design = simulation.Design(tau_template=0.6, terms=4)
     cov = simulation.coverage(design, sizes=(80,), reps=REPS, n_resamples=299, seed=1).set_index(["measure", "interval"])
     se = np.sqrt(0.95 * 0.05 / REPS)
-    two_level = cov.loc[("stereotypical_difference", "two-level"), "coverage"]
+    two_level = cov.loc[("stereotypical_difference", "two-level (conservative)"), "coverage"]
     pairs = cov.loc[("stereotypical_difference", "BCa over pairs"), "coverage"]
     assert abs(two_level - 0.95) <= 3 * se + 0.02  # 20 templates: the percentile interval runs a little short
     assert pairs < two_level - 3 * se
@@ -93,6 +93,34 @@ def test_the_eq1_rescaled_difference_overstates_and_covers_less():
 
 def test_the_robustness_study_reports_each_design_with_its_monte_carlo_error():
     study = simulation.robustness_study((20,), reps=50, n_resamples=99, seed=0, cache=False)
-    assert list(dict.fromkeys(study["design"])) == list(simulation.ROBUSTNESS)
+    assert list(dict.fromkeys(study["design"])) == ["Eq. 1-rescaled", "Eq. 2", "tied scores", "heavy tails"]
     assert set(study.loc[study["design"] == "Eq. 1-rescaled", "measure"]) == {"eq1_difference"}
+    assert set(study.loc[study["design"] == "Eq. 2", "measure"]) == {"eq2_rescaled"}
     assert study["mc_se"].notna().all() and study["coverage"].between(0, 1).all()
+
+
+def test_eq2_with_the_samples_range_does_not_cover_its_population_value():
+    """Eq. 2 as the library computes it (mean |d| over the sample's range, the range held fixed) against
+    100 E|S1 - S2| on the [0, 1] support: a sample's range is shorter, so Eq. 2 sits above and its interval misses;
+    the same mean |d| on the fixed scale covers."""
+    cov = simulation.coverage(simulation.Design(), sizes=(100,), intervals=["BCa over pairs"], reps=REPS,
+                              n_resamples=199, seed=4, rescaled=True).set_index("measure")
+    se = np.sqrt(0.95 * 0.05 / REPS)
+    assert cov.loc["eq2_rescaled", "truth"] == cov.loc["absolute_difference", "truth"] == cov.loc["eq2", "truth"]
+    assert abs(cov.loc["absolute_difference", "coverage"] - 0.95) <= 3 * se + 0.02
+    assert cov.loc["eq2_rescaled", "coverage"] < 0.85
+
+
+def test_the_expanded_template_interval_recovers_coverage_with_few_templates():
+    """Templates of 4 pairs: with 5 and 10 templates the percentile interval over templates runs short; the
+    expanded percentile interval (the library's) is wider and covers more, near 0.95 by 10 templates."""
+    design = simulation.Design(tau_template=0.4, terms=4)
+    cov = simulation.coverage(design, sizes=(20, 40), intervals=["templates only", "templates, expanded"],
+                              reps=REPS, n_resamples=299, seed=5)
+    cov = cov[cov["measure"] == "stereotypical_difference"].set_index(["templates", "interval"])
+    se = np.sqrt(0.95 * 0.05 / REPS)
+    for k in (5, 10):
+        plain, expanded = cov.loc[(k, "templates only")], cov.loc[(k, "templates, expanded")]
+        assert expanded["mean_width"] > plain["mean_width"] and expanded["coverage"] > plain["coverage"]
+    assert cov.loc[(5, "templates only"), "coverage"] < 0.95 - 3 * se  # the shortfall the expansion corrects
+    assert abs(cov.loc[(10, "templates, expanded"), "coverage"] - 0.95) <= 3 * se + 0.02

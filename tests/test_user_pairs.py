@@ -113,6 +113,7 @@ def test_cli_audit_and_audit_judge_take_pairs(tmp_path, capsys, monkeypatch):
     assert main(["audit", "--metric", "bleu", "--pairs", str(path), "--n-resamples", "200", "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert sorted(table["attribute"].unique()) == ["age", "gender"] and set(table["n_pairs"]) == {2, 3}
+    assert "clusters of pairs, fewer than 30" in capsys.readouterr().err  # the pairs' clusters: too few, said
     bad = [dict(r) for r in ROWS]
     bad[1]["candidate_1"] = ""
     assert main(["audit", "--metric", "bleu", "--pairs", str(write(tmp_path / "bad.tsv", bad)),

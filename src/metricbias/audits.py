@@ -26,7 +26,10 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     """Bias of ``metric`` on every attribute of ``dataset``: one row per attribute and measure.
 
     ``measures`` defaults to ``("bias", "stereotypical_difference")`` (Sun et al. 2022,
-    Eq. 2 and App. E, with 95% BCa bootstrap intervals over pairs; ``seed`` and
+    Eq. 2 and App. E, with 95% bootstrap intervals at the design's level: whole clusters
+    resampled where pairs share a template (the WinoBias twins, counterfactual sources, a
+    ``cluster`` column of your own pairs; the expanded percentile interval,
+    :mod:`metricbias.bias.clusters`), BCa over pairs otherwise; ``seed`` and
     ``n_resamples`` fix them); any registered measure may be named (the list:
     ``metricbias.bias.registry.table()``; add one with :func:`metricbias.register_measure`).
     A measure with a test adds ``p_value`` after the eight columns. A dataset made of
@@ -40,13 +43,15 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
     measure's own null: a measure's own test where it has one (``size_robust_difference``: mean
     signed difference 0); for ``stereotypical_difference`` the sign-flip permutation test of its
     null, the mean signed difference is 0 (the metric treats the two candidates of a pair alike;
-    :mod:`metricbias.bias.testing`); for a magnitude with no test of its own (``bias``, i.e. Eq. 2,
+    whole clusters' signs are flipped where pairs share a template; :mod:`metricbias.bias.testing`);
+    for a magnitude with no test of its own (``bias``, i.e. Eq. 2,
     ``size_robust_bias``, KLS, JSS, ...) NaN: it is above 0 for any metric that any word moves,
     so "no bias" is not a null it can be tested against (compare it with its noise floor,
     :func:`metricbias.bias.noise_floor.noise_floor`). Benjamini–Hochberg q-values are over the tests
     of the table. ``gap=G`` warns (:class:`metricbias.bias.power.GapWarning`) for every row
     whose interval is wider than G, that is, where the dataset is too small to separate two
-    values G apart, with about how many pairs would.
+    values G apart, with about how many pairs would. Fewer than 30 clusters of pairs in an attribute warn too
+    (:class:`metricbias.bias.clusters.FewClustersWarning`).
     """
     if isinstance(dataset, pd.DataFrame) and pairs is None:  # a table passed as the dataset is the user's pairs
         dataset, pairs = "pairs", dataset
@@ -54,6 +59,10 @@ def audit(metric, dataset: str = "published", attributes=None, measures=None, *,
                                built_dir=built_dir)
     scores = score_pairs(pairs, metric, cache=cache)
     table = bias_measures.measure(scores, measures or bias_measures.DEFAULT, n_resamples=n_resamples, seed=seed)
+    if n_resamples:
+        from .bias.clusters import warn_if_few
+
+        warn_if_few(scores)
     if tests:
         table = _with_tests(table, scores, n_resamples=n_resamples, seed=seed)
     if "dataset" in table.columns:  # several parts: keep them apart in the attribute name

@@ -342,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample-size", type=_count, default=0, help="pairs per attribute, drawn with --seed (0: all)")
     p.add_argument("--tests", action="store_true",
                    help="add p_value and q_value, each testing that measure's own null: stereotypical_difference "
-                        "and size_robust_difference a mean signed difference of 0 (sign-flip permutation test); "
+                        "and size_robust_difference a mean signed difference of 0 (sign-flip permutation test, "
+                        "whole clusters flipped where pairs share a template); "
                         "magnitudes without a test of their own (bias, i.e. Eq. 2, size_robust_bias, kls, jss) get "
                         "none, as any word change makes them positive (compare them with a noise floor); "
                         "Benjamini-Hochberg q-values over the tests")

@@ -187,8 +187,9 @@ Made by metricbias {esc(__version__)}.</p>
 <h2>Bias per attribute</h2>
 <p>Eq. 2 of Sun et al. (2022): the mean absolute difference between the scores of a pair's two candidates
 (rescaled to 0–100 with the minimum and maximum over both candidates of the attribute); the stereotypical
-difference is the signed mean (candidate 1, the stereotypical one, minus candidate 2). 95% BCa bootstrap
-intervals over pairs.</p>
+difference is the signed mean (candidate 1, the stereotypical one, minus candidate 2). 95% bootstrap
+intervals: over whole templates where pairs share one (the WinoBias twins, your own pairs' clusters), BCa over
+pairs otherwise.</p>
 {_table(audit)}
 
 <h2>Among other metrics on the same pairs</h2>

@@ -38,7 +38,7 @@ from .metrics.registry import resolve
 
 SCORE_COLUMNS = ["dataset", "attribute", "pair_id", "metric", "score_1", "score_2", "signature"]
 #: pair columns carried into the score table (what measures group by, besides dataset and attribute)
-CARRIED = ("group_1", "group_2", "source", "item_1", "item_2", "direction")
+CARRIED = ("group_1", "group_2", "source", "item_1", "item_2", "direction", "cluster")
 
 
 def _cache(cache):

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, design_ci
 
 #: the smallest p-value the book writes; a smaller one (including an underflow to 0) is written as "p < FLOOR"
 P_FLOOR = 1e-300
@@ -110,9 +110,10 @@ def p_bounds(frame: pd.DataFrame, columns, *, floor: float = P_FLOOR, resolution
 
 
 def difference_interval(x, y, *, paired: bool, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
-                        seed: int = DEFAULT_SEED) -> dict:
-    """mean(x) − mean(y) with its BCa bootstrap interval: over the pairs (x_i − y_i) when ``paired``, otherwise
-    resampling the two samples independently (:func:`scipy.stats.bootstrap`, ``paired=False``)."""
+                        seed: int = DEFAULT_SEED, clusters=None) -> dict:
+    """mean(x) − mean(y) with its bootstrap interval: over the pairs (x_i − y_i) when ``paired`` (whole clusters
+    resampled where ``clusters``, one key per pair, groups them, :func:`metricbias.bias.pairwise.design_ci`; else
+    BCa), otherwise BCa resampling the two samples independently (:func:`scipy.stats.bootstrap`, ``paired=False``)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or y.ndim != 1 or not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise ValueError("difference_interval: two 1-d arrays of finite values needed")
@@ -122,7 +123,7 @@ def difference_interval(x, y, *, paired: bool, confidence: float = 0.95, n_resam
         raise ValueError(f"difference_interval: at least two values per side needed, got {x.size} and {y.size}")
     difference = float(x.mean() - y.mean())
     if paired:
-        low, high = bootstrap_ci(x - y, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        low, high = design_ci(x - y, clusters, confidence=confidence, n_resamples=n_resamples, seed=seed)
     elif np.ptp(x) == 0 and np.ptp(y) == 0:  # both samples constant: the bootstrap distribution is a point
         low = high = difference
     else:
@@ -135,7 +136,7 @@ def difference_interval(x, y, *, paired: bool, confidence: float = 0.95, n_resam
 
 
 def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0.05,
-            n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+            n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, clusters=None) -> dict:
     """Is mean(x) above, below or (within ``margin``) the same as mean(y)?
 
     The (1 − ``alpha``) interval of the difference (:func:`difference_interval`) decides "higher" or "lower" when
@@ -145,11 +146,13 @@ def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0
     (``tost_low``, ``tost_high``; NaN without a margin), ``margin``, ``equivalent`` (the TOST result, also when the
     difference is shown: a real difference smaller than the margin) and ``verdict``.
     """
-    out = difference_interval(x, y, paired=paired, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
+    out = difference_interval(x, y, paired=paired, confidence=1 - alpha, n_resamples=n_resamples, seed=seed,
+                              clusters=clusters)
     out.update(tost_low=np.nan, tost_high=np.nan, margin=np.nan if margin is None else float(margin),
                equivalent=False)
     if margin is not None:
-        tost = difference_interval(x, y, paired=paired, confidence=1 - 2 * alpha, n_resamples=n_resamples, seed=seed)
+        tost = difference_interval(x, y, paired=paired, confidence=1 - 2 * alpha, n_resamples=n_resamples, seed=seed,
+                                   clusters=clusters)
         out.update(tost_low=tost["ci_low"], tost_high=tost["ci_high"],
                    equivalent=bool(-margin < tost["ci_low"] and tost["ci_high"] < margin))
     if out["ci_low"] > 0:

@@ -32,10 +32,11 @@ The group code (:func:`group_codes`), and so the ``design`` of each cell:
     both effects at once) and the group row is NaN.
 
 Intervals resample whole clusters (:mod:`metricbias.bias.clusters`: a WinoBias sentence and its twin are one
-cluster; built and counterfactual pairs use their source template): 95% percentile intervals; ``p_value`` is
+cluster; built and counterfactual pairs use their source template): 95% expanded percentile intervals
+(:func:`~metricbias.bias.clusters.expanded_levels`, wider with few clusters); ``p_value`` is
 the two-sided bootstrap p of the estimate against 0, ``(1 + #{|β* − β̂| ≥ |β̂|}) / (B + 1)`` over the ``B``
 resamples ``β*`` (its floor is 1 / (B + 1)). Below :data:`~metricbias.bias.clusters.FEW_CLUSTERS` clusters
-(``n_clusters``) the interval undercovers (:mod:`metricbias.bias.clusters`).
+(``n_clusters``) the interval is marked in the book (its coverage there: :mod:`metricbias.bias.simulation`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .clusters import cluster_draws, cluster_keys, cluster_sums
+from .clusters import cluster_draws, cluster_keys, cluster_sums, expanded_levels
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, rescale
 from .scores import check
 
@@ -134,12 +135,15 @@ def _resampled(d, g, drawn, design) -> dict[str, np.ndarray]:
     return {"stereotype": (means[0] + means[1]) / 2, "group": (means[0] - means[1]) / 2}
 
 
-def _interval_and_p(estimate: float, draws: np.ndarray, confidence: float) -> tuple[float, float, float]:
+def _interval_and_p(estimate: float, draws: np.ndarray, confidence: float,
+                    k: int | None = None) -> tuple[float, float, float]:
+    """The interval of the resampled estimates ``draws`` (expanded percentile for ``k`` clusters; plain percentile
+    without ``k``) and the two-sided bootstrap p of ``estimate`` against 0."""
     draws = draws[np.isfinite(draws)]  # a resample that drew no pair of one group has no group mean
     if draws.size == 0:
         return float("nan"), float("nan"), float("nan")
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(draws, [alpha, 1 - alpha])
+    low, high = np.quantile(draws, (alpha, 1 - alpha) if k is None else expanded_levels(k, confidence))
     p = (1 + np.sum(np.abs(draws - estimate) >= abs(estimate))) / (draws.size + 1)
     return float(low), float(high), float(min(p, 1.0))
 
@@ -211,7 +215,8 @@ def group_stereotype(scores: pd.DataFrame, pairs: pd.DataFrame | None = None, *,
             draws_of[key] = cluster_draws(clusters, n_resamples=n_resamples, seed=seed)
         draws = _resampled(d, g, draws_of[key], design)
         for effect, estimate in (("group", group), ("stereotype", stereotype)):
-            low, high, p = (_interval_and_p(estimate, draws[effect], confidence) if effect in draws
+            low, high, p = (_interval_and_p(estimate, draws[effect], confidence, draws_of[key][0].shape[1])
+                            if effect in draws
                             else (np.nan, np.nan, np.nan))
             rows.append({**base, "effect": effect, "estimate": estimate, "ci_low": low, "ci_high": high,
                          "p_value": p})

@@ -10,7 +10,10 @@ when a requested measure has a test). :func:`wide` pivots it to one row per cell
 
 ``bias``
     Eq. 2 of Sun et al. (2022): mean absolute difference of the min-max rescaled
-    scores, with a 95% BCa bootstrap interval over pairs;
+    scores, with a 95% bootstrap interval at the design's level: whole templates
+    resampled where pairs share one (:func:`metricbias.bias.clusters.shared`: the
+    WinoBias twins, counterfactual sources, a ``cluster`` column of your own pairs),
+    BCa over pairs where every pair is its own;
 ``stereotypical_difference``
     their App. E: the mean signed difference (candidate 1 minus candidate 2), with its interval;
 ``indicator``, ``kls``, ``jss``
@@ -28,6 +31,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .clusters import shared
 from .registry import DEFAULT_RESAMPLES, DEFAULT_SEED, Measure, get_measure
 from .scores import cells, from_pairs, keys
 
@@ -60,7 +64,8 @@ def measure(scores: pd.DataFrame, measures=DEFAULT, *, n_resamples: int = DEFAUL
             seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Every requested measure (registered names) of every (attribute, metric) cell, in long form (:data:`COLUMNS`).
 
-    ``n_resamples`` and ``seed`` go to every measure that takes them (the bootstrap; 0 resamples: no interval).
+    ``n_resamples`` and ``seed`` go to every measure that takes them (the bootstrap; 0 resamples: no interval),
+    and so do a cell's cluster keys (``clusters``) where some of its pairs share a template.
     """
     requested = [measures] if isinstance(measures, str) else list(measures or DEFAULT)
     chosen = [get_measure(m) for m in requested]
@@ -68,7 +73,8 @@ def measure(scores: pd.DataFrame, measures=DEFAULT, *, n_resamples: int = DEFAUL
     for key, group in cells(scores):
         s1, s2 = group["score_1"].to_numpy(float), group["score_2"].to_numpy(float)
         signature = group["signature"].iloc[0] if "signature" in group else ""
-        context = {"n_resamples": n_resamples, "seed": seed, "metric": key["metric"], "attribute": key["attribute"]}
+        context = {"n_resamples": n_resamples, "seed": seed, "metric": key["metric"], "attribute": key["attribute"],
+                   "clusters": shared(group)}
         for r in _cell(s1, s2, chosen, context):
             rows.append({**key, **r, "n_pairs": len(group), "signature": signature})
     lead = [c for c in keys(scores) if c not in COLUMNS]

@@ -9,15 +9,17 @@ same part of speech and similar frequency (:func:`control_pairs`), scored agains
 (pairs that differ in more than one word on either side are left out, and counted). Its part of speech decides
 the neutral fillers (:data:`NEUTRAL`): a personal pronoun keeps its case and drops the gender (he/she →
 this/that, which agree with the same verb; his/her → my/your; him/her → it/this; himself/herself →
-myself/yourself); a noun or an
-adjective takes one of a handful of frequent neutral pairs of its kind (the identity word's kind from
-:data:`KINDS`, else WordNet's first synset; the pair drawn per template with a seed). Each control pair keeps
-its source pair's id in ``source`` and its references.
+myself/yourself); a noun (singular or plural) or an adjective takes a pair of neutral words of its kind and of
+about its frequency (:mod:`metricbias.bias.neutral_words`: WordNet nouns of furniture, vehicles, buildings, food,
+landforms, ... and adjectives of temperature, size, wetness, brightness, ...; the
+:data:`~metricbias.bias.neutral_words.NEAREST` pairs nearest in Google News frequency rank, one drawn per template
+with a seed). The identity word's kind comes from :data:`KINDS`, else WordNet's first synset. Each control pair
+keeps its source pair's id in ``source`` and its references.
 
 :func:`noise_floor` compares the two per (attribute, metric): Eq. 2 on the attribute and on the controls, both
 with one Eq. 1 rescaling (the range of all their scores together, so the two are on one scale), and their
 difference, the *excess*. Its interval resamples whole templates (an attribute pair and its controls are one
-cluster, :mod:`metricbias.bias.clusters`); its p-value is a sign-flip test over templates of the per-template
+cluster; the expanded percentile interval of :mod:`metricbias.bias.clusters`); its p-value is a sign-flip test over templates of the per-template
 difference of mean |d| (under the null, the attribute word and the neutral word are exchangeable within a
 template), two-sided. "Biased" then means "moves more with the identity word than with a neutral one".
 """
@@ -30,7 +32,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from .clusters import cluster_draws, cluster_keys, cluster_sums
+from . import neutral_words
+from .clusters import cluster_draws, cluster_keys, cluster_sums, expanded_levels
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: the columns of :func:`noise_floor`, exactly
@@ -40,21 +43,17 @@ COLUMNS = ["attribute", "metric", "eq2", "eq2_control", "excess", "ci_low", "ci_
 PRONOUN_CASES = {"he": "subject", "she": "subject", "his": "possessive", "her": "possessive", "him": "object",
                  "hers": "possessive_pronoun", "himself": "reflexive", "herself": "reflexive",
                  "they": "subject", "them": "object", "their": "possessive", "themselves": "reflexive"}
-#: neutral filler pairs by kind: frequent words of the same part of speech that name no social group
+#: neutral filler pairs of the pronouns by case (nouns and adjectives: :mod:`metricbias.bias.neutral_words`)
 NEUTRAL = {
     "subject": [("this", "that")], "object": [("it", "this")], "possessive": [("my", "your")],
     "possessive_pronoun": [("mine", "yours")], "reflexive": [("myself", "yourself")],
-    "noun": [("table", "chair"), ("car", "bus"), ("book", "letter"), ("door", "window"), ("cup", "glass"),
-             ("street", "road")],
-    "adjective": [("quiet", "loud"), ("early", "late"), ("warm", "cold"), ("busy", "free"), ("red", "blue"),
-                  ("happy", "tired")],
 }
 #: the kind of frequent identity words whose WordNet first sense is not the one meant here
 KINDS = {"black": "adjective", "white": "adjective", "asian": "adjective", "latino": "adjective",
          "african": "adjective", "american": "adjective", "old": "adjective", "young": "adjective",
          "rich": "adjective", "poor": "adjective", "gay": "adjective", "straight": "adjective", "fat": "adjective",
          "thin": "adjective", "christian": "adjective", "muslim": "adjective", "jewish": "adjective",
-         "man": "noun", "woman": "noun", "men": "noun", "women": "noun", "boy": "noun", "girl": "noun"}
+         "man": "noun", "woman": "noun", "men": "plural", "women": "plural", "boy": "noun", "girl": "noun"}
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 
 
@@ -71,8 +70,8 @@ def _slot(c1: str, c2: str):
 
 
 def kind_of(word: str, other: str = "") -> str | None:
-    """The kind of filler a slot word takes: a pronoun case, ``noun`` or ``adjective`` (:data:`KINDS`, else
-    WordNet's first synset), or None (no neutral filler). ``other``, the word candidate 2 has there, tells
+    """The kind of filler a slot word takes: a pronoun case, ``noun``, ``plural`` or ``adjective`` (:data:`KINDS`,
+    else WordNet's first synset), or None (no neutral filler). ``other``, the word candidate 2 has there, tells
     "her" the object (against "him") from "her" the possessive (against "his")."""
     w = word.lower()
     if w == "her" and other.lower() == "him":
@@ -88,6 +87,8 @@ def kind_of(word: str, other: str = "") -> str | None:
     except Exception:  # no WordNet here: only the words of KINDS and the pronouns get a filler
         return None
     pos = synsets[0].pos() if synsets else None
+    if pos == "n" and reader().morphy(w, "n") not in (None, w):
+        return "plural"
     return {"n": "noun", "a": "adjective", "s": "adjective"}.get(pos)
 
 
@@ -112,7 +113,10 @@ def control_pairs(pairs: pd.DataFrame, *, seed: int = DEFAULT_SEED) -> tuple[pd.
         if kind is None:
             skipped.append((row.attribute, "no neutral filler for the word's kind"))
             continue
-        options = NEUTRAL[kind]
+        options = NEUTRAL.get(kind) or neutral_words.nearest_fillers(kind, word)
+        if not options:
+            skipped.append((row.attribute, "no neutral filler for the word's kind"))
+            continue
         first, second = options[int(rng.integers(len(options)))]
         template = str(row.candidate_1)
         rows.append({"dataset": getattr(row, "dataset", "pairs"), "attribute": row.attribute,
@@ -167,8 +171,7 @@ def noise_floor(scores: pd.DataFrame, control_scores: pd.DataFrame, *, controls:
                     - (counts @ cluster_sums(terms * (1 - is_attr), codes, k))
                     / (counts @ cluster_sums(1 - is_attr, codes, k)))
         boot = boot[np.isfinite(boot)]
-        alpha = (1 - confidence) / 2
-        low, high = np.quantile(boot, [alpha, 1 - alpha])
+        low, high = np.quantile(boot, expanded_levels(k, confidence))
         per_attr = cluster_sums(terms * is_attr, codes, k) / np.maximum(cluster_sums(is_attr, codes, k), 1)
         per_ctrl = cluster_sums(terms * (1 - is_attr), codes, k) / np.maximum(cluster_sums(1 - is_attr, codes, k), 1)
         both = (cluster_sums(is_attr, codes, k) > 0) & (cluster_sums(1 - is_attr, codes, k) > 0)

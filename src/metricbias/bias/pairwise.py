@@ -9,9 +9,12 @@ For one metric on one attribute's dataset of N pairs ``(sys_i1, ref_i), (sys_i2,
   candidate 1 minus candidate 2 (candidate 1 is the stereotypical sentence in
   the released data: WinoBias pro-stereotyped, CrowS-Pairs ``sent_more``).
 
-Confidence intervals are percentile-corrected (BCa) bootstrap intervals over
-pairs, from :func:`scipy.stats.bootstrap` with a fixed seed; the rescaling is
-computed once on the full dataset, as in the paper, and held fixed.
+Confidence intervals resample at the design's level, with a fixed seed; the
+rescaling is computed once on the full dataset, as in the paper, and held fixed.
+Where pairs share a template (``clusters``: a WinoBias sentence and its twin, a
+counterfactual source, a user's ``cluster`` column; :mod:`metricbias.bias.clusters`)
+whole clusters are resampled (the expanded percentile interval); where every pair
+is its own, the interval is BCa over pairs (:func:`scipy.stats.bootstrap`).
 """
 
 from __future__ import annotations
@@ -107,33 +110,49 @@ def bootstrap_ci(values, *, confidence: float = 0.95, n_resamples: int = DEFAULT
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def _mean_with_ci(terms: np.ndarray, n_resamples: int, seed: int) -> dict:
-    low, high = bootstrap_ci(terms, n_resamples=n_resamples, seed=seed)
+def design_ci(values, clusters=None, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+              confidence: float = 0.95) -> tuple[float, float]:
+    """The 95% interval of the mean of per-pair ``values`` at the design's level: whole clusters resampled
+    (:func:`metricbias.bias.clusters.cluster_bootstrap`) when ``clusters`` (one key per pair) has a cluster of
+    several pairs, else BCa over pairs (:func:`bootstrap_ci`)."""
+    from .clusters import cluster_bootstrap, n_clusters
+
+    if clusters is not None and n_clusters(clusters) < np.size(values):
+        return cluster_bootstrap(values, clusters, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+
+
+def _mean_with_ci(terms: np.ndarray, n_resamples: int, seed: int, clusters=None) -> dict:
+    low, high = design_ci(terms, clusters, n_resamples=n_resamples, seed=seed)
     return {"value": float(np.mean(terms)), "ci_low": low, "ci_high": high}
 
 
 @register_measure("bias", takes="pairs", interval=True, citation="Sun et al. 2022, Eq. 2",
-                  description="mean |difference| of the min-max rescaled scores (0-100), BCa interval over pairs")
+                  description="mean |difference| of the min-max rescaled scores (0-100), 95% interval over whole "
+                              "templates where pairs share one, BCa over pairs otherwise")
 def bias_with_ci(scores_1, scores_2, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 metric=None, attribute=None) -> dict:
-    """Eq. 2 with its 95% BCa bootstrap interval over pairs (the rescaling held fixed)."""
-    return _mean_with_ci(pair_terms(scores_1, scores_2, metric=metric, attribute=attribute), n_resamples, seed)
+                 metric=None, attribute=None, clusters=None) -> dict:
+    """Eq. 2 with its 95% bootstrap interval (the rescaling held fixed): over whole clusters where ``clusters``
+    groups pairs, else BCa over pairs (:func:`design_ci`)."""
+    terms = pair_terms(scores_1, scores_2, metric=metric, attribute=attribute)
+    return _mean_with_ci(terms, n_resamples, seed, clusters)
 
 
 @register_measure("stereotypical_difference", takes="pairs", interval=True, citation="Sun et al. 2022, App. E",
-                  description="mean signed difference of the rescaled scores, candidate 1 minus candidate 2")
+                  description="mean signed difference of the rescaled scores, candidate 1 minus candidate 2; 95% "
+                              "interval over whole templates where pairs share one, BCa over pairs otherwise")
 def stereotypical_difference_with_ci(scores_1, scores_2, *, n_resamples: int = DEFAULT_RESAMPLES,
-                                     seed: int = DEFAULT_SEED, metric=None, attribute=None) -> dict:
-    """App. E with its 95% BCa bootstrap interval over pairs."""
+                                     seed: int = DEFAULT_SEED, metric=None, attribute=None, clusters=None) -> dict:
+    """App. E with its 95% bootstrap interval at the design's level (:func:`design_ci`)."""
     terms = pair_terms(scores_1, scores_2, signed=True, metric=metric, attribute=attribute)
-    return _mean_with_ci(terms, n_resamples, seed)
+    return _mean_with_ci(terms, n_resamples, seed, clusters)
 
 
 def summarize(scores_1, scores_2, *, metric=None, attribute=None, n_resamples: int = DEFAULT_RESAMPLES,
-              seed: int = DEFAULT_SEED) -> dict:
-    """One row of a bias table (:data:`BIAS_COLUMNS`) for one cell's scores."""
+              seed: int = DEFAULT_SEED, clusters=None) -> dict:
+    """One row of a bias table (:data:`BIAS_COLUMNS`) for one cell's scores (``clusters``: one key per pair)."""
     labels = {"metric": metric, "attribute": attribute}
-    bias = bias_with_ci(scores_1, scores_2, n_resamples=n_resamples, seed=seed, **labels)
+    bias = bias_with_ci(scores_1, scores_2, n_resamples=n_resamples, seed=seed, clusters=clusters, **labels)
     signed = stereotypical_difference_with_ci(scores_1, scores_2, n_resamples=0, **labels)
     return {"attribute": attribute, "metric": metric, "n_pairs": int(np.size(scores_1)), "bias": bias["value"],
             "bias_ci_low": bias["ci_low"], "bias_ci_high": bias["ci_high"],

@@ -15,7 +15,9 @@ A measure is a function of one (attribute, metric) cell of a paired score table
     ``candidate_1``, ``candidate_2`` (:func:`metricbias.bias.scores.from_pairs`).
 
 Any of the keyword arguments :data:`OPTIONS` (``n_resamples``, ``seed``,
-``metric``, ``attribute``) is passed when the function's signature names it. A
+``metric``, ``attribute``, ``clusters``) is passed when the function's signature
+names it; ``clusters`` is one cluster key per pair where some pairs share a
+template (:mod:`metricbias.bias.clusters`), else None. A
 measure returns a float, or a dict ``{"value", "ci_low", "ci_high", "p_value"}``
 (all but ``value`` optional). :func:`metricbias.bias.measures.measure` computes
 every requested measure per cell, in one long table.
@@ -40,7 +42,7 @@ from typing import Callable
 #: what a measure may take (module docstring)
 TAKES = ("pairs", "groups", "distributions")
 #: keyword arguments passed to a measure whose signature names them
-OPTIONS = ("n_resamples", "seed", "metric", "attribute")
+OPTIONS = ("n_resamples", "seed", "metric", "attribute", "clusters")
 #: defaults of the bootstrap (and permutation) options every measure shares
 DEFAULT_RESAMPLES = 9999
 DEFAULT_SEED = 0

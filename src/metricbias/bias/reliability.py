@@ -16,9 +16,10 @@
   (:mod:`metricbias.datasets.counterfactuals`) each source sentence is a template
   with one candidate per group. :func:`template_interval` resamples whole templates
   (clusters), each with all its group pairs: the interval to report wherever pairs share
-  a template (Davison & Hinkley 1997, §3.8; :mod:`metricbias.bias.clusters`). Below about
-  30 templates it undercovers (the simulation: :mod:`metricbias.bias.simulation`), and
-  :func:`template_table` marks it. :func:`two_level_interval` resamples templates, then the
+  a template (Davison & Hinkley 1997, §3.8; :mod:`metricbias.bias.clusters`), as an expanded
+  percentile interval that narrows a percentile interval's shortfall with few templates
+  (the simulation: :mod:`metricbias.bias.simulation`); below about 30 templates
+  :func:`template_table` still marks it. :func:`two_level_interval` resamples templates, then the
   group pairs within them: it counts the within-template variance twice and over-covers, an
   option for a *conservative* interval only. :func:`template_share` is the share of the
   variance of the per-pair differences that templates explain (one-way random-effects ANOVA).
@@ -62,8 +63,25 @@ def size_robust_value(scores_1, scores_2, *, signed: bool = False) -> float:
     return float(size_robust_statistic(s1, s2, signed))
 
 
-def _paired_interval(s1, s2, signed: bool, n_resamples: int, seed: int, confidence: float = 0.95):
-    """BCa interval of the size-robust statistic over pairs (both candidates of a pair drawn together)."""
+def _of_sums(signed_sums):
+    """The size-robust statistic from the sums over pairs of (|)d(|), 1, s₁ + s₂ and s₁² + s₂² (last axis)."""
+    n = signed_sums[..., 1]
+    pooled = 2 * n
+    scale = np.sqrt((signed_sums[..., 3] - signed_sums[..., 2] ** 2 / pooled) / (pooled - 1))
+    return 100.0 * signed_sums[..., 0] / n / scale
+
+
+def _paired_interval(s1, s2, signed: bool, n_resamples: int, seed: int, confidence: float = 0.95, clusters=None):
+    """Interval of the size-robust statistic: whole clusters resampled where ``clusters`` groups pairs
+    (:func:`metricbias.bias.clusters.cluster_interval`), else BCa over pairs (both candidates drawn together)."""
+    from .clusters import cluster_interval, n_clusters
+
+    if clusters is not None and n_clusters(clusters) < len(s1) and n_resamples:
+        centre = (s1.mean() + s2.mean()) / 2  # the scale is shift-invariant: centring keeps the sums accurate
+        a, b = s1 - centre, s2 - centre
+        d = a - b
+        return cluster_interval([d if signed else np.abs(d), np.ones(len(d)), a + b, a * a + b * b], clusters,
+                                _of_sums, confidence=confidence, n_resamples=n_resamples, seed=seed)
     if n_resamples == 0 or np.ptp(np.concatenate([s1, s2])) == 0 or np.ptp(s1 - s2) == 0:
         v = float(size_robust_statistic(s1, s2, signed))
         return (v, v) if n_resamples and np.isfinite(v) else (np.nan, np.nan)
@@ -75,32 +93,38 @@ def _paired_interval(s1, s2, signed: bool, n_resamples: int, seed: int, confiden
 
 @register_measure("size_robust_bias", takes="pairs", interval=True,
                   citation="this book, chapter 8 (Eq. 2 with the pooled standard deviation for the range)",
-                  description="100 × mean |s1 − s2| / SD of the 2n pooled scores, with a 95% BCa interval over pairs; "
-                              "estimates one population value whatever the number of pairs")
-def size_robust_bias(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
-    """Size-robust Eq. 2: 100 × mean |s₁ − s₂| / SD of the 2n pooled scores, with its 95% BCa interval over pairs.
+                  description="100 × mean |s1 − s2| / SD of the 2n pooled scores, with a 95% interval (whole "
+                              "templates where pairs share one, BCa over pairs otherwise); estimates one population "
+                              "value whatever the number of pairs")
+def size_robust_bias(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, clusters=None) -> dict:
+    """Size-robust Eq. 2: 100 × mean |s₁ − s₂| / SD of the 2n pooled scores, with its 95% interval (whole
+    clusters resampled where ``clusters`` groups pairs, else BCa over pairs).
 
     ``s1``, ``s2``: the raw scores of candidate 1 and 2 of one (attribute, metric) cell.
     """
     s1, s2 = np.asarray(s1, dtype=float), np.asarray(s2, dtype=float)
     value = size_robust_value(s1, s2)
-    low, high = _paired_interval(s1, s2, False, n_resamples, seed)
+    low, high = _paired_interval(s1, s2, False, n_resamples, seed, clusters=clusters)
     return {"value": value, "ci_low": low, "ci_high": high}
 
 
 @register_measure("size_robust_difference", takes="pairs", interval=True, test=True,
                   citation="this book, chapter 8 (App. E of Sun et al. 2022 on the size-robust scale)",
-                  description="100 × mean (s1 − s2) / SD of the pooled scores, with a 95% BCa interval and the "
-                              "sign-flip permutation p-value")
-def size_robust_difference(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
-    """Size-robust stereotypical difference: 100 × mean (s₁ − s₂) / SD of the pooled scores, with its BCa
-    interval and the sign-flip permutation p-value (:func:`metricbias.bias.testing.sign_flip_test`)."""
+                  description="100 × mean (s1 − s2) / SD of the pooled scores, with a 95% interval and the "
+                              "sign-flip permutation p-value (both over whole templates where pairs share one)")
+def size_robust_difference(s1, s2, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                           clusters=None) -> dict:
+    """Size-robust stereotypical difference: 100 × mean (s₁ − s₂) / SD of the pooled scores, with its interval
+    and the sign-flip permutation p-value (:func:`metricbias.bias.testing.sign_flip_test`), both at the level of
+    the clusters where ``clusters`` groups pairs (the signs of whole clusters' sums flipped)."""
+    from .clusters import cluster_flip_sums
     from .testing import sign_flip_test
 
     s1, s2 = np.asarray(s1, dtype=float), np.asarray(s2, dtype=float)
     value = size_robust_value(s1, s2, signed=True)
-    low, high = _paired_interval(s1, s2, True, n_resamples, seed)
-    p = sign_flip_test(s1 - s2, n_resamples=n_resamples or DEFAULT_RESAMPLES, seed=seed)
+    low, high = _paired_interval(s1, s2, True, n_resamples, seed, clusters=clusters)
+    d = s1 - s2 if clusters is None else cluster_flip_sums(s1 - s2, clusters)
+    p = sign_flip_test(d, n_resamples=n_resamples or DEFAULT_RESAMPLES, seed=seed)
     return {"value": value, "ci_low": low, "ci_high": high, "p_value": p}
 
 

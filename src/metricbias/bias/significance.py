@@ -22,16 +22,18 @@ from scipy import stats
 
 from ..cache import cached_result
 from . import generalized
-from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, pair_terms
+from .clusters import shared
+from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci, design_ci, pair_terms
 
 
 def measure_with_ci(measure: str, data: pd.DataFrame, phi="mean", d="abs", *, n_resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = DEFAULT_SEED, **options) -> dict:
-    """A counterfactual PCM, BCM or MCM with the BCa bootstrap interval over sources."""
+                    seed: int = DEFAULT_SEED, clusters=None, **options) -> dict:
+    """A counterfactual PCM, BCM or MCM with the BCa bootstrap interval over sources (over whole clusters where
+    ``clusters``, one key per source in the order of the sources, groups them: :func:`~.pairwise.design_ci`)."""
     if measure not in generalized.MEASURES:
         raise ValueError(f"unknown measure {measure!r}; known: {', '.join(generalized.MEASURES)}")
     terms = generalized.MEASURES[measure](data, phi, d, version="counterfactual", per_source=True, **options)
-    low, high = bootstrap_ci(terms.to_numpy(), n_resamples=n_resamples, seed=seed)
+    low, high = design_ci(terms.to_numpy(), clusters, n_resamples=n_resamples, seed=seed)
     return {"value": float(terms.mean()), "ci_low": low, "ci_high": high, "n_sources": int(terms.size)}
 
 
@@ -98,17 +100,19 @@ def versus_reference(scores: pd.DataFrame, reference: str = "BLEU", *, signed: b
 def paired_intervals(scores: pd.DataFrame, attribute: str, instances=("eq2", "stereotypical", "counterfactual_mwu"), *,
                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Paired instances of the framework (:data:`generalized.PAIRED_INSTANCES`, counterfactual ones) with
-    their BCa bootstrap intervals over pairs, for every metric of one ``attribute`` of a long score table.
+    their bootstrap intervals at the design's level (whole clusters where pairs share a template, the WinoBias
+    twins; BCa over pairs otherwise), for every metric of one ``attribute`` of a long score table.
 
     One row per (metric, instance): ``metric, measure, value, ci_low, ci_high, n_sources``.
     """
     rows = []
     for metric, g in scores[scores["attribute"] == attribute].groupby("metric", sort=False):
         data = generalized.from_pairs(g["score_1"], g["score_2"])
+        keys = shared(g)  # sources are the pairs, in order
         for name in instances:
             measure, _, phi, d = generalized.PAIRED_INSTANCES[name]
             rows.append({"metric": metric, "measure": name,
-                         **measure_with_ci(measure, data, phi, d, n_resamples=n_resamples, seed=seed)})
+                         **measure_with_ci(measure, data, phi, d, n_resamples=n_resamples, seed=seed, clusters=keys)})
     return pd.DataFrame(rows)
 
 

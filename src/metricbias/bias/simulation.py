@@ -15,7 +15,14 @@ computed here on a large seeded sample (:func:`population_values`):
 * the stereotypical difference, 100 × E(S₁ − S₂) on that fixed scale;
 * the size-robust bias, 100 × E|S₁ − S₂| / SD(S);
 * Eq. 2's population value, 100 × E|S₁ − S₂|; Eq. 2 on n pairs rescales with the
-  sample's range, so its bias against this value is what is reported.
+  sample's range, so its bias against this value is what is reported, and, in
+  :data:`ROBUSTNESS`, the coverage of its interval as the library computes it (the
+  mean |d| divided by the sample's range, held fixed in the bootstrap).
+
+The intervals (:data:`INTERVALS`): BCa over pairs; the two-level bootstrap
+(conservative); the percentile interval over whole templates; and the expanded
+percentile interval over whole templates, the library's interval wherever pairs
+share a template (:func:`metricbias.bias.clusters.expanded_levels`).
 
 Thousands of replicates, each with its own bootstrap, need the bootstrap to be
 cheap. Both statistics are weighted sums over pairs, so a resample is a vector of
@@ -38,6 +45,7 @@ import pandas as pd
 from scipy import stats
 
 from ..cache import cached_result
+from .clusters import expanded_levels
 from .reliability import eq2_statistic, size_robust_statistic
 from .testing import sign_flip_test
 
@@ -83,7 +91,13 @@ def _signed(s1, s2, axis=-1):
     return 100.0 * np.mean(s1 - s2, axis=axis)
 
 
-STATISTICS = {"stereotypical_difference": _signed, "size_robust_bias": size_robust_statistic}
+def _absolute(s1, s2, axis=-1):
+    return 100.0 * np.mean(np.abs(s1 - s2), axis=axis)
+
+
+#: the measures on the scores' fixed [0, 1] scale; ``absolute_difference`` is Eq. 2 before Eq. 1's rescaling
+STATISTICS = {"stereotypical_difference": _signed, "size_robust_bias": size_robust_statistic,
+              "absolute_difference": _absolute}
 
 
 def population_values(design: Design, *, size: int = 2_000_000, seed: int = 12345) -> dict:
@@ -100,7 +114,8 @@ def jackknife(measure: str, s1, s2) -> np.ndarray:
     s1, s2 = np.asarray(s1, dtype=float), np.asarray(s2, dtype=float)
     n = s1.shape[-1]
     d = s1 - s2
-    if measure == "stereotypical_difference":
+    if measure in ("stereotypical_difference", "absolute_difference"):
+        d = d if measure == "stereotypical_difference" else np.abs(d)
         return 100.0 * (d.sum(-1, keepdims=True) - d) / (n - 1)
     if measure != "size_robust_bias":
         raise ValueError(f"no closed-form jackknife for {measure!r}; measures: {', '.join(MEASURES)}")
@@ -160,8 +175,8 @@ def weighted_statistic(measure: str, s1, s2, weights) -> np.ndarray:
     resamples of a batch of replicates are three matrix products)."""
     n = s1.shape[-1]
     d = s1 - s2
-    if measure == "stereotypical_difference":
-        return 100.0 * d @ weights.T / n
+    if measure in ("stereotypical_difference", "absolute_difference"):
+        return 100.0 * (d if measure == "stereotypical_difference" else np.abs(d)) @ weights.T / n
     centre = (s1.mean(-1, keepdims=True) + s2.mean(-1, keepdims=True)) / 2  # the scale is shift-invariant
     a, b = s1 - centre, s2 - centre
     total, squares = (a + b) @ weights.T, (a * a + b * b) @ weights.T
@@ -177,17 +192,21 @@ def _bca(s1, s2, measure, n_resamples, rng):
     return bca_bounds(STATISTICS[measure](f1, f2), boot, jackknife(measure, f1, f2))
 
 
-def _percentile(how: str):
+def _percentile(how: str, expanded: bool = False):
     def interval(s1, s2, measure, n_resamples, rng):
-        """Percentile bounds of the bootstrap that resamples as ``how`` says, for every replicate."""
+        """Percentile bounds of the bootstrap that resamples as ``how`` says, for every replicate (``expanded``:
+        at the expanded percentile levels for the number of templates)."""
         reps, j, m = s1.shape
         f1, f2 = s1.reshape(reps, -1), s2.reshape(reps, -1)
         boot = weighted_statistic(measure, f1, f2, resample_weights(rng, n_resamples, j, m, how=how))
-        return np.quantile(boot, 0.025, axis=-1), np.quantile(boot, 0.975, axis=-1)
+        low, high = expanded_levels(j) if expanded else (0.025, 0.975)
+        return np.quantile(boot, low, axis=-1), np.quantile(boot, high, axis=-1)
     return interval
 
 
-INTERVALS = {"BCa over pairs": _bca, "two-level": _percentile("two-level"), "templates only": _percentile("templates")}
+INTERVALS = {"BCa over pairs": _bca, "two-level (conservative)": _percentile("two-level"),
+             "templates only": _percentile("templates"),
+             "templates, expanded": _percentile("templates", expanded=True)}
 
 
 def coverage(design: Design, sizes=(20, 40, 100, 400), *, intervals=tuple(INTERVALS), reps: int = 2000,
@@ -198,38 +217,43 @@ def coverage(design: Design, sizes=(20, 40, 100, 400), *, intervals=tuple(INTERV
     ``intervals``: names in :data:`INTERVALS`. One row per (n, measure, interval): ``n, templates, measure,
     interval, truth, reps, coverage, mc_se, mean_width``,
     plus one row per n for Eq. 2 (``measure="eq2"``, ``interval="—"``) with its mean value in ``estimate`` and
-    ``relative_bias`` = mean / population − 1. ``rescaled``: also the stereotypical difference on Eq. 1's scale
-    (``measure="eq1_difference"``: divided by the range of the sample's 2n scores, held fixed in the bootstrap
-    as the library does), against the population value on the scores' support (the same as the unrescaled one,
-    the support being [0, 1]).
+    ``relative_bias`` = mean / population − 1. ``rescaled``: also the stereotypical difference and Eq. 2 on
+    Eq. 1's scale (``measure="eq1_difference"`` and ``"eq2_rescaled"``: divided by the range of the sample's 2n
+    scores, held fixed in the bootstrap as the library does), against their population values on the scores'
+    support (the same as the unrescaled ones, the support being [0, 1]), and ``absolute_difference``, Eq. 2's
+    mean |d| on the fixed scale.
     """
     truth = truth or population_values(design)
     rng = np.random.default_rng(seed)
     rows = []
+    measured = MEASURES + (("absolute_difference",) if rescaled else ())
+    on_eq1 = {"stereotypical_difference": "eq1_difference", "absolute_difference": "eq2_rescaled"}
+    truth = {**truth, "absolute_difference": truth["eq2"]}
     for n in sizes:
-        names = MEASURES + (("eq1_difference",) if rescaled else ())
+        names = measured + (tuple(on_eq1.values()) if rescaled else ())
         hits = {(m, i): [] for m in names for i in intervals}
         widths = {k: [] for k in hits}
         eq2 = []
         for start in range(0, reps, chunk):
             s1, s2 = simulate(design, n, min(chunk, reps - start), rng)
             eq2.append(eq2_statistic(s1.reshape(len(s1), -1), s2.reshape(len(s2), -1)))
-            for m in MEASURES:
+            for m in measured:
                 for i in intervals:
                     low, high = INTERVALS[i](s1, s2, m, n_resamples, rng)
                     hits[m, i].append((low <= truth[m]) & (truth[m] <= high))
                     widths[m, i].append(high - low)
-                    if rescaled and m == "stereotypical_difference":
+                    if rescaled and m in on_eq1:
                         flat = np.concatenate([s1.reshape(len(s1), -1), s2.reshape(len(s2), -1)], axis=1)
                         with np.errstate(divide="ignore", invalid="ignore"):
                             span = np.ptp(flat, axis=1)
                             low, high = low / span, high / span
-                        hits["eq1_difference", i].append((low <= truth[m]) & (truth[m] <= high))
-                        widths["eq1_difference", i].append(high - low)
+                        hits[on_eq1[m], i].append((low <= truth[m]) & (truth[m] <= high))
+                        widths[on_eq1[m], i].append(high - low)
+        source = {v: k for k, v in on_eq1.items()}
         for (m, i), h in hits.items():
             h = np.concatenate(h)
             p = float(np.mean(h))
-            truth_m = truth["stereotypical_difference"] if m == "eq1_difference" else truth[m]
+            truth_m = truth[source.get(m, m)]
             rows.append({"n": n, "templates": n // design.terms, "measure": m, "interval": i, "truth": truth_m,
                          "reps": h.size, "coverage": p, "mc_se": float(np.sqrt(p * (1 - p) / h.size)),
                          "mean_width": float(np.mean(np.concatenate(widths[m, i])))})
@@ -269,7 +293,7 @@ def coverage_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: i
 
 
 #: the departures from the smooth model the chapter checks BCa over independent pairs against: Eq. 1's rescaling
-#: of the stereotypical difference, tied scores (rounded to 0.05), heavy-tailed noise (Student t, 3 df)
+#: of the stereotypical difference and of Eq. 2, tied scores (rounded to 0.05), heavy-tailed noise (Student t, 3 df)
 ROBUSTNESS = {"Eq. 1-rescaled": (Design(), True), "tied scores": (Design(step=0.05), False),
               "heavy tails": (Design(tails=3.0), False)}
 
@@ -278,13 +302,17 @@ ROBUSTNESS = {"Eq. 1-rescaled": (Design(), True), "tied scores": (Design(step=0.
 def robustness_study(sizes=(20, 40, 100, 400), *, reps: int = 2000, n_resamples: int = 999,
                      seed: int = 0) -> pd.DataFrame:
     """:func:`coverage` of BCa over pairs in every design of :data:`ROBUSTNESS`, with a ``design`` column (kept in
-    the result cache); for the Eq. 1-rescaled design only its ``eq1_difference`` rows."""
+    the result cache); for the Eq. 1-rescaled design only its rows on Eq. 1's scale, the stereotypical difference
+    (design ``Eq. 1-rescaled``) and Eq. 2 (design ``Eq. 2``)."""
     frames = []
     for name, (design, rescaled) in ROBUSTNESS.items():
         cov = coverage(design, sizes, intervals=("BCa over pairs",), reps=reps, n_resamples=n_resamples, seed=seed,
                        rescaled=rescaled)
-        cov = cov[cov["measure"] == "eq1_difference"] if rescaled else cov[cov["measure"] != "eq2"]
-        frames.append(cov.assign(design=name))
+        if rescaled:
+            frames += [cov[cov["measure"] == "eq1_difference"].assign(design=name),
+                       cov[cov["measure"] == "eq2_rescaled"].assign(design="Eq. 2")]
+            continue
+        frames.append(cov[cov["measure"] != "eq2"].assign(design=name))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -10,6 +10,10 @@ the null distribution of mean(d) comes from flipping signs pair by pair
 are both unchanged by a swap within a pair, so the test is the same on raw and
 on rescaled scores. Over a grid of (configuration, attribute) cells the
 p-values are adjusted with Benjamini–Hochberg (:func:`scipy.stats.false_discovery_control`).
+Where pairs share a template (:func:`metricbias.bias.clusters.shared`: the WinoBias
+twins, counterfactual sources, a user's ``cluster`` column) the signs of whole
+clusters' sums are flipped instead: the test at the design's level, valid when
+the template, not only the pair, is exchangeable.
 
 Two configurations measured on the same pairs are compared the same way: per
 pair, the difference of their Eq. 2 terms |d_a| − |d_b|, sign-flipped.
@@ -22,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from ..cache import cached_result
+from .clusters import cluster_flip_sums, n_clusters, shared
 from .pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, rescale
 from .scores import cells
 
@@ -75,17 +80,21 @@ def with_q_values(table: pd.DataFrame, p: str = "p_value", q: str = "q_value") -
 def cell_tests(scores: pd.DataFrame, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Sign-flip test of the stereotypical difference in every (attribute, metric) cell, BH over the grid.
 
-    Columns: the cell keys, ``n_pairs, stereotypical_difference`` (Eq. 1 rescaled, App. E), ``p_value, q_value``.
-    Cells with constant scores get NaN. Kept in the result cache (``cache=False``: none).
+    Columns: the cell keys, ``n_pairs, n_clusters, stereotypical_difference`` (Eq. 1 rescaled, App. E),
+    ``p_value, q_value``. Where pairs share a template the signs of whole clusters are flipped (module
+    docstring; ``n_clusters`` counts them, else it equals ``n_pairs``). Cells with constant scores get NaN. Kept in
+    the result cache (``cache=False``: none).
     """
     rows, diffs = [], []
     for key, g in cells(scores):
         s1, s2 = g["score_1"].to_numpy(float), g["score_2"].to_numpy(float)
-        row = {**key, "n_pairs": len(s1), "stereotypical_difference": np.nan, "p_value": np.nan}
+        clusters = shared(g)
+        row = {**key, "n_pairs": len(s1), "n_clusters": len(s1) if clusters is None else n_clusters(clusters),
+               "stereotypical_difference": np.nan, "p_value": np.nan}
         if np.ptp(np.concatenate([s1, s2])) > 0:  # constant scores: Eq. 1 undefined, nothing to test
             r1, r2 = rescale(s1, s2, metric=key.get("metric"), attribute=key.get("attribute"))
             row["stereotypical_difference"] = float(np.mean(r1 - r2))
-            diffs.append((len(rows), s1 - s2))
+            diffs.append((len(rows), s1 - s2 if clusters is None else cluster_flip_sums(s1 - s2, clusters)))
         rows.append(row)
     p = sign_flip_tests([d for _, d in diffs], n_resamples=n_resamples, seed=seed)
     for (i, _), v in zip(diffs, p):
@@ -109,8 +118,8 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
                               seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """For every attribute and every two metrics scored on the same pairs: does their Eq. 2 differ?
 
-    Per pair the difference of their Eq. 2 terms (each metric rescaled with its own Eq. 1), sign-flipped;
-    BH over every comparison of the table. Columns: ``attribute, metric_a, metric_b, n_pairs, difference,
+    Per pair the difference of their Eq. 2 terms (each metric rescaled with its own Eq. 1), sign-flipped (whole
+    clusters' sums where pairs share a template, the WinoBias twins); BH over every comparison of the table. Columns: ``attribute, metric_a, metric_b, n_pairs, difference,
     p_value, q_value``. Needs ``pair_id``. Kept in the result cache (``cache=False``: none).
     """
     if "pair_id" not in scores.columns:
@@ -124,7 +133,9 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
         i, k = np.triu_indices(len(names), 1)
         x = terms.to_numpy().T
         diffs = x[i] - x[k]
-        p = np.atleast_1d(sign_flip_test(diffs, n_resamples=n_resamples, seed=seed))
+        keys = shared(pd.DataFrame({"attribute": attribute, "pair_id": terms.index.astype(str)}))
+        flipped = diffs if keys is None else np.stack([cluster_flip_sums(row, keys) for row in diffs])
+        p = np.atleast_1d(sign_flip_test(flipped, n_resamples=n_resamples, seed=seed))
         rows += [{"attribute": attribute, "metric_a": names[a], "metric_b": names[b], "n_pairs": len(terms),
                   "difference": float(dd.mean()), "p_value": float(pp)} for a, b, dd, pp in zip(i, k, diffs, p)]
     return with_q_values(pd.DataFrame(rows, columns=["attribute", "metric_a", "metric_b", "n_pairs", "difference",

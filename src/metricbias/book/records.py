@@ -76,11 +76,13 @@ def start(stem: str, profile: str, values: dict, helps: dict, command: str):
 
 def link(stem: str):
     """The one line a chapter shows where its parameters box used to be."""
-    from IPython.display import Markdown
+    from IPython.display import HTML
 
+    # HTML, not Markdown: Sphinx would take a Markdown link to another page's anchor for a cross-reference
     number = stem.split("_")[0].lstrip("0")
-    return Markdown(f"*Parameters, the rerun command, the sources of every score, timings and warnings of this "
-                    f"chapter: [Reproducibility, chapter {number}]({APPENDIX}#{anchor(stem)}).*")
+    return HTML(f'<p class="repro-link"><em>Parameters, the rerun command, the sources of every score, timings and '
+                f'warnings of this chapter: <a href="{APPENDIX}#{anchor(stem)}">Reproducibility, chapter {number}</a>.'
+                f'</em></p>')
 
 
 def _entry(title: str, content, caption: str | None, formats: dict | None, decimals: int) -> dict:
@@ -145,9 +147,14 @@ def _display(entry: dict) -> None:
     if entry["kind"] == "text":
         display(Markdown(entry["text"]))
         return
-    if entry["kind"] == "figure":  # the link is relative to a page under book/chapters, as downloads are
-        display(Markdown(f"![{entry['title']}](../../_static/data/{entry['file']})"
-                         + (f"\n\n{entry['caption']}" if entry.get("caption") else "")))
+    if entry["kind"] == "figure":  # the path is relative to a page under book/chapters, as downloads are
+        from html import escape
+
+        from IPython.display import HTML
+
+        display(HTML(f'<figure><img src="../../_static/data/{entry["file"]}" alt="{escape(entry["title"])}" '
+                     f'style="max-width: 100%"><figcaption>{escape(entry.get("caption") or "")}</figcaption>'
+                     f'</figure>'))
         return
     frame = pd.DataFrame(entry["rows"], columns=entry["columns"])
     display(book_display.table(frame, decimals=entry["decimals"], formats=entry["formats"] or None,

@@ -238,6 +238,8 @@ def reproduction_summary(bias: pd.DataFrame | None = None) -> dict:
         "other_cells": len(rest),
         "other_cells_reproduced": int(rest["agrees"].sum()),
         "other_largest_gap": float(rest["difference"].abs().max()),
+        # the released scores reproduce the printed table outside the two explained rows (an exact recomputation)
+        "claim_verdict": "holds" if rest["agrees"].all() else "does not hold",
         "prism_p_cells_reproduced": int(cells.loc[cells["metric"] == "PRISM-p", "agrees"].sum()),
         "prism_p_cells_copied": int((printed.loc["PRISM-p"] == printed.loc[PRISM_P_SOURCE]).sum()),
         "prism_p_gender_printed": float(printed.loc["PRISM-p", "gender"]),

@@ -41,6 +41,29 @@ def built_sizes(summary: pd.DataFrame) -> pd.DataFrame:
                          "pairs" + P: attrs.map(t3).astype("Int64"), "released pairs": attrs.map(released).astype("Int64")})
 
 
+#: how a page names the raw sources of the built datasets
+SOURCE_NAMES = {"winobias": "WinoBias", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSet"}
+
+
+def in_words(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as a page shows it: attribute names in words (``physical_appearance`` -> "physical appearance")
+    and sources by their names (:data:`SOURCE_NAMES`), in whichever of the columns ``attribute``, ``source`` and
+    ``example`` (a label such as "crows_pairs, drop, race") it has."""
+    out = frame.copy()
+    if "attribute" in out:
+        out["attribute"] = out["attribute"].astype(str).str.replace("_", " ")
+    if "source" in out:
+        out["source"] = out["source"].map(lambda s: SOURCE_NAMES.get(s, s))
+    if "example" in out:
+        def words(text: str) -> str:
+            for key, name in SOURCE_NAMES.items():
+                text = text.replace(key, name)
+            return text.replace("_", " ")
+
+        out["example"] = out["example"].astype(str).map(words)
+    return out
+
+
 def crows_subset(sizes: pd.DataFrame, attribute: str = "race") -> dict:
     """How the built CrowS-Pairs attributes compare with Table 3: the attribute's released pairs and its source
     pairs (built plus excluded), and which attributes we build more / fewer pairs of than the paper kept."""
@@ -49,8 +72,8 @@ def crows_subset(sizes: pd.DataFrame, attribute: str = "race") -> dict:
     return {"attribute": attribute,
             "released": int(row["released pairs"]) if row is not None else float("nan"),
             "source_pairs": int(row["pairs"] + row["excluded"]) if row is not None else float("nan"),
-            "larger": ", ".join(crows.index[crows["pairs"] > crows["pairs" + P]]) or "none",
-            "smaller": ", ".join(crows.index[crows["pairs"] < crows["pairs" + P]]) or "none"}
+            "larger": ", ".join(crows.index[crows["pairs"] > crows["pairs" + P]]).replace("_", " ") or "none",
+            "smaller": ", ".join(crows.index[crows["pairs"] < crows["pairs" + P]]).replace("_", " ") or "none"}
 
 
 def released_match(match: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:

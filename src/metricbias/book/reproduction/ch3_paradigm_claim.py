@@ -247,45 +247,67 @@ def grid_bias_average(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.Data
                            ignore_index=True)
 
 
-#: short names of the two readings in :func:`claim_table`
+#: short names of the two readings in :func:`claim_details`
 READINGS = {RELEASED: "released (Table 6)", FIXED: "backbone fixed (live)"}
 
 
+def _share(value: float, low: float, high: float) -> str:
+    """A share with its interval, as the page shows it: "31% [1%, 88%]" ("—" for no interval)."""
+    if np.isnan(value):
+        return "—"
+    return f"{value:.0%}" + ("" if np.isnan(low) or np.isnan(high) else f" [{low:.0%}, {high:.0%}]")
+
+
 def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
-    """:func:`paradigm_claim` for the page: reading, attribute, each share with its interval, interaction,
-    P(paradigm share > backbone share) over the resamples and whether the claim holds."""
+    """The fixed-backbone rows of :func:`paradigm_claim` for the page: attribute (in words), each share with its
+    95% interval (:func:`_share`) and whether the claim holds (the released reading, which has no interval, and the
+    interaction and P(paradigm > backbone) are in :func:`claim_details`)."""
+    fixed = claim[claim["source"] == FIXED]
+    return pd.DataFrame({
+        "attribute": fixed["attribute"].str.replace("_", " ").to_numpy(),
+        "paradigm's share [95% CI]": [_share(*v) for v in fixed[["share_paradigm", "share_paradigm_ci_low",
+                                                                 "share_paradigm_ci_high"]].to_numpy(float)],
+        "backbone's share [95% CI]": [_share(*v) for v in fixed[["share_backbone", "share_backbone_ci_low",
+                                                                "share_backbone_ci_high"]].to_numpy(float)],
+        "verdict": fixed["verdict"].to_numpy()})
+
+
+def claim_details(claim: pd.DataFrame) -> pd.DataFrame:
+    """Every row of :func:`paradigm_claim` (both readings) with the interaction's share and P(paradigm share >
+    backbone share) over the bootstrap resamples (for the reproducibility appendix)."""
     return pd.DataFrame({
         "reading": claim["source"].map(READINGS), "attribute": claim["attribute"],
-        "paradigm": claim["share_paradigm"], "paradigm low": claim["share_paradigm_ci_low"],
-        "paradigm high": claim["share_paradigm_ci_high"], "backbone": claim["share_backbone"],
-        "backbone low": claim["share_backbone_ci_low"], "backbone high": claim["share_backbone_ci_high"],
+        "paradigm": claim["share_paradigm"], "backbone": claim["share_backbone"],
         "interaction": claim["share_interaction"], "P(paradigm > backbone)": claim["p_paradigm_larger"],
         "verdict": claim["verdict"]})
 
 
-def claim_sentence(claim: pd.DataFrame, per_backbone: pd.DataFrame) -> str:
-    """Chapter 3's verdict on "the paradigm matters more than the backbone" (Markdown): the released reading, the
-    fixed-backbone decomposition when it ran (average over attributes, with intervals), and the paradigm's share
-    among the configurations of each backbone."""
+def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> dict:
+    """Plain values of the claim "the paradigm matters more than the backbone", for the chapter's prose and for
+    other pages (glued as ``ch3_fixed_*``): the released reading's two shares (``released_paradigm``,
+    ``released_backbone``, ``released_configurations``); the fixed-backbone decomposition of the average bias
+    (``paradigm``, ``paradigm_low``, ``paradigm_high``, ``backbone``, ``backbone_low``, ``backbone_high``,
+    ``interaction``, ``p_paradigm_larger``, ``verdict``); its size (``cells``: configurations decomposed,
+    ``paradigms``, ``backbones``, ``paradigm_names``); and how many attribute rows hold, reverse or are not
+    distinguishable (``attributes``, ``holds``, ``reversed``, ``undecided``)."""
     rel = claim[claim["source"] == RELEASED].iloc[0]
-    text = (f"On the released configurations, grouping by paradigm explains {rel['share_paradigm']:.0%} of the "
-            f"variance of the average bias and grouping by backbone {rel['share_backbone']:.0%}, over "
-            f"{int(rel['n_configurations'])} configurations whose backbones differ by paradigm (point values: the "
-            "released reading has no interval, so it orders the two shares without a test).")
-    fixed = claim[(claim["source"] == FIXED) & (claim["attribute"] == "average")]
-    if len(fixed):
-        f = fixed.iloc[0]
-        holds = claim[claim["source"] == FIXED]
-        text += (f" With the backbone held fixed, the paradigm's share of the average bias is {f['share_paradigm']:.0%} "
-                 f"[{f['share_paradigm_ci_low']:.0%}, {f['share_paradigm_ci_high']:.0%}] and the backbone's "
-                 f"{f['share_backbone']:.0%} [{f['share_backbone_ci_low']:.0%}, {f['share_backbone_ci_high']:.0%}] "
-                 f"(interaction {f['share_interaction']:.0%}; the paradigm's share is the larger in "
-                 f"{f['p_paradigm_larger']:.0%} of the bootstrap resamples). The claim holds when that is at least "
-                 f"97.5% (the 95% interval of the difference of the two shares lies above zero): on average it "
-                 f"{'holds' if f['verdict'] == 'holds' else 'is ' + f['verdict']}; it holds on "
-                 f"{int((holds['verdict'] == 'holds').sum())} of {len(holds)} rows (attributes and average), is "
-                 f"reversed on {int((holds['verdict'] == 'reversed').sum())} and not distinguishable on the rest.")
-    for r in per_backbone.to_dict("records"):
-        text += (f" Among the {r['configurations']} configurations on {r['backbone']}, the paradigm explains "
-                 f"{r['share_paradigm']:.0%} of the variance of the average bias ({r['paradigms']} paradigms).")
-    return text
+    out = {"released_paradigm": float(rel["share_paradigm"]), "released_backbone": float(rel["share_backbone"]),
+           "released_configurations": int(rel["n_configurations"])}
+    used = availability[availability["decomposed"] & availability["runs"]]
+    out.update(cells=len(used), paradigms=int(used["paradigm"].nunique()), backbones=int(used["backbone"].nunique()),
+               paradigm_names=" and ".join(p.lower() for p in dict.fromkeys(used["paradigm"])))
+    fixed = claim[claim["source"] == FIXED]
+    average = fixed[fixed["attribute"] == "average"]
+    if len(average):
+        f = average.iloc[0]
+        out.update({k: float(f[c]) for k, c in [
+            ("paradigm", "share_paradigm"), ("paradigm_low", "share_paradigm_ci_low"),
+            ("paradigm_high", "share_paradigm_ci_high"), ("backbone", "share_backbone"),
+            ("backbone_low", "share_backbone_ci_low"), ("backbone_high", "share_backbone_ci_high"),
+            ("interaction", "share_interaction"), ("p_paradigm_larger", "p_paradigm_larger")]})
+        out["verdict"] = str(f["verdict"])
+    attributes = fixed[fixed["attribute"] != "average"]
+    out.update(attributes=len(attributes), holds=int((attributes["verdict"] == "holds").sum()),
+               reversed=int((attributes["verdict"] == "reversed").sum()))
+    out["undecided"] = out["attributes"] - out["holds"] - out["reversed"]
+    return out

@@ -13,7 +13,6 @@ from ...datasets import published
 from ...datasets.published import ATTRIBUTES
 from ...metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
-from .notes import interval_text
 from .sun2022 import RELEASED_LABELS, released_configs
 from .tables import table
 
@@ -45,6 +44,8 @@ def gender_ranges(bias: pd.DataFrame, configs: pd.DataFrame) -> dict:
             "paper_ngram_min": float(paper_ngram.min()), "paper_ngram_max": float(paper_ngram.max())}
 
 
+#: :func:`paradigm_gaps`' verdict when one side of a comparison has no configuration
+NO_CONFIGURATION = "no configuration on one side"
 #: the groups of configurations :func:`paradigm_gaps` compares with the PLM-based ones
 GAP_GROUPS = {"n-gram": ("n-gram",), "static embedding": ("static embedding",)}
 
@@ -54,8 +55,10 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
     """Is the bias of the PLM-based configurations higher than that of the n-gram (and of the static-embedding)
     ones on ``attribute``? Per pair, the mean over each group's configurations of the Eq. 2 term (each configuration
     rescaled by its own Eq. 1; configurations with constant scores left out); the paired difference PLM − group
-    over the same pairs, with its 95% bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`)."""
+    over the same pairs, with its 95% bootstrap interval at the design's level (whole WinoBias twin clusters on
+    gender, :mod:`metricbias.bias.clusters`) and verdict (:func:`metricbias.bias.claims.compare`)."""
     from ...bias import claims
+    from ...bias.clusters import template_of
 
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
     table_ = pair_term_table(scores, attribute)
@@ -71,9 +74,10 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
         row = {"attribute": attribute, "comparison": f"PLM-based − {label}", "PLM-based configurations": n_plm,
                "other configurations": n_other, "pairs": len(table_)}
         if plm is None or other is None:
-            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict="not run here")
+            row.update(difference=np.nan, ci_low=np.nan, ci_high=np.nan, verdict=NO_CONFIGURATION)
         else:
-            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed)
+            c = claims.compare(plm.to_numpy(), other.to_numpy(), paired=True, n_resamples=n_resamples, seed=seed,
+                               clusters=[template_of(p, attribute) for p in table_.index])
             row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"], verdict=c["verdict"])
         rows.append(row)
     return pd.DataFrame(rows)
@@ -81,12 +85,15 @@ def paradigm_gaps(scores: pd.DataFrame, configs: pd.DataFrame, attribute: str = 
 
 #: :func:`paradigm_gap_findings`' words for each verdict of :func:`paradigm_gaps`
 GAP_WORDS = {"higher": "more biased than", "lower": "less biased than"}
+#: the verdict on Sun et al.'s claim that PLM-based metrics are more biased, by the verdict of the paired gap
+GAP_CLAIM = {"higher": "holds", "lower": "reverses"}
 
 
 def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
     """Numbers of :func:`paradigm_gaps` for the landing page: per group (``ngram``, ``static``) the difference,
-    its interval and ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
-    from")."""
+    its interval, ``<group>_words`` ("more biased than", "less biased than" or "not distinguishable at this size
+    from") and ``<group>_verdict`` on the claim that PLM-based configurations are the more biased ("holds",
+    "reverses" or not distinguishable)."""
     from ...bias.claims import UNDECIDED
 
     out = {}
@@ -95,25 +102,10 @@ def paradigm_gap_findings(gaps: pd.DataFrame) -> dict:
         out.update({f"{key}_difference": r["difference"], f"{key}_ci_low": r["ci_low"],
                     f"{key}_ci_high": r["ci_high"],
                     f"{key}_words": GAP_WORDS.get(r["verdict"], f"{UNDECIDED} from" if r["verdict"] == UNDECIDED
-                                                  else r["verdict"])})
+                                                  else r["verdict"]),
+                    f"{key}_verdict": GAP_CLAIM.get(r["verdict"], UNDECIDED if r["verdict"] == UNDECIDED
+                                                    else "not comparable")})
     return out
-
-
-def paradigm_gap_sentence(gaps: pd.DataFrame) -> str:
-    """The verdicts of :func:`paradigm_gaps` as a sentence (Markdown, no math)."""
-
-    words = {"higher": "the PLM-based configurations are more biased", "lower": "they are less biased"}
-    parts = []
-    for r in gaps.to_dict("records"):
-        if np.isnan(r["difference"]):
-            parts.append(f"{r['comparison']}: not run here")
-            continue
-        parts.append(f"{r['comparison']} {interval_text({**r, 'confidence': 0.95})} "
-                     f"({words.get(r['verdict'], r['verdict'])})")
-    attribute = gaps["attribute"].iloc[0] if len(gaps) else ""
-    return (f"On {attribute}, the mean bias of the PLM-based configurations minus that of each other group, paired "
-            f"over the same {int(gaps['pairs'].max()) if len(gaps) else 0} pairs (in points of Eq. 2): "
-            + "; ".join(parts) + ".")
 
 
 def released_bias(pair_ids, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -134,6 +126,39 @@ def released_column_differences(released: pd.DataFrame, live: pd.DataFrame) -> p
     return grid.rename_axis(columns=None).reset_index()
 
 
+def counted_once(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``scores`` without the (attribute, metric) cells whose scores equal an earlier configuration's on the same
+    pairs (:func:`metricbias.bias.scores.identical_cells`: ROUGE-1 and ROUGE-L where the candidates differ in one
+    token, say), so that an aggregate over configurations counts that function once; and the cells left out."""
+    from ...bias.scores import identical_cells
+
+    same = identical_cells(scores)
+    if same.empty:
+        return scores, same
+    drop = pd.MultiIndex.from_frame(same[["attribute", "metric"]])
+    keep = ~pd.MultiIndex.from_frame(scores[["attribute", "metric"]]).isin(drop)
+    return scores[keep].reset_index(drop=True), same
+
+
+def released_recomputed(live: pd.DataFrame, pair_ids) -> dict:
+    """How many live (attribute, metric) cells recompute a released score column of the same pairs to float
+    rounding (:func:`metricbias.bias.scores.identical_cells`, the released column first): ``cells`` (live cells of
+    the metrics whose scores were released), ``recomputed`` (those equal to a released column, one function
+    counted once) and ``metrics`` (their names, in order)."""
+    from ...bias.scores import identical_cells
+
+    released = published.scores()
+    released = released[released["pair_id"].isin(set(pair_ids))]
+    released = released[released["metric"].isin(RELEASED_LABELS)].assign(dataset="released")
+    ours = live[live["metric"].isin(set(RELEASED_LABELS.values()))].assign(dataset="live")
+    cols = ["dataset", "attribute", "metric", "pair_id", "score_1", "score_2"]
+    same = identical_cells(pd.concat([released[cols], ours[cols]], ignore_index=True))
+    hit = same[(same["dataset"] == "live") & (same["same_as_dataset"] == "released")]
+    cells = ours[["attribute", "metric"]].drop_duplicates()
+    return {"cells": len(cells), "recomputed": len(hit),
+            "metrics": ", ".join(dict.fromkeys(hit["metric"])) or "none"}
+
+
 def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
     """Per attribute in both: Spearman correlation between the metrics' bias on the released and on the built pairs,
     with its 95% interval over the metrics (:func:`metricbias.bias.claims.spearman_interval`)."""
@@ -152,12 +177,12 @@ def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
     """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
     ends of the intervals (Markdown, no math)."""
     if agreement.empty:
-        return "No attribute is in both sets here."
+        return "No attribute is in both sets."
     defined = agreement.dropna(subset=["CI low"])
     positive = defined[defined["CI low"] > 0]
     return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
             f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
-            f"{len(agreement)} ({', '.join(positive['attribute']) or 'none'}), where the built pairs rank the "
+            f"{len(agreement)} ({', '.join(positive['attribute']).replace('_', ' ') or 'none'}), where the built pairs rank the "
             "metrics in an order related to the released one; the intervals are too wide to show that the two "
             "orders are the same.")
 
@@ -202,13 +227,6 @@ def live_positions(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"metric": live["metric"].to_numpy(), "paradigm": live["paradigm"].to_numpy(),
                          "parameters (M)": live["params_m"].to_numpy(), "average bias": live["avg_bias"].to_numpy(),
                          "released min": low.to_numpy(), "released max": high.to_numpy(), "position": where})
-
-
-def paradigm_means(points: pd.DataFrame) -> pd.DataFrame:
-    """Mean of the average bias per paradigm over released and live configurations, highest first."""
-    means = points.groupby("paradigm")["avg_bias"].agg(["size", "mean"]).sort_values("mean", ascending=False)
-    return pd.DataFrame({"paradigm": means.index, "configurations": means["size"].to_numpy(),
-                         "mean average bias": means["mean"].to_numpy()})
 
 
 def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,

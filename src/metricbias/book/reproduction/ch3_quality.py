@@ -10,7 +10,6 @@ import pandas as pd
 from ...metrics import metric_class
 from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
-from .notes import interval_text
 
 
 #: the configuration whose quality is the bar (the metric the trained parts' quality is set beside, by its label):
@@ -59,6 +58,38 @@ def bias_quality_correlations(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gap_table(gaps: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
+    """:func:`matched_quality_gaps` for the page: which configurations (``labels`` renames the groups), the
+    comparison, how many configurations on each side, the difference with its 95% interval ("+11.06 [+10.49,
+    +11.60]"; "—" where it cannot be made) and the verdict."""
+    def interval(r):
+        if np.isnan(r["difference"]):
+            return "—"
+        return f"{r['difference']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+
+    return pd.DataFrame({"configurations": gaps["configurations"].replace(labels or {}),
+                         "comparison": gaps["comparison"],
+                         "PLM-based": gaps["PLM-based configurations"].astype(int),
+                         "others": gaps["other configurations"].astype(int),
+                         "difference [95% CI]": [interval(r) for r in gaps.to_dict("records")],
+                         "verdict": gaps["verdict"]})
+
+
+def correlation_findings(correlations: pd.DataFrame) -> dict:
+    """Plain values of :func:`bias_quality_correlations` for the page: per measure (``darr``, ``stsb``) the
+    Spearman ρ, its interval, the number of configurations and ``<measure>_verdict``: "rises with quality" or
+    "falls as quality rises" when the interval excludes 0, else "not distinguishable from no relation"."""
+    keys = {column: key for column, key in zip(QUALITY_MEASURES, ("darr", "stsb"))}
+    out = {}
+    for r in correlations.to_dict("records"):
+        key = keys[next(c for c, label in QUALITY_MEASURES.items() if label == r["measure"])]
+        verdict = ("rises with quality" if r["CI low"] > 0 else "falls as quality rises" if r["CI high"] < 0
+                   else "not distinguishable from no relation")
+        out.update({f"{key}_rho": r["Spearman ρ"], f"{key}_low": r["CI low"], f"{key}_high": r["CI high"],
+                    f"{key}_configurations": r["configurations"], f"{key}_verdict": verdict})
+    return out
+
+
 def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd.DataFrame,
                          attribute: str = "gender", *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """:func:`paradigm_gaps` twice: over every live configuration (``configurations = "all"``) and over those at
@@ -69,63 +100,3 @@ def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd
     kept = paradigm_gaps(subset, configs, attribute, n_resamples=n_resamples, seed=seed).assign(
         configurations=f"at least {REFERENCE_LABEL}")
     return pd.concat([every, kept], ignore_index=True)
-
-
-def generation_quality_sentence(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> str:
-    """How good the generation configurations are beside ``reference`` (Markdown): when any is below it on a
-    quality measure, the gap, and that no paradigm conclusion is drawn from the generation rows."""
-    gen = points[points["paradigm"] == "Generation"]
-    if gen.empty:
-        return "No generation configuration runs here."
-    ref = points.set_index("metric").loc[reference]
-    parts = [f"{r['metric']} has a DARR τ of {r['darr_tau']:.3f} and an STS-B r of {r['stsb_r']:.3f}"
-             for r in gen.to_dict("records")]
-    text = (f"{'; '.join(parts)}, against {reference}'s {ref['darr_tau']:.3f} and {ref['stsb_r']:.3f} on the same "
-            f"{int(ref['darr_pairs'])} DARR pairs and {int(ref['stsb_pairs'])} STS-B dev pairs. ")
-    weak = gen[~gen["at_least_reference"]]
-    if len(weak):
-        gaps = [f"{r['metric']}: {r['darr_tau'] - ref['darr_tau']:+.3f} in τ, {r['stsb_r'] - ref['stsb_r']:+.3f} in r"
-                for r in weak.to_dict("records")]
-        who = ("It is" if len(gen) == 1 else f"All {len(gen)} are" if len(weak) == len(gen)
-               else f"{len(weak)} of the {len(gen)} generation configurations {'are' if len(weak) > 1 else 'is'}")
-        text += (f"{who} below {reference} ({'; '.join(gaps)}). A metric below {reference}'s quality is not used, so "
-                 "no conclusion about the generation paradigm is drawn from the generation rows, in this comparison or in the "
-                 "fixed-backbone decomposition.")
-    else:
-        text += f"Every generation configuration is at least as good as {reference} on both measures."
-    return text
-
-
-def quality_sentence(points: pd.DataFrame, gaps: pd.DataFrame, correlations: pd.DataFrame,
-                     reference: str = REFERENCE_LABEL) -> str:
-    """Chapter 3's paradigm finding restated with quality in view (Markdown): how many configurations are at least
-    as good as ``reference``, the PLM-based gap over all configurations and over those, and whether the average
-    bias follows quality."""
-    from ...bias.claims import UNDECIDED
-
-    matched = points[points["at_least_reference"]]
-    words = {"higher": "the PLM-based configurations more biased", "lower": "the PLM-based configurations less biased",
-             UNDECIDED: UNDECIDED}
-    others = [m for m in matched["metric"] if m != reference]
-    text = (f"{len(others)} of the other {len(points) - 1} live configurations are at least as good as {reference} on "
-            f"both measures ({', '.join(others) or 'none'}). ")
-    for comparison, g in gaps.groupby("comparison", sort=False):
-        rows = g.set_index("configurations")
-        every, kept = rows.loc["all"], rows.loc[f"at least {reference}"]
-        text += f"{comparison}: over all configurations {interval_text({**every, 'confidence': 0.95})}"
-        if np.isnan(kept["difference"]):
-            text += (f", and among those at least as good as {reference} the comparison cannot be made "
-                     f"({int(kept['PLM-based configurations'])} PLM-based and {int(kept['other configurations'])} "
-                     "other configurations qualify). ")
-        else:
-            text += (f" ({words.get(every['verdict'], every['verdict'])}); at matched quality "
-                     f"({int(kept['PLM-based configurations'])} PLM-based against {int(kept['other configurations'])})"
-                     f" {interval_text({**kept, 'confidence': 0.95})} "
-                     f"({words.get(kept['verdict'], kept['verdict'])}). ")
-    for r in correlations.to_dict("records"):
-        verdict = ("bias rises with quality" if r["CI low"] > 0 else "bias falls as quality rises"
-                   if r["CI high"] < 0 else f"a relation between bias and quality is {UNDECIDED}")
-        text += (f"Across the {r['configurations']} configurations the Spearman correlation of the average bias with "
-                 f"the {r['measure']} is {r['Spearman ρ']:.2f} (95% CI {r['CI low']:.2f} to {r['CI high']:.2f}): "
-                 f"{verdict}. ")
-    return text.strip()

@@ -1,4 +1,21 @@
-"""Chapter 3: the quality of the trained backbones found here, as the page shows it.
+"""Chapter 3: one quality table for every part trained by the project, beside its floor.
+
+Every trained part is judged by one figure per measure, computed on the whole of its evaluation set and read
+from the part's ``provenance.json`` (where ``metricbias train NAME --quality`` or the adapter's evaluation
+records it):
+
+* a **paraphraser** (``para-*``) as the metric BARTScore-F on it: the WMT19 kk-en DARR Kendall-like τ and the
+  STS-B dev Pearson r, beside BLEU's on the same items (the floor: a part below BLEU is a weaker metric than BLEU);
+* a **regression head** (``stsb-*``): the STS-B dev Pearson r, beside BLEU's;
+* a **debiasing adapter** (``debiased-*``): the adapted metric's DARR τ and STS-B r, beside BLEU's;
+* a **masked-LM head** (``mlm-*``): the masked-token accuracy on held-out sentences, beside the accuracy of always
+  predicting the most frequent token (its reference point, recorded with it); its floor is
+  :data:`~metricbias.book.reproduction.liu_table2.HEAD_FLOOR`.
+
+A paraphraser's recorded figures count only when measured on the whole sets; where none are, the chapter's own
+measurement of the same configuration on the whole sets (``live``) stands in, so that each part has one figure.
+:func:`with_recorded` gives the chapter's quality table the recorded figures of the configurations that run on a
+paraphraser, so that the rule, the figure and :func:`parts_quality` read the same numbers.
 """
 
 from __future__ import annotations
@@ -6,23 +23,202 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: (set, statistic) of a recorded quality row -> (the chapter's quality column, the page's measure)
+MEASURES = {("wmt19-kk-en", "darr_tau"): ("darr_tau", "WMT19 kk-en DARR τ"),
+            ("stsb-dev", "pearson"): ("stsb_r", "STS-B dev r")}
+ACCURACY = "masked-token accuracy"
+#: trainer (:data:`metricbias.trained.recipes.RECIPES`) -> what the part is, on the page
+KINDS = {"paraphraser": "paraphraser (BARTScore-F)", "regression": "regression head",
+         "adapter": "debiasing adapter", "mlm_head": "masked-LM head"}
+#: what a part's figure is set beside
+BLEU, MOST_FREQUENT = "BLEU", "most frequent token"
+COLUMNS = ["part", "kind", "measure", "value", "reference", "reference value", "floor", "above floor"]
 
-#: the quality measures a paraphraser is reported with (``training_data.summary`` column -> page column): its
-#: BARTScore-F and BLEU's on the same items (every WMT19 kk-en DARR pair, all STS-B dev pairs)
-TRAINED_QUALITY = {"wmt19-kk-en darr_tau": "DARR tau", "bleu wmt19-kk-en darr_tau": "BLEU DARR tau",
-                   "stsb-dev pearson": "STS-B dev r", "bleu stsb-dev pearson": "BLEU STS-B dev r"}
+
+def _full(sizes: dict) -> dict:
+    from ...metaeval.quality import full_sizes
+
+    return full_sizes() if sizes is None else sizes
 
 
-def trained_quality(summary: pd.DataFrame, kind: str = "seq2seq") -> pd.DataFrame:
-    """The quality of the trained backbones of ``kind`` found here as metrics, from a ``training_data.summary()`` frame:
-    ``name, base, steps, device, validation perplexity`` and the measures of :data:`TRAINED_QUALITY` (NaN where
-    not measured yet)."""
-    found = summary[summary["available"].astype(bool)]
-    if "kind" in found:
-        found = found[found["kind"] == kind]
-    out = pd.DataFrame({"name": found["name"], "base": found.get("base"), "steps": found.get("steps"),
-                        "device": found.get("device"),
-                        "validation perplexity": found.get("validation_perplexity", np.nan)})
-    for col, label in TRAINED_QUALITY.items():
-        out[label] = found[col] if col in found else np.nan
-    return out.reset_index(drop=True)
+def _recorded_paraphraser(info: dict, sizes: dict, metric: str = "bartscore F") -> dict:
+    """{(set, statistic): value} of ``metric`` (BARTScore-F on a paraphraser, or the BLEU recorded beside it),
+    recorded on the whole sets only."""
+    whole = {"wmt19-kk-en": sizes["darr_pairs"], "stsb-dev": sizes["stsb_pairs"]}
+    out = {}
+    for row in info.get("quality", {}).get("rows", []):
+        key = (row.get("dataset"), row.get("statistic"))
+        if row.get("metric", "bartscore F") == metric and key in MEASURES and row.get("n") == whole[key[0]]:
+            out[key] = float(row["value"])
+    return out
+
+
+def _recorded_adapter(info: dict, sizes: dict) -> dict:
+    """{(set, statistic): value} of the adapted metric ("after"), from the adapter's recorded evaluation."""
+    whole = {"wmt19-kk-en": sizes["darr_pairs"], "stsb-dev": sizes["stsb_pairs"]}
+    out = {}
+    for row in info.get("figures", {}).get("evaluation", []):
+        key = (row.get("dataset"), row.get("statistic"))
+        if row.get("kind") == "quality" and key in MEASURES and row.get("n") == whole[key[0]]:
+            out[key] = float(row["after"])
+    return out
+
+
+def recorded(names=None, sizes: dict | None = None) -> dict:
+    """``{part: {"trainer", "figures": {(set, statistic) or "accuracy": value}, "reference": value, "bleu":
+    {(set, statistic): value}}}`` for every trained part found (``names``: default every recipe but the smoke
+    ones), read from its provenance (``bleu``: BLEU's whole-set figures recorded beside a paraphraser's)."""
+    from ... import backbones
+    from ...trained.recipes import RECIPES
+
+    sizes = _full(sizes)
+    out = {}
+    for name in (names if names is not None else [n for n in RECIPES if not n.endswith("-smoke")]):
+        folder = backbones.trained_path(name)
+        if folder is None:
+            continue
+        trainer, info = RECIPES[name][0], backbones.trained_info(folder)
+        figures, reference, bleu = {}, np.nan, {}
+        if trainer == "paraphraser":
+            figures, bleu = _recorded_paraphraser(info, sizes), _recorded_paraphraser(info, sizes, "bleu")
+        elif trainer == "adapter":
+            figures = _recorded_adapter(info, sizes)
+        elif trainer == "regression":
+            r = info.get("figures", {}).get("stsb_dev_pearson")
+            if r is not None and info.get("dev_rows") == sizes["stsb_pairs"]:
+                figures = {("stsb-dev", "pearson"): float(r)}
+        elif trainer == "mlm_head":
+            f = info.get("figures", {})
+            if "masked_token_accuracy" in f:
+                figures = {"accuracy": float(f["masked_token_accuracy"])}
+            reference = float(f.get("most_frequent_token_accuracy", np.nan))
+        out[name] = {"trainer": trainer, "figures": figures, "reference": reference, "bleu": bleu}
+    return out
+
+
+def _paraphraser_configurations(entries) -> dict:
+    """{paraphraser: label of the BARTScore-F configuration that runs on it} among ``entries`` (Spec list)."""
+    return {e.options["backbone"]: e.label for e in entries
+            if e.name == "bartscore" and e.options.get("variant") == "F" and str(e.options.get("backbone", ""))
+            .startswith("para-")}
+
+
+def with_recorded(quality: pd.DataFrame, entries, parts: dict) -> pd.DataFrame:
+    """``quality`` (:func:`metricbias.metaeval.quality.configuration_quality`) with the recorded whole-set figures
+    (:func:`recorded`) in place of the measured ones for every configuration that runs on a paraphraser: one figure
+    per trained part. A paraphraser with no whole-set record keeps the chapter's measurement."""
+    out = quality.copy()
+    on = {label: part for part, label in _paraphraser_configurations(entries).items()}
+    for label, part in on.items():
+        figures = parts.get(part, {}).get("figures", {})
+        for key, (column, _) in MEASURES.items():
+            if key in figures and label in set(out["metric"]):
+                out.loc[out["metric"] == label, column] = figures[key]
+    return out
+
+
+def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | None = None,
+                  head_floor: float | None = None) -> pd.DataFrame:
+    """One row per (trained part, measure): :data:`COLUMNS`. ``parts``: :func:`recorded`; ``quality``: the
+    chapter's quality table after :func:`with_recorded` (its BLEU row is the floor of a metric, else BLEU's
+    figures recorded beside a paraphraser; and it stands in for a paraphraser without a whole-set record, when it
+    was measured on the whole sets)."""
+    from .liu_table2 import HEAD_FLOOR
+
+    head_floor = HEAD_FLOOR if head_floor is None else head_floor
+    sizes = _full(sizes)
+    by_label = quality.set_index("metric")
+    whole = {"darr_tau": ("darr_pairs", sizes["darr_pairs"]), "stsb_r": ("stsb_pairs", sizes["stsb_pairs"])}
+
+    def measured(label, column):
+        if label not in by_label.index:
+            return np.nan
+        count, size = whole[column]
+        row = by_label.loc[label]
+        return float(row[column]) if count not in row or int(row[count]) == size else np.nan
+
+    bleu = {column: measured(BLEU, column) for column in whole}
+    for part in parts.values():  # where BLEU was not measured on the whole sets here: as recorded beside a part
+        for key, (column, _) in MEASURES.items():
+            if np.isnan(bleu[column]) and key in part.get("bleu", {}):
+                bleu[column] = part["bleu"][key]
+    live = _paraphraser_configurations(entries)
+    rows = []
+    for name, part in parts.items():
+        kind = KINDS[part["trainer"]]
+        if part["trainer"] == "mlm_head":
+            value = part["figures"].get("accuracy", np.nan)
+            rows.append({"part": name, "kind": kind, "measure": ACCURACY, "value": value,
+                         "reference": MOST_FREQUENT, "reference value": part["reference"], "floor": head_floor,
+                         "above floor": _above(value, head_floor)})
+            continue
+        for key, (column, measure) in MEASURES.items():
+            value = part["figures"].get(key, np.nan)
+            if np.isnan(value) and part["trainer"] == "paraphraser" and name in live:
+                value = measured(live[name], column)
+            if np.isnan(value) and part["trainer"] != "paraphraser":
+                continue  # a regression head records its STS-B r only
+            rows.append({"part": name, "kind": kind, "measure": measure, "value": value, "reference": BLEU,
+                         "reference value": bleu[column], "floor": bleu[column],
+                         "above floor": _above(value, bleu[column])})
+    order = {kind: i for i, kind in enumerate(KINDS.values())}
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    return out.sort_values("kind", key=lambda c: c.map(order), kind="stable", ignore_index=True)
+
+
+#: the rows of :func:`page_table` that hold the references, not a trained part
+REFERENCE_ROWS = {BLEU: "BLEU (the floor of a metric)", MOST_FREQUENT: "most frequent token (a head's reference)"}
+
+
+def page_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`parts_quality` as the page shows it: one row per part with a column per measure (``DARR τ``,
+    ``STS-B r``, ``masked-token accuracy``) and whether it is above its floor on every measure it has, after a
+    row for each reference (BLEU, the most frequent token) with its figures on the same items."""
+    columns = {"WMT19 kk-en DARR τ": "DARR τ", "STS-B dev r": "STS-B r", ACCURACY: ACCURACY}
+    rows = {}
+    for r in table.to_dict("records"):
+        row = rows.setdefault(r["part"], {"part": r["part"], "kind": r["kind"], "floor": []})
+        row[columns[r["measure"]]] = r["value"]
+        row["floor"].append(r["above floor"])
+    for row in rows.values():
+        marks = row.pop("floor")
+        row["above floor"] = "no" if "no" in marks else "not measured" if "not measured" in marks else "yes"
+    refs = []
+    for reference, label in REFERENCE_ROWS.items():
+        found = table[table["reference"] == reference]
+        if len(found):
+            values = found.groupby("measure", sort=False)["reference value"].first()
+            refs.append({"part": label, "kind": "reference", **{columns[m]: v for m, v in values.items()}})
+    out = pd.DataFrame(refs + list(rows.values()), columns=["part", "kind", *columns.values(), "above floor"])
+    heads = (out["kind"] == KINDS["mlm_head"]) | (out["part"] == REFERENCE_ROWS[MOST_FREQUENT])
+    out = pd.concat([out[~heads], out[heads]], ignore_index=True)  # the heads and their reference last
+    return out[["part", "kind", *columns.values(), "above floor"]]
+
+
+def _above(value: float, floor: float) -> str:
+    if np.isnan(value) or np.isnan(floor):
+        return "not measured"
+    return "yes" if value >= floor else "no"
+
+
+def below_floor(table: pd.DataFrame) -> list[str]:
+    """The parts of :func:`parts_quality` below their floor on at least one measure."""
+    return list(dict.fromkeys(table.loc[table["above floor"] == "no", "part"]))
+
+
+def quality_findings(table: pd.DataFrame) -> dict:
+    """Plain values of :func:`parts_quality` for prose and other pages: ``<part>_<measure>`` and the count of
+    parts and of those below their floor (``parts``, ``below``) and their names (``below_names``)."""
+    keys = {"WMT19 kk-en DARR τ": "darr_tau", "STS-B dev r": "stsb_r", ACCURACY: "accuracy"}
+    out = {"parts": int(table["part"].nunique()), "below": len(below_floor(table)),
+           "below_names": ", ".join(below_floor(table)) or "none"}
+    for r in table.to_dict("records"):
+        stem = r["part"].replace("-", "_").lower()
+        out[f"{stem}_{keys[r['measure']]}"] = r["value"]
+        out[f"{stem}_{keys[r['measure']]}_reference"] = r["reference value"]
+    return out
+
+
+__all__ = ["ACCURACY", "BLEU", "COLUMNS", "KINDS", "MEASURES", "MOST_FREQUENT", "REFERENCE_ROWS", "below_floor",
+           "page_table", "parts_quality",
+           "quality_findings", "recorded", "with_recorded"]

@@ -1,6 +1,7 @@
 """Chapter 6: the training-free alternative, the metric made blind to the attribute
 (:func:`metricbias.mitigation.invariant.invariant`), beside the trained adapters: its before/after table, its
-cost in forward passes, its bias intervals and the verdict.
+cost in forward passes and its bias intervals (the numbers of its comparison with the adapter:
+:func:`.ch6_paper.invariant_findings`).
 """
 
 from __future__ import annotations
@@ -134,8 +135,7 @@ def sample_note(sample_size: int, quality_sample_size: int, comparison: pd.DataF
     same = ("the sets the adapters of the same metrics were measured on" if wrapper == adapter else
             f"where the adapters of the same metrics were measured on {adapter}")
     if not sample_size and not quality_sample_size:
-        return (f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), "
-                f"{same}.")
+        return f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), {same}."
     drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
              f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
     return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} ({wrapper}), "
@@ -156,58 +156,3 @@ def invariant_comparison(adapter_table: pd.DataFrame, invariant_table: pd.DataFr
     # a gain in quality is no cost: the largest relative loss (0 when every quality measure held or rose)
     summary["largest quality loss"] = summary["metric"].map(quality["relative_change"].min().clip(upper=0))
     return summary
-
-
-def invariant_verdict(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: pd.DataFrame,
-                      versus: pd.DataFrame, label: str = "BERTScore", attribute: str = "gender") -> str:
-    """A Markdown paragraph: is the training-free wrapper of ``label`` as good as its trained adapter?
-
-    The biases are compared with a test: per gender set, the :func:`wrapper_versus_adapter` difference of the
-    two Eq. 2 biases on the same pairs, its 95% interval and p-value; the wrapper's bias is "lower" or "higher"
-    where the interval excludes 0 and p < 0.05. The quality and the criteria (the :func:`invariant_comparison`
-    rows: the largest relative quality loss, a gain counting as none, and the criteria met, where a quality change
-    of either sign beyond 1% misses its criterion) are point values, and the paragraph says so. The wrapper's bias
-    on the released set is given with its 95% bootstrap interval (:func:`bias_intervals`), its cost with
-    :func:`invariant_cost` (all sets pooled).
-    """
-    rows = comparison.set_index("metric")
-    wrapper, adapter = rows.loc[f"{label} ({attribute}-invariant)"], rows.loc[label]
-    cut = {d: (wrapper[f"gender bias cut ({d})"], adapter[f"gender bias cut ({d})"]) for d in ("published", "built")}
-    q_w, q_a = wrapper["largest quality loss"], adapter["largest quality loss"]
-    released = intervals[(intervals["metric"] == label) & (intervals["dataset"] == "published")].set_index("variant")
-    plain, blind = released.loc["plain"], released.loc[f"{attribute}-invariant"]
-    pooled = costs.set_index("set").loc["all"]
-    names = {"published": "released", "built": "built"}
-    tests = versus.set_index("dataset")
-    differences = "; ".join(
-        f"{t['difference']:+.2f} on the {names[d]} set (95% CI {t['ci_low']:+.2f} to {t['ci_high']:+.2f}, paired "
-        f"permutation p = {t['p_value']:.3g}, {int(t['n_pairs']):,} pairs)" for d, t in tests.iterrows())
-    # a finding needs both: the interval of the difference excludes 0 and the permutation test rejects at 5%
-    # (with a few pairs a BCa interval can exclude 0 where no permutation p-value can fall below 5%)
-    lower = [names[d] for d, t in tests.iterrows() if t["ci_high"] < 0 and t["p_value"] < 0.05]
-    higher = [names[d] for d, t in tests.iterrows() if t["ci_low"] > 0 and t["p_value"] < 0.05]
-    tied = [names[d] for d in tests.index if names[d] not in lower + higher]
-    found = [f"lower than the adapter's on the {' and '.join(lower)} set{'s' * (len(lower) > 1)}"] if lower else []
-    found += [f"higher on the {' and '.join(higher)} set{'s' * (len(higher) > 1)}"] if higher else []
-    found += [f"not distinguishable from it on the {' and '.join(tied)} set{'s' * (len(tied) > 1)}"] if tied else []
-    same = (wrapper["bias pairs"], wrapper["quality items"]) == (adapter["bias pairs"], adapter["quality items"])
-    where = "on the same pairs and items" if same else "on samples that need not be the same"
-    quality = ("no larger than" if q_w >= q_a else "larger than")
-    criteria_met = ("as many criteria as the adapter" if wrapper["criteria met"] == adapter["criteria met"] else
-                    "more criteria than the adapter" if wrapper["criteria met"] > adapter["criteria met"] else
-                    "fewer criteria than the adapter")
-    cost = f"{pooled['texts']:.1f}× the encoder passes (distinct texts) and {pooled['pairs']:.1f}× the scored pairs"
-    return (
-        f"On the released {attribute} set the wrapper's bias (Eq. 2) is {blind['value']:.2f} (95% CI "
-        f"{blind['ci_low']:.2f} to {blind['ci_high']:.2f}, {int(blind['n_pairs'])} pairs), against "
-        f"{plain['value']:.2f} ({plain['ci_low']:.2f} to {plain['ci_high']:.2f}) for plain {label}. "
-        f"It cuts {attribute} bias by {cut['published'][0]:.0%} (released) and {cut['built'][0]:.0%} (built); "
-        f"the trained adapter by {cut['published'][1]:.0%} and {cut['built'][1]:.0%}. The wrapper's bias minus "
-        f"the adapter's, on the same pairs: {differences}. So the wrapper's {attribute} bias is "
-        f"{', and '.join(found)}. Its largest quality loss is {abs(q_w):.2%}, the adapter's {abs(q_a):.2%}; it "
-        f"meets {wrapper['criteria met']} of {wrapper['criteria']} criteria, the adapter {adapter['criteria met']} "
-        f"of {adapter['criteria']} (the wrapper measured on {int(wrapper['bias pairs']):,} bias pairs and "
-        f"{int(wrapper['quality items']):,} quality items, the adapter on {int(adapter['bias pairs']):,} and "
-        f"{int(adapter['quality items']):,}). Those two are point values {where}, with no test of the "
-        f"difference: that the wrapper's largest quality loss is {quality} the adapter's, and that it meets "
-        f"{criteria_met}, compare figures and are not findings. It costs {cost} of the plain metric, and no training.")

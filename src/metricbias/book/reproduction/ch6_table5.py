@@ -9,6 +9,9 @@ import pandas as pd
 
 #: the bias row of Table 5 in each bias dataset
 GENDER = {"published": "gender", "built": "gender"}
+#: the page's headers for :func:`table5`'s columns: words, with each quality set's statistic
+PAGE_COLUMNS = {"gender bias (published)": "gender bias (released)", "wmt19-kk-en": "WMT19 kk-en τ",
+                "realsumm": "REALSumm ρ", "flickr8k": "Flickr8k τ", "stsb-dev": "STS-B dev r"}
 
 
 def table5(results: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from .gao2022 import side_by_side, table5, table6, table9
-from .notes import interval_text
 
 
 def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
@@ -148,9 +147,10 @@ def metric_group(name: str) -> str:
     return "n-gram" if metric_class(name).family == "ngram" else "model-based"
 
 
-#: what :func:`shift_claim`'s verdicts mean for Gao & Wan's claim
-SHIFT_VERDICTS = {"higher": "model-based configurations shift more, as Gao & Wan claim",
-                  "lower": "model-based configurations shift less, against Gao & Wan's claim"}
+#: the word for each verdict of :func:`metricbias.bias.claims.compare` on "model-based minus n-gram |shift|"
+SHIFT_VERDICTS = {"higher": "model-based shift more", "lower": "model-based shift less"}
+#: the word where the difference cannot be told from 0, and where a group has fewer than two configurations
+SHIFT_UNDECIDED, SHIFT_UNTESTED = "not distinguishable", "not tested"
 
 
 def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -158,7 +158,8 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
     table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
     n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
-    resampled independently (:func:`metricbias.bias.claims.compare`)."""
+    resampled independently (:func:`metricbias.bias.claims.compare`). ``verdict``: "model-based shift more" or
+    "... less" (the interval excludes 0), "not distinguishable", or "not tested" (a group of fewer than two)."""
     from ...bias import claims
 
     rows = []
@@ -174,29 +175,44 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
             if min(len(x), len(y)) >= 2:
                 c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
                 row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
-                           verdict=SHIFT_VERDICTS.get(c["verdict"], c["verdict"]))
+                           verdict=SHIFT_VERDICTS.get(c["verdict"], SHIFT_UNDECIDED))
             else:
                 row.update(difference=row["mean |shift| model-based"] - row["mean |shift| n-gram"], ci_low=np.nan,
-                           ci_high=np.nan, verdict="too few configurations in a group (fewer than two) to test")
+                           ci_high=np.nan, verdict=SHIFT_UNTESTED)
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def shift_claim_sentence(claim: pd.DataFrame) -> str:
-    """One Markdown bullet per row of :func:`shift_claim`: the two means, the difference with its interval and the
-    verdict."""
+def shift_key(set_name: str, subset: str) -> str:
+    """The glue key part of one row of :func:`shift_claim`: ``flickr8k_all``, ``wmt19_kk_en_all``."""
+    return f"{set_name}_{subset}".lower().replace(" ", "_").replace("-", "_")
 
-    lines = []
+
+def shift_findings(claim: pd.DataFrame) -> dict:
+    """Per row of :func:`shift_claim` (key prefix :func:`shift_key`): ``verdict``, ``difference``, ``ci_low``,
+    ``ci_high``, the two means (``model``, ``ngram``) and the two group sizes (``n_model``, ``n_ngram``)."""
+    out = {}
     for r in claim.to_dict("records"):
-        where = f"{r['set']}" + ("" if r["subset"] == "all" else " (male-only hypotheses)")
-        diff = (interval_text({"difference": r["difference"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                               "confidence": 0.95}, digits=3) if not np.isnan(r["ci_low"]) else
-                ("undefined" if np.isnan(r["difference"]) else f"{r['difference']:+.3f}"))
-        n_model, n_ngram = r["model-based configurations"], r["n-gram configurations"]
-        lines.append(f"- **{where}**: mean |shift| {r['mean |shift| model-based']:.3f} over {n_model} model-based "
-                     f"configuration{'s' if n_model != 1 else ''}, {r['mean |shift| n-gram']:.3f} over {n_ngram} "
-                     f"n-gram one{'s' if n_ngram != 1 else ''}; difference {diff}: {r['verdict']}.")
-    return "\n".join(lines) if lines else "No correlation ran, so the claim is not tested here."
+        key = shift_key(r["set"], r["subset"])
+        out.update({f"{key}_verdict": r["verdict"], f"{key}_difference": float(r["difference"]),
+                    f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"]),
+                    f"{key}_model": float(r["mean |shift| model-based"]),
+                    f"{key}_ngram": float(r["mean |shift| n-gram"]),
+                    f"{key}_n_model": int(r["model-based configurations"]),
+                    f"{key}_n_ngram": int(r["n-gram configurations"])})
+    return out
+
+
+def shift_table(claim: pd.DataFrame) -> pd.DataFrame:
+    """:func:`shift_claim` as the page shows it: one row per set (the male-only subset named in it), the
+    configurations of each group, the two means, the difference and its interval."""
+    subset = claim["subset"].map(lambda s: "" if s == "all" else " (male-only hypotheses)")
+    return pd.DataFrame({"set": claim["set"] + subset,
+                         "configurations (model-based / n-gram)": claim["model-based configurations"].astype(str)
+                         + " / " + claim["n-gram configurations"].astype(str),
+                         "mean |shift| model-based": claim["mean |shift| model-based"],
+                         "mean |shift| n-gram": claim["mean |shift| n-gram"], "difference": claim["difference"],
+                         "ci_low": claim["ci_low"], "ci_high": claim["ci_high"]})
 
 
 def preference_claim_sentence(pref: pd.DataFrame) -> str:
@@ -222,16 +238,32 @@ def preference_claim_sentence(pref: pd.DataFrame) -> str:
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
     """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
     |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
-    bootstrap interval and the verdict (:func:`metricbias.bias.claims.compare`); ``sentence`` says it."""
+    bootstrap interval (:func:`metricbias.bias.claims.compare`) and ``verdict``: the correlations move "more on the
+    male-only subset" or "less ...", "not distinguishable", or "not tested" (fewer than two configurations)."""
     from ...bias import claims
 
     wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
         index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()
     if "single_gender" not in wide or len(wide) < 2:
-        return {"configurations": len(wide), "sentence": "The male-only subset is too small here to compare."}
+        return {"configurations": len(wide), "difference": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                "verdict": SHIFT_UNTESTED}
     c = claims.compare(wide["single_gender"], wide["all"], paired=True, n_resamples=n_resamples, seed=seed)
-    words = {"higher": "the correlations move more on the male-only subset",
-             "lower": "the correlations move less on the male-only subset"}.get(c["verdict"], c["verdict"])
-    return {"configurations": len(wide), **c,
-            "sentence": (f"Over the {len(wide)} configurations, |shift| on the male-only subset minus |shift| on all "
-                         f"examples is {interval_text(c, digits=3)}, paired by configuration: {words}.")}
+    words = {"higher": "more on the male-only subset", "lower": "less on the male-only subset"}
+    return {"configurations": len(wide), **c, "verdict": words.get(c["verdict"], SHIFT_UNDECIDED)}
+
+
+#: the page's word for a Flickr8k subset
+SUBSETS = {"all": "all", "single_gender": "male-only"}
+
+
+def compact(page: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`for_page` table in at most 8 columns for the page: our metric and its aggregation in one column
+    ("BERTScore-MiniLM (max)"; a single reference names none), subsets in words, the paper's aggregation and the
+    differences left out (the chapter's download keeps them)."""
+    out = page.copy()
+    if "aggregation" in out:
+        bare = out["aggregation"].isna() | (out["aggregation"] == "single")  # one reference: nothing aggregated
+        out["metric"] = out["metric"].where(bare, out["metric"] + " (" + out["aggregation"] + ")")
+    if "subset" in out:
+        out["subset"] = out["subset"].map(SUBSETS).fillna(out["subset"])
+    return out.drop(columns=[c for c in out if c in ("aggregation", "their aggregation") or c.endswith(" difference")])

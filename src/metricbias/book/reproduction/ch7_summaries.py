@@ -153,6 +153,17 @@ def largest_shift(performance_table: pd.DataFrame, subset: str = "all") -> float
     return float(rows["delta"].abs().max()) if len(rows) else float("nan")
 
 
+def reordered_pairs(performance_table: pd.DataFrame, subset: str = "all") -> int:
+    """The largest DARR tau shift of a :func:`performance` table in pairs: tau = (concordant − discordant) / n with
+    a metric tie counted as discordant, so one pair turning from concordant to discordant moves tau by 2/n, and a
+    shift delta over n pairs is at least |delta|·n/2 pairs changing order (net). 0 without a DARR row."""
+    rows = performance_table[(performance_table["statistic"] == "darr_tau") & (performance_table["subset"] == subset)]
+    if rows.empty:
+        return 0
+    top = rows.loc[rows["delta"].abs().idxmax()]
+    return int(round(abs(top["delta"]) * top["n_origin"] / 2))
+
+
 def findings(pref: pd.DataFrame, performances: dict) -> dict:
     """Chapter 7's headline numbers: the preference counts of :func:`preference_summary` and, per set of
     ``performances`` (name -> :func:`performance` table), the largest correlation shift after swapping

@@ -93,8 +93,8 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
         return float(c["coverage"].min()), float(c["coverage"].max()), c
 
     out = {}
-    for name, frame, interval in (("bca", independent, "BCa over pairs"), ("tl", templates, "two-level"),
-                                  ("tpo", templates, "templates only"),
+    for name, frame, interval in (("bca", independent, "BCa over pairs"), ("tl", templates, "two-level (conservative)"),
+                                  ("tpo", templates, "templates only"), ("tpx", templates, "templates, expanded"),
                                   ("pair_tpl", templates, "BCa over pairs")):
         low, high, c = span(frame, interval)
         worst = c.loc[c["coverage"].idxmin()]
@@ -102,11 +102,15 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
                     f"{name}_worst_measure": str(worst["measure"]).replace("_", " "),
                     f"{name}_in_target": int(c["coverage"].between(*target).sum()), f"{name}_cells": len(c),
                     f"{name}_reps": int(c["reps"].min())})
-    fewest = templates[(templates["interval"] == "templates only") & templates["coverage"].notna()]
-    fewest = fewest[fewest["templates"] == fewest["templates"].min()]
-    out.update({"tpo_fewest_templates": int(fewest["templates"].iloc[0]),
-                "tpo_at_fewest": float(fewest["coverage"].min()),
-                "tpo_at_fewest_se": float(fewest.loc[fewest["coverage"].idxmin(), "mc_se"])})
+    for name, interval in (("tpo", "templates only"), ("tpx", "templates, expanded")):
+        shown = templates[(templates["interval"] == interval) & templates["coverage"].notna()]
+        for which, count in (("fewest", shown["templates"].min()),
+                             ("few", shown.loc[shown["templates"] > shown["templates"].min(), "templates"].min())):
+            at = shown[shown["templates"] == count]
+            if at.empty:
+                continue
+            out.update({f"{name}_{which}_templates": int(count), f"{name}_at_{which}": float(at["coverage"].min()),
+                        f"{name}_at_{which}_se": float(at.loc[at["coverage"].idxmin(), "mc_se"])})
     eq2 = independent[independent["measure"] == "eq2"].set_index("n")["relative_bias"]
     out.update({"eq2_bias_smallest": float(eq2.iloc[0]), "eq2_bias_largest": float(eq2.iloc[-1]),
                 "n_smallest": int(eq2.index[0]), "n_largest": int(eq2.index[-1]),
@@ -116,10 +120,10 @@ def simulation_findings(study: pd.DataFrame, type_one: pd.DataFrame, target=(0.9
 
 
 def robustness_findings(study: pd.DataFrame) -> dict:
-    """Numbers for prose from :func:`metricbias.bias.simulation.robustness_study`: per design (``eq1``, ``tied``,
-    ``heavy``), the lowest coverage over sizes and measures (``..._min``), its Monte-Carlo SE, size and measure,
+    """Numbers for prose from :func:`metricbias.bias.simulation.robustness_study`: per design (``eq1``, ``eq2r``,
+    ``tied``, ``heavy``), the lowest coverage over sizes and measures (``..._min``), its Monte-Carlo SE, size and measure,
     and the highest (``..._max``)."""
-    short = {"Eq. 1-rescaled": "eq1", "tied scores": "tied", "heavy tails": "heavy"}
+    short = {"Eq. 1-rescaled": "eq1", "Eq. 2": "eq2r", "tied scores": "tied", "heavy tails": "heavy"}
     out = {}
     for design, block in study.groupby("design", sort=False):
         key = short.get(design, str(design).replace(" ", "_"))
@@ -130,24 +134,29 @@ def robustness_findings(study: pd.DataFrame) -> dict:
     return out
 
 
-def floor_findings(floor: pd.DataFrame, *, q: float = 0.05) -> dict:
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0) -> dict:
     """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
     Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
-    (``below``), neither (``within``), and the median of Eq. 2 over its control (``ratio``)."""
+    (``below``), neither (``within``), how many are equivalent to their floor within ± ``margin`` points (the 95%
+    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``)."""
     tested = floor[floor["p_value"].notna()]
     sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
     up = tested["excess"].to_numpy(float) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (tested["eq2"] / tested["eq2_control"]).replace([np.inf, -np.inf], np.nan)
+    inside = (tested["ci_low"] > -margin) & (tested["ci_high"] < margin)
     return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
-            "within": int(len(tested) - np.sum(sig)), "ratio": float(ratio.median()),
+            "within": int(len(tested) - np.sum(sig)), "equivalent": int(inside.sum()), "margin": float(margin),
+            "ratio": float(ratio.median()),
             "controls": int(floor["n_control"].max()) if len(floor) else 0}
 
 
 def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows with a
     ``scores`` column (released, live): per scores set, the configurations, how many have a group (pronoun) effect
-    and a stereotype effect whose interval excludes 0, how many have the group effect the larger in absolute
+    and a stereotype effect whose interval excludes 0 (the group effect split by its direction: the group coded +1
+    preferred, on WinoBias gender the male pronoun, or the group coded −1), how many have the group effect the
+    larger in absolute
     value, and the median of |group| / (|group| + |stereotype|), the pronoun's share of the two. Also the findings
     for prose, ``<scores>_<column>``."""
     wide = effects.pivot_table(index=["scores", "metric"], columns="effect", values=["estimate", "ci_low", "ci_high"],
@@ -156,11 +165,15 @@ def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     for name, block in wide.groupby(level="scores", sort=False):
         g, st = block["estimate"]["group"].abs(), block["estimate"]["stereotype"].abs()
         shown = {e: (block["ci_low"][e] > 0) | (block["ci_high"][e] < 0) for e in ("group", "stereotype")}
+        signed = block["estimate"]["group"]
         rows.append({"scores": name, "configurations": len(block), "group effect shown": int(shown["group"].sum()),
+                     "+1 group preferred": int((shown["group"] & (signed > 0)).sum()),
+                     "−1 group preferred": int((shown["group"] & (signed < 0)).sum()),
                      "stereotype effect shown": int(shown["stereotype"].sum()),
                      "group larger": int((g > st).sum()), "pronoun share (median)": float((g / (g + st)).median())})
     table = pd.DataFrame(rows)
     keys = {"configurations": "configurations", "group effect shown": "group_shown",
+            "+1 group preferred": "group_plus", "−1 group preferred": "group_minus",
             "stereotype effect shown": "stereotype_shown", "group larger": "group_larger",
             "pronoun share (median)": "pronoun_share"}
     findings = {f"{r['scores'].split()[0]}_{key}": r[column] for r in rows for column, key in keys.items()}

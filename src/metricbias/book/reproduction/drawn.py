@@ -55,4 +55,21 @@ def drawn_sentence(profile: str) -> str:
             + "; ".join(parts) + ". Each page names its draw, and `-p <parameter>=0` runs the whole set.")
 
 
-__all__ = ["COLUMNS", "drawn", "drawn_sentence", "is_draw"]
+def left_out(profile: str) -> pd.DataFrame:
+    """One row per chapter that leaves configurations of ``profile``'s suite out (its ``skip_metrics``):
+    ``chapter`` (e.g. "chapter 4") and ``left out`` (the configurations' labels)."""
+    from ... import profiles
+    from .. import runner
+
+    suite = profiles.suite(profile)
+    rows = []
+    for chapter in runner.chapters():
+        skip = runner.chapter_parameters(profile, chapter.stem).get("skip_metrics", "")
+        kept = {s.label for s in profiles.suite(profile, skip)} if skip else {s.label for s in suite}
+        gone = [s.label for s in suite if s.label not in kept]
+        if gone:
+            rows.append({"chapter": _chapter(chapter.stem), "left out": ", ".join(gone)})
+    return pd.DataFrame(rows, columns=["chapter", "left out"])
+
+
+__all__ = ["COLUMNS", "drawn", "drawn_sentence", "is_draw", "left_out"]

@@ -45,19 +45,33 @@ def grid_rows(availability: pd.DataFrame, enters: bool) -> pd.DataFrame:
     return out
 
 
+#: appended to the label of a configuration that its quality rule leaves out of the paradigm findings, where a
+#: figure still shows its bias
+LEFT_OUT_MARK = " †"
+
+
+def mark_left_out(frame: pd.DataFrame, configs: pd.DataFrame, enters: bool, column: str = "metric") -> pd.DataFrame:
+    """``frame`` with :data:`LEFT_OUT_MARK` after each ``column`` label whose configuration (in ``configs``, with
+    its ``paradigm``) is a generation row that does not enter the paradigm findings."""
+    if enters:
+        return frame
+    out_ = set(configs.loc[configs["paradigm"] == GENERATION, "metric"])
+    return frame.assign(**{column: frame[column].map(lambda m: f"{m}{LEFT_OUT_MARK}" if m in out_ else m)})
+
+
 def decision_sentence(points: pd.DataFrame) -> str:
     """Whether the generation rows enter the paradigm comparisons, and why (Markdown)."""
     gen = points[points["paradigm"] == GENERATION]
     if gen.empty:
-        return "No generation configuration runs here, so the paradigm comparisons have no generation rows."
+        return "No generation configuration is measured, so the paradigm comparisons have no generation rows."
     weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
     if not weak:
         return (f"Every generation configuration ({', '.join(gen['metric'])}) is at least as good as BLEU on both "
                 "quality measures, so the generation rows enter the paradigm comparisons.")
     return (f"{len(weak)} of the {len(gen)} generation configurations ({', '.join(weak)}) "
             f"{'is' if len(weak) == 1 else 'are'} below BLEU on at least one quality measure, so the generation "
-            "rows are left out of the paradigm comparisons: the variance shares of Figure 4 with the live "
+            "rows are left out of the paradigm comparisons: the backbone-size comparison with the live "
             "configurations and the fixed-backbone decomposition are computed without them.")
 
 
-__all__ = ["GENERATION", "decision_sentence", "generation_enters", "grid_rows", "paradigm_configs"]
+__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_sentence", "mark_left_out", "generation_enters", "grid_rows", "paradigm_configs"]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ...bias.clusters import expanded_levels, resampled_sums, template_of
 from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ...metrics.base import PLM_PARADIGMS, SURFACE_PARADIGMS
 from .ch1_published import pair_term_table
@@ -27,43 +27,59 @@ from .ch1_published import pair_term_table
 PARADIGM_ORDER = (*PLM_PARADIGMS, *SURFACE_PARADIGMS)
 #: where the landing page finds the summary figure (relative to the project root)
 FIGURE = Path("_static") / "data" / "landing-summary.png"
-AVERAGE_COLUMNS = ["scores", "paradigm", "configurations", "attributes", "pairs", "bias", "ci_low", "ci_high"]
+AVERAGE_COLUMNS = ["scores", "paradigm", "configurations", "attributes", "pairs", "clusters", "bias", "ci_low",
+                   "ci_high"]
 
 
 def paradigm_averages(scores: pd.DataFrame, configs: pd.DataFrame, *, label: str, n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED, confidence: float = 0.95) -> pd.DataFrame:
-    """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a BCa interval.
+    """Each paradigm's Eq. 2 bias averaged over its configurations and the attributes, with a cluster interval.
 
     Per attribute and pair, the mean over the paradigm's configurations of the Eq. 2 term (each configuration
     rescaled by its own Eq. 1; constant ones left out, :func:`.ch1_published.pair_term_table`);
     the average is the mean over attributes of the mean over pairs, which is the mean Eq. 2 over the paradigm's
-    (configuration, attribute) cells when every cell is defined. The interval resamples pairs within each
-    attribute (:func:`scipy.stats.bootstrap` with one sample per attribute). ``label`` names the scores
-    ("released", "live") in the ``scores`` column; one row per paradigm (:data:`AVERAGE_COLUMNS`).
+    (configuration, attribute) cells when every cell is defined. The interval resamples whole clusters within each
+    attribute (:func:`stratified_cluster_interval`: a WinoBias sentence and its twin are one, every other pair is
+    its own; :mod:`metricbias.bias.clusters`). ``label`` names the scores ("released", "live") in the ``scores``
+    column; one row per paradigm (:data:`AVERAGE_COLUMNS`).
     """
     paradigm = configs.drop_duplicates("metric").set_index("metric")["paradigm"]
     terms = {a: pair_term_table(scores, a) for a in dict.fromkeys(scores["attribute"])}
     present = [p for p in PARADIGM_ORDER if p in set(paradigm)] + sorted(set(paradigm) - set(PARADIGM_ORDER))
     rows = []
     for name in present:
-        samples, metrics = [], set()
-        for table in terms.values():
+        samples, keys, metrics = [], [], set()
+        for attribute, table in terms.items():
             cols = [m for m in table.columns if paradigm.get(m) == name]
             if cols:
                 samples.append(table[cols].mean(axis=1).to_numpy())
+                keys.append([template_of(p, attribute) for p in table.index])
                 metrics.update(cols)
         if not samples:
             continue
-        point = float(np.mean([s.mean() for s in samples]))
-        low = high = np.nan
-        if n_resamples and all(s.size > 1 for s in samples):
-            res = stats.bootstrap(tuple(samples), lambda *xs, axis: np.mean([x.mean(axis=axis) for x in xs], axis=0),
-                                  paired=False, vectorized=True, confidence_level=confidence, method="BCa",
-                                  n_resamples=n_resamples, rng=np.random.default_rng(seed))
-            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        low, high = stratified_cluster_interval(samples, keys, n_resamples=n_resamples, seed=seed,
+                                                confidence=confidence)
         rows.append({"scores": label, "paradigm": name, "configurations": len(metrics), "attributes": len(samples),
-                     "pairs": int(sum(s.size for s in samples)), "bias": point, "ci_low": low, "ci_high": high})
+                     "pairs": int(sum(s.size for s in samples)), "clusters": int(sum(len(set(k)) for k in keys)),
+                     "bias": float(np.mean([s.mean() for s in samples])), "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=AVERAGE_COLUMNS)
+
+
+def stratified_cluster_interval(samples, keys, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                                confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of the mean over strata of each stratum's mean of ``samples[h]`` when the clusters ``keys[h]`` of
+    every stratum are resampled with replacement, each stratum apart: the expanded percentile interval
+    (:func:`metricbias.bias.clusters.expanded_levels`) for the fewest clusters of a stratum. (NaN, NaN) with
+    ``n_resamples=0`` or a stratum of fewer than two clusters."""
+    sizes = [len(set(k)) for k in keys]
+    if not n_resamples or min(sizes) < 2:
+        return float("nan"), float("nan")
+    means = []
+    for h, (values, clusters) in enumerate(zip(samples, keys)):
+        sums = resampled_sums([values, np.ones(len(values))], clusters, n_resamples=n_resamples, seed=seed + h)
+        means.append(sums[:, 0] / sums[:, 1])
+    low, high = np.quantile(np.mean(means, axis=0), expanded_levels(min(sizes), confidence))
+    return float(low), float(high)
 
 
 def summary_figure(averages: pd.DataFrame):
@@ -231,5 +247,5 @@ def trained_parts_findings(trained: pd.DataFrame) -> dict:
 
 
 __all__ = ["AVERAGE_COLUMNS", "FIGURE", "PARADIGM_ORDER", "build_record", "commit", "duration", "executed_profiles",
-           "paradigm_averages", "paradigm_sentence", "reproduce_box", "save_figure",
+           "paradigm_averages", "paradigm_sentence", "reproduce_box", "save_figure", "stratified_cluster_interval",
            "summary_figure", "summary_findings", "trained_parts_findings"]

@@ -1,0 +1,195 @@
+"""Chapter 6: our adapters beside Sun et al.'s own.
+
+* :func:`paper_criteria`: the paper's and the replication's adapters (their printed Table 5 figures) judged by the
+  chapter's criteria (:func:`metricbias.mitigation.evaluation.target`), as far as their figures allow;
+* :func:`cut_intervals`: our gender bias cut with its 95% bootstrap interval over pairs, and where that interval
+  lies against the range of the paper's cuts (:func:`position`);
+* :func:`paired_differences`: the chapter's two paired comparisons of Eq. 2 (Table 7's learning rate against the
+  default adapter, the invariant wrapper against the adapter) in one table;
+* :func:`invariant_findings`: the numbers and verdict words of the wrapper's comparison with the adapter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ... import datasets
+from ...mitigation.evaluation import bias_pairs, metric_for
+from ...scoring import score_pairs
+
+#: the page's word for each source of :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`
+SOURCES = {"Sun et al., Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou, replication": "replication"}
+#: the page's word for a gender set of the adapter evaluation
+GENDER_SETS = {"published": "released", "built": "built"}
+
+
+def _met(ok, judged) -> str:
+    return "—" if not judged else "yes" if ok else "no"
+
+
+def paper_criteria(published: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: float = 0.01
+                   ) -> pd.DataFrame:
+    """Each adapter row of ``published`` (:func:`~metricbias.book.reproduction.zarkadoula2023.published_tables`)
+    judged by two of the chapter's criteria, with the same thresholds: gender bias cut by at least ``gender_cut``,
+    and every quality measure it reports (WMT20 Pearson, REALSumm Spearman) within ``quality_tolerance``, relative.
+    The third criterion (no other attribute's bias up by more than 10%) cannot be judged: neither paper reports
+    other attributes. A criterion with no figure to judge reads "—"."""
+    rows = []
+    for r in published[published["variant"] != "original"].to_dict("records"):
+        quality = [v for v in (r["wmt20_pearson_avg_change"], r["realsumm_spearman_change"]) if not np.isnan(v)]
+        cut = -r["gender_bias_change"]
+        rows.append({"source": SOURCES.get(r["source"], r["source"]), "metric": f"{r['metric']} ({r['backbone']})",
+                     "adapter": r["variant"].removeprefix("+").strip(), "gender bias cut": cut,
+                     "largest quality change": max(quality, key=abs) if quality else np.nan,
+                     f"cut ≥ {gender_cut:.0%}": _met(cut >= gender_cut, True),
+                     f"quality within {quality_tolerance:.0%}": _met(all(abs(v) <= quality_tolerance for v in quality),
+                                                                    bool(quality))})
+    return pd.DataFrame(rows)
+
+
+def paper_criteria_counts(judged: pd.DataFrame, source: str = "paper (Table 5)") -> dict:
+    """From :func:`paper_criteria`, for the adapters of ``source``: ``adapters``, how many meet the cut criterion
+    (``cut_met``), how many have a quality figure (``quality_judged``) and meet the quality criterion
+    (``quality_met``), and how many meet both (``both_met``)."""
+    rows = judged[judged["source"] == source]
+    cut, quality = rows[[c for c in rows if c.startswith("cut ≥")][0]], rows[[c for c in rows
+                                                                               if c.startswith("quality within")][0]]
+    return {"adapters": len(rows), "cut_met": int((cut == "yes").sum()),
+            "quality_judged": int((quality != "—").sum()),
+            "quality_met": int((quality == "yes").sum()), "both_met": int(((cut == "yes") & (quality == "yes")).sum())}
+
+
+def relative_cut(before, after, *, confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """1 − mean(after)/mean(before) of paired per-pair terms (Eq. 2's terms without and with a mitigation on the
+    same pairs), with its BCa bootstrap interval resampling the pairs (:func:`scipy.stats.bootstrap`,
+    ``paired=True``). NaN where the terms before average 0 (no bias to cut)."""
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if before.shape != after.shape or before.ndim != 1:
+        raise ValueError(f"relative_cut: two 1-d arrays of the same pairs needed, got {before.shape} and {after.shape}")
+    if before.size < 2 or before.mean() == 0:
+        return {"cut": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
+    cut = float(1 - after.mean() / before.mean())
+    if np.ptp(before) == 0 and np.ptp(after) == 0:
+        return {"cut": cut, "ci_low": cut, "ci_high": cut}
+    res = stats.bootstrap((before, after), lambda b, a, axis: 1 - a.mean(axis=axis) / b.mean(axis=axis), paired=True,
+                          vectorized=True, confidence_level=confidence, n_resamples=n_resamples, method="BCa",
+                          rng=np.random.default_rng(seed))
+    return {"cut": cut, "ci_low": float(res.confidence_interval.low), "ci_high": float(res.confidence_interval.high)}
+
+
+def position(low: float, high: float, paper_min: float, paper_max: float) -> str:
+    """Where an interval ``[low, high]`` of our cut lies against the paper's cuts ``[paper_min, paper_max]``:
+    "above the paper's range" or "below the paper's range" when it excludes every one of the paper's cuts,
+    "inside the paper's range" when it lies within it, "across an end of the paper's range" otherwise."""
+    if low > paper_max:
+        return "above the paper's range"
+    if high < paper_min:
+        return "below the paper's range"
+    return ("inside the paper's range" if paper_min <= low and high <= paper_max else
+            "across an end of the paper's range")
+
+
+def cut_intervals(adapters: dict, paper_min: float, paper_max: float, *, attribute: str = "gender",
+                  sample_size: int = 0, seed: int = 0, n_resamples: int = 9999, cache=None,
+                  device: str = "auto") -> pd.DataFrame:
+    """Per adapter (label -> :class:`~metricbias.mitigation.training.Shipped`) and gender set: the cut of Eq. 2 bias
+    on the same pairs, with its 95% interval (:func:`relative_cut`; each metric rescaled with its own Eq. 1, as
+    the before/after table does) and its :func:`position` against the paper's cuts."""
+    from ...bias.pairwise import pair_terms
+
+    pairs = datasets.sample(bias_pairs([attribute]), sample_size, seed)
+    rows = []
+    for label, found in adapters.items():
+        scored = [score_pairs(pairs, metric_for(folder, meta=found.meta, device=device), cache=cache, label=label)
+                  for folder in (None, found.folder)]
+        for dataset, idx in scored[0].groupby("dataset", sort=False).indices.items():
+            terms = [pair_terms(t["score_1"].to_numpy()[idx], t["score_2"].to_numpy()[idx],
+                                metric=t["metric"].iloc[0], attribute=f"{dataset} {attribute}") for t in scored]
+            cut = relative_cut(*terms, n_resamples=n_resamples, seed=seed)
+            rows.append({"metric": label, "gender set": GENDER_SETS.get(dataset, dataset), "pairs": len(idx), **cut,
+                         "against the paper": position(cut["ci_low"], cut["ci_high"], paper_min, paper_max)})
+    return pd.DataFrame(rows)
+
+
+def paired_differences(configuration: pd.DataFrame, versus: pd.DataFrame, label: str = "BERTScore") -> pd.DataFrame:
+    """The chapter's paired comparisons of Eq. 2 in one table: Table 7's adapter minus the default one
+    (:func:`~metricbias.book.reproduction.ch6_adapters.configuration_difference`) and the invariant wrapper minus
+    ``label``'s adapter (:func:`~metricbias.book.reproduction.ch6_invariant.wrapper_versus_adapter`), each with the
+    95% interval of the difference and the paired permutation p-value."""
+    cols = ["comparison", "metric", "gender set", "difference", "ci_low", "ci_high", "p_value"]
+    both = pd.concat([configuration.assign(comparison="Table 7 adapter − default adapter"),
+                      versus.assign(comparison="invariant wrapper − adapter", metric=label)], ignore_index=True)
+    return both.assign(**{"gender set": both["dataset"].map(GENDER_SETS).fillna(both["dataset"])})[cols]
+
+
+def _word(row, alpha: float = 0.05) -> str:
+    """The wrapper's bias against the adapter's on one set: the interval of the difference must exclude 0 and the
+    permutation test reject at ``alpha`` (with a few pairs a BCa interval can exclude 0 where no permutation p can
+    fall below 5%)."""
+    if row["ci_high"] < 0 and row["p_value"] < alpha:
+        return "lower than"
+    if row["ci_low"] > 0 and row["p_value"] < alpha:
+        return "higher than"
+    return "not distinguishable from"
+
+
+def invariant_findings(comparison: pd.DataFrame, intervals: pd.DataFrame, costs: pd.DataFrame,
+                       versus: pd.DataFrame, label: str = "BERTScore", attribute: str = "gender") -> dict:
+    """The numbers of the wrapper's comparison with ``label``'s adapter, for the page's prose.
+
+    From :func:`~metricbias.book.reproduction.ch6_invariant.invariant_comparison` (``comparison``): each one's cut
+    on each gender set (``wrapper_cut_<set>``, ``adapter_cut_<set>``), largest relative quality loss
+    (``wrapper_quality_loss``, ``adapter_quality_loss``: 0 when no quality measure fell) and criteria met (of
+    ``criteria``); from ``intervals`` (``bias_intervals``) the plain metric's and the wrapper's Eq. 2 on the
+    released set with their 95% intervals; from ``versus`` (``wrapper_versus_adapter``) per set the verdict words
+    (``versus_<set>``: "lower than", "higher than", "not distinguishable from" the adapter's bias); from ``costs``
+    (``invariant_cost``, all sets pooled) ``encoder_passes`` and ``pair_passes``."""
+    rows = comparison.set_index("metric")
+    wrapper, adapter = rows.loc[f"{label} ({attribute}-invariant)"], rows.loc[label]
+    out = {}
+    for dataset in ("published", "built"):
+        out[f"wrapper_cut_{dataset}"] = float(wrapper[f"gender bias cut ({dataset})"])
+        out[f"adapter_cut_{dataset}"] = float(adapter[f"gender bias cut ({dataset})"])
+    out.update(wrapper_quality_loss=abs(float(wrapper["largest quality loss"])),  # a loss, never "-0.00%"
+               adapter_quality_loss=abs(float(adapter["largest quality loss"])),
+               wrapper_criteria_met=int(wrapper["criteria met"]), adapter_criteria_met=int(adapter["criteria met"]),
+               criteria=int(wrapper["criteria"]))
+    released = intervals[(intervals["metric"] == label) & (intervals["dataset"] == "published")].set_index("variant")
+    for key, variant in (("plain", "plain"), ("wrapper", f"{attribute}-invariant")):
+        for col in ("value", "ci_low", "ci_high"):
+            out[f"{key}_bias_{col}"] = float(released.loc[variant, col])
+    for r in versus.to_dict("records"):
+        out[f"versus_{r['dataset']}"] = _word(r)
+    pooled = costs.set_index("set").loc["all"]
+    out.update(encoder_passes=float(pooled["texts"]), pair_passes=float(pooled["pairs"]))
+    return out
+
+
+#: the page's headers for :func:`~metricbias.book.reproduction.ch6_adapters.criteria_summary`
+SUMMARY_COLUMNS = {"gender bias cut (published)": "cut (released)", "gender bias cut (built)": "cut (built)"}
+
+
+def missed_names(checks: pd.DataFrame, metric: str) -> str:
+    """The criteria ``metric`` misses in a :func:`~metricbias.book.reproduction.ch6_adapters.criteria` table, as the
+    page names them ("bias change on built sexual orientation"), comma-separated; "none" when it meets them all."""
+    rows = checks[(checks["metric"] == metric) & ~checks["met"]]
+    return ", ".join(c.replace("_", " ") for c in rows["criterion"]) or "none"
+
+
+def quality_scale(results: pd.DataFrame, dataset: str = "realsumm", confidence: float = 0.95) -> dict:
+    """The scale of a quality change on ``dataset`` (a Spearman correlation over few units): per metric of a
+    before/after table (key prefix: the label in lower case) the undebiased metric's correlation (``before``), the
+    adapter's (``after``), the 95% interval of ``before`` over its ``n`` units
+    (:func:`metricbias.bias.claims.spearman_interval`) and whether ``after`` lies ``inside`` or ``outside`` it."""
+    from ...bias.claims import spearman_interval
+
+    rows = results[(results["kind"] == "quality") & (results["dataset"] == dataset)]
+    out = {"n": int(rows["n"].max()) if len(rows) else 0}
+    for r in rows.to_dict("records"):
+        key = r["metric"].lower().replace(" ", "_")
+        low, high = spearman_interval(r["before"], int(r["n"]), confidence=confidence)
+        out.update({f"{key}_before": float(r["before"]), f"{key}_after": float(r["after"]), f"{key}_ci_low": low,
+                    f"{key}_ci_high": high, f"{key}_inside": "inside" if low <= r["after"] <= high else "outside"})
+    return out
