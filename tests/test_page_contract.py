@@ -28,6 +28,8 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.md"))
 SHOWS = {"display.table", "display.download", "print"}
 #: the calls that draw a figure, which display.figure must then hand to the page
 DRAWS = re.compile(r"^(plots\.\w+|sns\.\w+plot|sns\.\w+grid|plt\.(subplots|figure))$", re.I)
+#: the blocks that paste a numbered table or figure into the Markdown
+DIRECTIVES = ("```{table}", "````{table}", "```{glue:figure}", "````{glue:figure}", "```{figure}")
 ANNOUNCES = re.compile(r"(?i)\b(the|this) (table|tables) below\b|\bas follows\b")
 
 
@@ -125,6 +127,8 @@ def test_a_sentence_that_announces_a_table_or_figure_is_followed_by_one(chapter)
     source = cells(chapter)
     for i, sentence in announcements(chapter):
         following = source[i + 1] if i + 1 < len(source) else ("end", "")
+        if following[0] == "markdown" and following[1].lstrip().startswith(DIRECTIVES):
+            continue  # a numbered table or figure pasted right below
         assert following[0] == "code" and shows(following[1]), \
             f"{chapter.name}: '…{sentence}' announces what follows, but the next cell does not always show it"
         last = statements(following[1])[-1:]
@@ -155,7 +159,8 @@ def executed_gaps(path: Path) -> list[str]:
         after = nb.cells[i + 1:i + 3]
         visible = any(o.output_type == "stream" or set(o.get("data", {})) & {"text/html", "text/markdown", "image/png"}
                       for o in (after[0].get("outputs", []) if after and after[0].cell_type == "code" else []))
-        figure = len(after) > 1 and after[1].source.lstrip().startswith("```{glue:figure}")
+        figure = (len(after) > 1 and after[1].source.lstrip().startswith(DIRECTIVES)) or \
+            (bool(after) and after[0].cell_type == "markdown" and after[0].source.lstrip().startswith(DIRECTIVES))
         if not (visible or figure):
             gaps.append(f"{path.name}: '…{last[-80:]}'")
     return gaps
