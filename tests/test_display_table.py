@@ -34,3 +34,25 @@ def test_figure_glues_the_figure_under_its_name_and_closes_it(monkeypatch):
     ax.plot([0, 1], [1, 0])
     display.figure("fig-ch0-line")  # the current figure
     assert calls == [("fig-ch0-line", fig, False)] and not plt.fignum_exists(fig.number)
+
+
+def test_a_multiindex_header_becomes_one_row_of_word_headers():
+    """significance.interval_columns gives (measure, value / CI low / CI high) columns under a named row index:
+    the page shows one header row of words, never the tuples' characters ("( | ( |")."""
+    from metricbias.bias import significance
+
+    intervals = pd.DataFrame({"metric": ["BLEU", "BLEU", "ROUGE", "ROUGE"], "measure": ["eq2", "mwu"] * 2,
+                              "value": [0.105, 0.01, 0.212, 0.02], "ci_low": [0.0, 0.0, 0.1, 0.0],
+                              "ci_high": [0.37, 0.03, 0.96, 0.05]})
+    wide = significance.interval_columns(intervals, labels={"eq2": "Eq. 2"})
+    assert isinstance(wide.columns, pd.MultiIndex)
+    html = display.table(wide, significant=3).to_html()
+    heads = [h.strip() for h in __import__("re").findall(r"<th[^>]*>([^<]*)</th>", html)]
+    assert heads == ["metric", "Eq. 2", "Eq. 2 CI low", "Eq. 2 CI high", "MWU", "MWU CI low", "MWU CI high"]
+    assert "level1" not in html and ">0.212<" in html and ">0.96<" in html
+
+
+def test_identifiers_inside_a_header_of_words_are_labelled():
+    assert display.label("effect_size full") == "d full" and display.label("p_value sampled") == "p sampled"
+    assert display.label("n_targets full") == "n targets full" and display.label("share changed") == "share changed"
+    assert display.label(("eq2", "ci_low")) == "Eq. 2 95% CI low" and display.label(("metric", "")) == "metric"

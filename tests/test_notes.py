@@ -29,10 +29,11 @@ def test_warning_summary_counts_the_warnings_and_names_their_kinds():
 
 def test_pack_sentence_without_packs_says_every_score_was_live():
     numbers = {"scores": 1200, "from_packs": 0, "computed": 1200, "checked": 0, "max_diff": 0.0}
-    assert notes.pack_sentence(numbers) == "No score of this chapter came from a score pack: all 1,200 were computed live."
+    assert notes.pack_sentence(numbers) == "All 1,200 scores of this chapter were computed live."
     every = {"scores": 96, "from_packs": 96, "computed": 0, "checked": 32, "max_diff": 3e-7}
-    assert notes.pack_sentence(every) == ("Of this chapter's 96 scores, 96 came from score packs, verified by "
-                                          "recomputing 32 of them live (largest difference 3e-07).")
+    assert notes.pack_sentence(every) == ("Of this chapter's 96 scores, 96 were read from the stored scores released "
+                                          "with the book, checked by recomputing 32 of them (largest difference "
+                                          "3e-07).")
     cached = {"scores": 100, "from_packs": 40, "computed": 10, "checked": 32, "max_diff": 0.0}
-    assert notes.pack_sentence(cached).endswith("the other 60 were computed live (50 of them by an earlier chapter "
-                                                "or run, read from the score cache).")
+    assert notes.pack_sentence(cached).endswith("the other 60 were computed live (50 of them earlier, read from the "
+                                                "score cache).")

@@ -150,3 +150,70 @@ def test_the_trade_off_names_only_the_first_and_last_step():
         assert any(ax.get_ylabel() == "training step" for ax in fig.axes)  # the colour bar
     finally:
         plt.close(fig)
+
+
+def test_a_long_grid_of_stars_drawn_on_its_side_fits_one_screen():
+    """Chapter 5's effect sizes: 40 tests × 21 metrics. Drawn as 40 rows it was four screens tall (3,400 px); on
+    its side it is one panel, at most 8.5 × 7 inches, with every test and every metric named."""
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    tests = [f"T{i} ({level})" for i in range(20) for level in ("word", "sent")]
+    metrics = [f"metric {j}" for j in range(21)]
+    d = pd.DataFrame(rng.normal(0, 0.6, (40, 21)), index=tests, columns=metrics)
+    stars = d.map(lambda v: "*" if abs(v) > 1 else "")
+    fig = plots.annotated_heatmap(d, stars, transpose=True, missing_color="#d9d9d9")
+    try:
+        width, height = fig.get_size_inches()
+        assert width <= 8.5 and height <= 7.0
+        [ax] = [a for a in fig.axes if a.get_xticklabels() and a.get_xticklabels()[0].get_text()]
+        assert [t.get_text() for t in ax.get_xticklabels()] == tests
+        assert [t.get_text() for t in ax.get_yticklabels()] == metrics
+        assert sorted({t.get_text() for t in ax.texts}) == ["", "*"]
+    finally:
+        plt.close(fig)
+
+
+def test_adapter_matching_maps_in_two_rows_fit_a_screen():
+    import matplotlib.pyplot as plt
+
+    from metricbias.metrics.matching import MatchingMap
+
+    reference = "the developer argued with the designer because the developer did not like the design".split()
+    maps = {}
+    for kind, shift in (("original", 0.0), ("adapter", 0.01)):
+        for cand, word in (("candidate_1", "he"), ("candidate_2", "she")):
+            tokens = reference[:7] + [word] + reference[9:]
+            matrix = np.full((len(tokens), len(reference)), 0.5 + shift)
+            maps[(kind, cand)] = MatchingMap("BERTScore", tokens, reference, matrix, 0.9 + shift, "cosine")
+    fig = plots.adapter_matching_maps(maps)
+    try:
+        assert fig.get_size_inches()[1] <= 8.5  # it was 13 inches (1,318 px) in three rows
+        titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        assert titles == ["candidate 1, original", "candidate 2, original", "candidate 1, change: F 0.9000 → 0.9100",
+                          "candidate 2, change: F 0.9000 → 0.9100"]
+    finally:
+        plt.close(fig)
+
+
+def test_coverage_panels_in_two_columns_with_one_legend_and_readable_axes():
+    import matplotlib.pyplot as plt
+
+    rows = [{"panel": panel, "interval": interval, "n": n, "coverage": 0.95, "mc_se": 0.005}
+            for panel, intervals in (("independent pairs: stereotypical difference", ["BCa over pairs"]),
+                                     ("independent pairs: size robust bias", ["BCa over pairs"]),
+                                     ("templates of 4 pairs: stereotypical difference",
+                                      ["BCa over pairs", "two-level", "whole templates"]),
+                                     ("templates of 4 pairs: size robust bias",
+                                      ["BCa over pairs", "two-level", "whole templates"]))
+            for interval in intervals for n in (20, 50, 100, 400)]
+    fig = plots.coverage_plot(pd.DataFrame(rows), height=2.8)
+    try:
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(panels) == 4 and fig.get_size_inches()[1] <= 7
+        assert all(len(line) <= 40 for ax in panels for line in ax.get_title().split("\n"))
+        assert [t.get_text() for t in panels[0].get_xticklabels()] == ["20", "50", "100", "400"]
+        [legend] = fig.legends
+        assert [t.get_text() for t in legend.get_texts()] == ["BCa over pairs", "two-level", "whole templates"]
+    finally:
+        plt.close(fig)

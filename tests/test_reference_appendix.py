@@ -33,7 +33,8 @@ def test_every_registered_metric_has_one_card_with_its_options_and_limits():
         assert card.startswith(f"**{described['label']}** (`{name}`)")
         for option in described["options"]:
             assert f"`{option['name']}`" in card
-        assert (described["limits"] or "—") in card
+        assert (f"- **Limits**: {described['limits']}" in card) if described["limits"] else "**Limits**" not in card
+        assert card.split("\n")[2] not in ("", "—"), f"{name}: the card has no description"
     bertscore = cards[metrics.names().index("bertscore")]
     assert "- **Backbones** (encoder): " in bertscore and "`all-MiniLM-L6-v2`" in bertscore
     assert "- **Backbones**: none (no model)" in cards[0]  # BLEU
@@ -113,3 +114,15 @@ def test_the_appendix_page_renders_the_cards_and_is_in_the_toc():
     assert stems[-3:] == ["A1_using_metricbias", "A2_reference", "A3_reproducibility"]
     page = next(c for c in runner.chapters() if c.stem == "A2_reference").source.read_text()
     assert "reference.metric_cards()" in page and "reference.measure_cards()" in page
+
+
+def test_cards_show_tag_like_words_as_written_and_moverscore_names_its_code():
+    """PRISM's option text names the tag ``<en>``: escaped, so that it is not read as raw HTML that swallows the
+    rest of the card; MoverScore's card says which moverscore_v2 its scores follow."""
+    cards = dict(zip(metrics.names(), _cards(reference.metric_cards(keys=frozenset()))))
+    assert "auto: \\<en\\> when the tokenizer" in cards["prism"] and "<en>" not in cards["prism"]
+    assert reference._text("`<en>` or <en>") == "`<en>` or \\<en\\>"  # code is left as it is
+    mover = cards["moverscore"]
+    assert "1 / (1 + EMD)" in mover and "GitHub ``moverscore_v2``" in mover and "1.0.3" in mover
+    for name in ("bertscore", "moverscore", "bartscore", "prism", "frugalscore"):
+        assert "—" not in cards[name], name

@@ -2,7 +2,8 @@
 
 The book's conventions, which every chapter follows through these functions:
 
-* **tables** (:func:`table`): no index, text columns first, human column names
+* **tables** (:func:`table`): shown where they are called, whatever their place in the cell (:class:`Shown`);
+  no index, text columns first, human column names, one header row (a MultiIndex is flattened into words)
   (:data:`LABELS`; otherwise underscores become spaces), two decimals (or three
   significant digits, or the column's own format in :data:`FORMATS`), no ``-0.00``,
   and "—" for an undefined cell, with a note under the table saying why; Markdown
@@ -49,11 +50,28 @@ FORMATS = {"p_value": "{:.2g}", "q_value": "{:.2g}", "n_pairs": 0, "n_examples":
 
 
 def label(column) -> str:
-    """How ``column`` is headed on a page: :data:`LABELS`, else its name with underscores as spaces."""
+    """How ``column`` is headed on a page: :data:`LABELS`, else its name with underscores as spaces; in a name of
+    several words (``"effect_size full"``) each identifier is labelled on its own (``"d full"``); a tuple (a column of
+    a MultiIndex) is read as one header, its parts in order (:func:`flat_label`)."""
+    if isinstance(column, tuple):
+        return flat_label(column)
     name = str(column)
     if name.endswith(f" {PAPER}"):
         return f"{label(name[:-len(PAPER) - 1])} {PAPER}"
-    return LABELS.get(name, name.replace("_", " ") if "_" in name and " " not in name else name)
+    if name in LABELS:
+        return LABELS[name]
+    if " " in name:
+        return " ".join(LABELS.get(w, w.replace("_", " ") if "_" in w else w) for w in name.split(" "))
+    return name.replace("_", " ")
+
+
+def flat_label(parts: tuple) -> str:
+    """One header for a column of a MultiIndex: its labelled parts joined by spaces, the empty ones left out, and a
+    last part "value" dropped (``("eq2", "value")`` → "Eq. 2", ``("eq2", "ci_low")`` → "Eq. 2 95% CI low")."""
+    words = [label(p) for p in parts if str(p) != ""]
+    if len(words) > 1 and words[-1] == "value":
+        words = words[:-1]
+    return " ".join(words)
 
 
 def _caption_html(text: str) -> str:
@@ -81,8 +99,10 @@ def _number(value, decimals: int, significant: int | None) -> str:
 
 
 def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = None, formats: dict | None = None,
-          note: str | None = None, caption: str | None = None, text_first: bool = True):
-    """``frame`` as the book shows a table: a pandas ``Styler`` (renders as HTML in the book).
+          note: str | None = None, caption: str | None = None, text_first: bool = True) -> Shown:
+    """``frame`` as the book shows a table, put on the page where it is called: a pandas ``Styler`` (renders as
+    HTML in the book) wrapped in :class:`Shown`, so that a table that is not the last expression of its cell is
+    shown all the same, and one that is is not shown twice.
 
     ``decimals`` (or ``significant`` digits) applies to every float column unless
     ``formats`` (or, for the columns it does not name, :data:`FORMATS`) maps a column to
@@ -91,6 +111,8 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
     are styled as copied numbers. Columns are headed with :func:`label`.
     """
     frame = frame.reset_index(drop=True) if isinstance(frame.index, pd.RangeIndex) else frame.reset_index()
+    if isinstance(frame.columns, pd.MultiIndex):  # one row of word headers, never a header of tuples
+        frame = frame.set_axis([flat_label(c) for c in frame.columns], axis="columns")
     if text_first:
         text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
         frame = frame[text + [c for c in frame.columns if c not in text]]
@@ -113,6 +135,12 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
     paper = [c for c in frame.columns if str(c).endswith(PAPER)]
     if paper:
         styler = styler.set_properties(subset=paper, **PAPER_STYLE)
+    return Shown(_caption(styler, caption, note, bool(paper)))
+
+
+def _caption(styler, caption: str | None, note: str | None, paper: bool):
+    """``styler`` with its caption under the table: ``caption``, the grey-italics legend when a paper column is
+    there, and ``note``."""
     lines = [caption] if caption else []
     if paper:
         lines.append(f"Grey italics: copied from the paper; every other number is computed in this chapter.")
@@ -123,6 +151,44 @@ def table(frame: pd.DataFrame, *, decimals: int = 2, significant: int | None = N
             [{"selector": "caption", "props": [("caption-side", "bottom"), ("font-size", "0.85em"),
                                                ("text-align", "left")]}], overwrite=False)
     return styler
+
+
+class Shown:
+    """A table or link that :func:`table` or :func:`download` has already put on the page (when called in a
+    notebook's kernel), whatever its place in the cell. As a cell's last expression it shows nothing more;
+    outside a kernel it is shown when displayed. Everything else (``to_html()``, ``data``) is the wrapped
+    object's."""
+
+    def __init__(self, shown):
+        self.shown = shown
+        self.on_page = _show(shown)
+
+    def __getattr__(self, name):
+        if name == "shown":  # not set yet (copy, pickle): never recurse
+            raise AttributeError(name)
+        return getattr(self.shown, name)
+
+    def _ipython_display_(self):
+        if not self.on_page:
+            from IPython.display import display
+
+            display(self.shown)
+            self.on_page = True
+
+
+def _show(obj) -> bool:
+    """Display ``obj`` now when running in an IPython kernel (a chapter executing); whether it was."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+        return False
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    from IPython.display import display
+
+    display(obj)
+    return True
 
 
 def glue_findings(values: dict, prefix: str) -> None:
@@ -163,8 +229,9 @@ def downloads_dir() -> Path:
     return project_root() / "_static" / "data"
 
 
-def download(frame: pd.DataFrame, name: str, text: str | None = None):
-    """Write ``frame`` to ``_static/data/<name>.csv`` and return a Markdown link to it for the page.
+def download(frame: pd.DataFrame, name: str, text: str | None = None) -> Shown:
+    """Write ``frame`` to ``_static/data/<name>.csv`` and put a Markdown link to it on the page, where it is called
+    (a :class:`Shown`, like :func:`table`).
 
     The link is relative to a chapter page (``book/chapters/<chapter>.html``).
     """
@@ -177,7 +244,7 @@ def download(frame: pd.DataFrame, name: str, text: str | None = None):
     write_csv_atomic(frame, downloads_dir() / f"{name}.csv")
     rows, cols = frame.shape
     label = text or f"the full table ({rows:,} rows × {cols} columns)"
-    return Markdown(f"Download {label} as [`{name}.csv`](../../_static/data/{name}.csv).")
+    return Shown(Markdown(f"Download {label} as [`{name}.csv`](../../_static/data/{name}.csv)."))
 
 
 def glue_all(values: dict, prefix: str) -> None:
@@ -201,5 +268,5 @@ class capture_warnings(warnings.catch_warnings):
         return caught
 
 
-__all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "capture_warnings", "download", "downloads_dir", "figure",
-           "glue_all", "label", "table"]
+__all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "Shown", "capture_warnings", "download", "downloads_dir",
+           "figure", "flat_label", "glue_all", "label", "table"]

@@ -143,15 +143,21 @@ def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *,
                       cmap: str = "vlag", center=0, vmin=None, vmax=None, fmt: str = ".2f",
                       width: float = HEATMAP_WIDTH, row_height: float = 0.26, annot_size: float = MIN_FONT,
                       cbar_label: str | None = None, missing_color: str | None = None,
-                      max_columns: int = MAX_COLUMNS):
+                      max_columns: int = MAX_COLUMNS, transpose: bool = False):
     """One heatmap of a wide grid, annotated with ``labels`` (text, same shape) or the values; rows as tall as a
     line of text. Undefined (NaN) cells are left blank, or filled with ``missing_color``. A grid of more than
     ``max_columns`` columns is drawn as panels of at most that many, one above the other, on one colour scale, so
-    that the cells stay readable on a phone. Returns the figure."""
+    that the cells stay readable on a phone. ``transpose``: a long grid of short labels (stars) drawn on its side,
+    one column per row of ``grid``, as wide as the page rather than several screens tall. Returns the figure."""
     import matplotlib.pyplot as plt
     import numpy as np
     import seaborn as sns
 
+    if transpose:
+        grid, labels = grid.T, (labels.T if labels is not None else None)
+        max_columns = max(max_columns, grid.shape[1])
+        width = max(width, min(PAGE_WIDTH + 1.5, 2.6 + 0.16 * grid.shape[1]))
+        row_height = min(row_height, 0.24)
     annot = labels.to_numpy() if labels is not None else _annotations(grid, fmt)
     chunks = [list(range(i, min(i + max_columns, grid.shape[1]))) for i in range(0, max(grid.shape[1], 1), max_columns)]
     values = grid.to_numpy(dtype=float)
@@ -176,8 +182,9 @@ def annotated_heatmap(grid: pd.DataFrame, labels: pd.DataFrame | None = None, *,
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.tick_params(labelsize=annot_size)
-        ax.set_xticklabels(ax.get_xticklabels(), rotation=90 if len(cols) > 6 else 30,
-                           ha="center" if len(cols) > 6 else "right")
+        ax.set_yticks(np.arange(part.shape[0]) + 0.5, part.index, rotation=0)  # every row named, none skipped
+        ax.set_xticks(np.arange(part.shape[1]) + 0.5, part.columns, rotation=90 if len(cols) > 6 else 30,
+                      ha="center" if len(cols) > 6 else "right")
     if title:
         axes[0, 0].set_title(title, fontsize=annot_size + 1)
     fig.tight_layout()
@@ -448,34 +455,34 @@ def adapter_curve(points: pd.DataFrame, trade: pd.DataFrame, *, title: str = "",
 
 def adapter_matching_maps(maps: dict, *, width: float = 7.5):
     """BERTScore's matching maps before and after a debiasing adapter (``reproduction.ch6_adapters.matching_maps``):
-    one column per candidate; rows: original, with the adapter, and their difference."""
+    one column per candidate; rows: the original map, and what the adapter changes in it (with adapter − original;
+    the titles give F without → with the adapter). Two rows, so that the figure fits a screen."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     cands = ("candidate_1", "candidate_2")
-    first = maps[("original", cands[0])]
-    n_ref = len(first.reference_tokens)
     n_cand = max(len(maps[("original", c)].candidate_tokens) for c in cands)
-    panel_h = 0.22 * n_cand + 1.4
-    fig, axes = plt.subplots(3, 2, figsize=(width, 3 * panel_h + 0.5), squeeze=False)
+    panel_h = 0.2 * n_cand + 1.3
+    fig, axes = plt.subplots(2, 2, figsize=(width, 2 * panel_h + 0.3), squeeze=False)
     diffs = {c: maps[("adapter", c)].matrix - maps[("original", c)].matrix for c in cands}
     bound = max(float(abs(d).max()) for d in diffs.values()) or 1.0
-    lo = min(float(m.matrix.min()) for m in maps.values())  # one scale for every similarity panel
-    hi = max(float(m.matrix.max()) for m in maps.values())
+    lo = min(float(maps[("original", c)].matrix.min()) for c in cands)  # one scale for both original maps
+    hi = max(float(maps[("original", c)].matrix.max()) for c in cands)
     for col, cand in enumerate(cands):
         before, after = maps[("original", cand)], maps[("adapter", cand)]
-        panels = ((before.matrix, f"original: F = {before.score:.4f}", "Blues", (lo, hi)),
-                  (after.matrix, f"with adapter: F = {after.score:.4f}", "Blues", (lo, hi)),
-                  (diffs[cand], "with adapter − original", "coolwarm", (-bound, bound)))
+        name = cand.replace("_", " ")
+        panels = ((before.matrix, f"{name}, original", "Blues", (lo, hi)),
+                  (diffs[cand], f"{name}, change: F {before.score:.4f} → {after.score:.4f}", "coolwarm",
+                   (-bound, bound)))
         for row, (matrix, title, cmap, (vmin, vmax)) in enumerate(panels):
             ax = axes[row, col]
             grid = pd.DataFrame(matrix, index=before.candidate_tokens, columns=before.reference_tokens)
             sns.heatmap(grid, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, cbar=col == 1, xticklabels=True,
-                        yticklabels=True)
-            ax.set_title(f"{cand.replace('_', ' ')}, {title}", fontsize=9)
-            ax.tick_params(labelsize=9)
+                        yticklabels=True, cbar_kws={"shrink": 0.8,
+                                                    "label": "cosine" if row == 0 else "with adapter − original"})
+            ax.set_title(title, fontsize=MIN_FONT + 1)
+            ax.tick_params(labelsize=MIN_FONT)
             ax.set_xticklabels(ax.get_xticklabels(), rotation=90)
-        axes[0, col].set_ylabel("")
     fig.tight_layout()
     return fig
 
@@ -506,35 +513,43 @@ def ratio_curves(summary: pd.DataFrame, *, facet: str = "scores", labels: dict |
 
 
 def coverage_plot(cov: pd.DataFrame, *, target=(0.93, 0.97), facet: str = "panel", width: float = PAGE_WIDTH,
-                  height: float = 3.0):
-    """Empirical coverage (± 2 Monte-Carlo SE) against n, one line per ``interval``, one panel per ``facet``,
-    the target band shaded. Returns the figure."""
-    import matplotlib.pyplot as plt
-
+                  height: float = 3.0, ncols: int = 2):
+    """Empirical coverage (± 2 Monte-Carlo SE) against n, one line per ``interval``, one panel per ``facet``
+    (``ncols`` panels per row, each ``height`` inches tall), the target band shaded; the x axis is labelled at the
+    simulated sizes, and one legend under the panels names every interval. Returns the figure."""
     import textwrap
 
+    import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
     panels = list(dict.fromkeys(cov[facet]))
-    intervals = list(dict.fromkeys(cov["interval"]))
-    colours = {name: f"C{i}" for i, name in enumerate(intervals)}  # one colour per interval in every panel
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows + 0.4), sharey=True, squeeze=False)
     sizes = sorted(cov["n"].unique())
-    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=True, squeeze=False)
-    for ax, panel in zip(axes[0], panels):
+    colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(cov["interval"]))}
+    for ax, panel in zip(axes.flat, panels):
         for interval, g in cov[cov[facet] == panel].groupby("interval", sort=False):
             ax.errorbar(g["n"], g["coverage"], yerr=2 * g["mc_se"], marker="o", ms=3.5, capsize=2, label=interval,
                         color=colours[interval])
         ax.axhspan(*target, color="0.85", zorder=0)
         ax.axhline(0.95, color="0.4", lw=0.8, ls="--")
         ax.set_xscale("log")
-        ax.set_xticks(sizes, [str(int(n)) for n in sizes])
+        ax.set_xticks(sizes, [f"{n:g}" for n in sizes])
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("pairs (n)")
-        ax.set_title("\n".join(textwrap.wrap(str(panel), 24)), fontsize=MIN_FONT)
+        ax.tick_params(labelsize=MIN_FONT)
+        ax.set_xlabel("pairs (n)", fontsize=MIN_FONT)
+        ax.set_title("\n".join(textwrap.wrap(str(panel), 40)), fontsize=MIN_FONT + 1)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("coverage of the 95% interval")
-    handles = {label: h for ax in axes[0] for h, label in zip(*ax.get_legend_handles_labels())}
-    fig.legend(handles.values(), handles.keys(), fontsize=MIN_FONT, loc="lower center", ncol=len(handles),
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("coverage of the 95% interval", fontsize=MIN_FONT)
+    handles = {}
+    for ax in axes.flat:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(3, len(handles)), fontsize=MIN_FONT,
                frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout(rect=(0, 0.35 / (height * nrows + 0.4), 1, 1))
     return fig

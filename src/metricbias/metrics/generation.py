@@ -172,15 +172,22 @@ class _Likelihood(ModelMetric):
 
 
 class BARTScore(_Likelihood):
+    """Average token log-likelihood of one text given the other under a sequence-to-sequence model: P = log p(
+    candidate | reference), R = log p(reference | candidate), F = their mean, as the authors' ``BARTScorer.score``."""
+
     name = "bartscore"
     label = "BARTScore"
     citation = "yuan2021bartscore: Yuan et al. (2021), BARTScore"
     defaults = {"variant": "F", "backbone": "para-all-MiniLM-L6-v2", "max_length": 1024, "device": "auto",
-                "batch_size": 32}  # the MiniLM paraphraser: ~1.4x faster than 8 on two CPU cores (MPNet: the same)
+                "batch_size": 32}  # the MiniLM paraphraser: ~1.4x faster than 8 on CPU (MPNet: the same)
     revision = 1
 
 
 class PRISM(_Likelihood):
+    """PRISM's segment score: the average token log-probability of one text given the other under a paraphraser,
+    with the target-language tag forced before the target and not scored; P, R and F as BARTScore's. On a
+    paraphraser without a language tag, PRISM-F equals BARTScore-F by definition."""
+
     name = "prism"
     label = "PRISM"
     citation = "thompson2020prism: Thompson & Post (2020), PRISM"
@@ -215,6 +222,9 @@ def _language_tag(path: str, tag: str = "<en>") -> str | None:
 
 
 class FrugalScore(ModelMetric):
+    """A small sequence-regression model distilled from an expensive matching metric: the score is its predicted
+    value for the (candidate, reference) pair."""
+
     name = "frugalscore"
     family = "regression"  # a small regressor distilled from a matching metric (not a likelihood)
     label = "FrugalScore"

@@ -141,6 +141,11 @@ class _EncoderMetric(ModelMetric):
 
 
 class BERTScore(_EncoderMetric):
+    """Greedy matching of contextual token embeddings (one layer of an encoder): each token is matched to its most
+    similar token of the other text by cosine, idf-weighted with ``idf=True``; P averages over the candidate's
+    tokens, R over the reference's, F is their harmonic mean, as ``bert_score.score`` on the same backbone and
+    layer."""
+
     name = "bertscore"
     family = "matching"
     label = "BERTScore"
@@ -272,10 +277,17 @@ def bertscore_layer_scan(backbone: str, candidates: list[str], references: list[
 
 
 class MoverScore(_EncoderMetric):
+    """Earth mover's distance (EMD) between the idf-weighted bags of the two texts' n-gram embeddings (unit
+    vectors, Euclidean ground distance, punctuation and word pieces dropped); score = 1 / (1 + EMD), as the
+    authors' ``moverscore_v2`` on GitHub computes it."""
+
     name = "moverscore"
     family = "matching"
     label = "MoverScore"
     citation = "zhao2019moverscore: Zhao et al. (2019), MoverScore (moverscore_v2)"
+    limits = ("Follows the GitHub ``moverscore_v2`` (score = 1 / (1 + EMD)), the scorer Sun et al. used, and its "
+              "scores match that code; the PyPI release ``moverscore`` 1.0.3 scores 1 - EMD instead, which ranks "
+              "pairs alike but gives other values and another bias after Eq. 1's rescaling.")
     docs = {"n_gram": "1- or 2-gram embeddings moved", "backbone": "contextual encoder",
             "layer": "hidden layer (None: the last)", "idf": "idf weights from the call's texts",
             "remove_subwords": "drop word pieces and punctuation, as moverscore_v2",

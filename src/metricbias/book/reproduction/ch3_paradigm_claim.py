@@ -298,6 +298,10 @@ def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> 
                paradigm_names=" and ".join(p.lower() for p in dict.fromkeys(used["paradigm"])))
     fixed = claim[claim["source"] == FIXED]
     average = fixed[fixed["attribute"] == "average"]
+    # without a second backbone (a profile that runs one) there is no decomposition: every key, undefined
+    out.update({k: float("nan") for k in ("paradigm", "paradigm_low", "paradigm_high", "backbone", "backbone_low",
+                                          "backbone_high", "interaction", "p_paradigm_larger")},
+               verdict="not comparable")
     if len(average):
         f = average.iloc[0]
         out.update({k: float(f[c]) for k, c in [

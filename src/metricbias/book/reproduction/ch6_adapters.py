@@ -289,11 +289,10 @@ def results_note(source: str, results: pd.DataFrame) -> str:
     sizes = (f"{int(bias_rows['n'].sum()):,} bias pairs over {len(bias_rows)} (metric, set) cells and "
              f"{int(quality_rows['n'].sum()):,} quality items")
     if source == "recorded":
-        return (f"These figures were recorded with each adapter when it was shipped (`metricbias adapters evaluate "
-                f"--record`, kept in its `provenance.json`, for the same metric configurations as here; the signatures "
-                f"name the library versions they were computed with): {sizes}. "
-                "The chapter reads them instead of scoring again.")
-    return f"These figures are computed here, on samples of the evaluation sets: {sizes}."
+        return (f"These figures were measured with each adapter after its training, for the same metric "
+                f"configurations as here, and are read from its provenance record (the signatures name the library "
+                f"versions they were computed with): {sizes}.")
+    return f"These figures are computed in this chapter, on samples of the evaluation sets: {sizes}."
 
 
 def findings(results: pd.DataFrame, **thresholds) -> dict:

@@ -73,18 +73,19 @@ def drawn_sets_note(sets: dict) -> str:
 
 
 def pack_sentence(numbers: dict | None = None) -> str:
-    """One sentence: how many of the chapter's scores came from score packs, how many were recomputed, the largest
-    difference (:func:`metricbias.book.score_sources.chapter_numbers`; default: the running chapter's)."""
+    """One sentence: how many of the chapter's scores were read from the stored scores released with the book (the
+    score packs), how many were recomputed, the largest difference
+    (:func:`metricbias.book.score_sources.chapter_numbers`; default: the running chapter's)."""
     n = numbers or score_sources.chapter_numbers()
     if not n["from_packs"]:
-        return f"No score of this chapter came from a score pack: all {n['scores']:,} were computed live."
+        return f"All {n['scores']:,} scores of this chapter were computed live."
     rest = n["scores"] - n["from_packs"]
     earlier = rest - n["computed"]  # in the score cache already: computed live by an earlier chapter or run
-    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} came from score packs, verified by "
-            f"recomputing {n['checked']:,} of them live (largest difference {n['max_diff']:.2g})"
+    return (f"Of this chapter's {n['scores']:,} scores, {n['from_packs']:,} were read from the stored scores "
+            f"released with the book, checked by recomputing {n['checked']:,} of them (largest difference "
+            f"{n['max_diff']:.2g})"
             + (f"; the other {rest:,} were computed live" if rest else "")
-            + (f" ({earlier:,} of them by an earlier chapter or run, read from the score cache)." if rest and earlier
-               else "."))
+            + (f" ({earlier:,} of them earlier, read from the score cache)." if rest and earlier else "."))
 
 
 def interval_text(result: dict, digits: int = 2) -> str:

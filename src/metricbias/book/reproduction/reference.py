@@ -23,28 +23,41 @@ def _code(text) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
+def _text(text) -> str:
+    """A card's prose as Markdown text: ``<`` and ``>`` outside code escaped, so that a tag-like word (PRISM's
+    ``<en>``) is shown as written and does not open raw HTML that swallows the rest of the card."""
+    parts = re.split(r"(`+[^`]*`+)", str(text))
+    return "".join(part if part.startswith("`") else part.replace("<", "\\<").replace(">", "\\>")
+                   for part in parts)
+
+
+def _prose(text, index=None) -> str:
+    """A card's prose: tag-like words escaped (:func:`_text`), author–year mentions set as citations."""
+    return _text(cite_mentions(text, index)) if text else ""
+
+
 def citation(text: str, keys=frozenset(), index=None) -> str:
     """A card's citation as Markdown: a leading bibliography key among ``keys`` becomes a ``cite:p`` role on it
     (unless the text already cites it), and the author–year mentions of the entries of ``index``
     (:func:`.citations.author_year_index`) become citation roles."""
     match = _CITE_KEY.match(text or "")
     if match and match.group(1) in keys:
-        body = cite_mentions(text[match.end():], index)
+        body = _prose(text[match.end():], index)
         return body if f"`{match.group(1)}`" in body else f"{body} {{cite:p}}`{match.group(1)}`"
-    return cite_mentions(text, index) or "—"
+    return _prose(text, index) or "—"
 
 
 def _option(o: dict, index=None) -> str:
     choices = f", one of {', '.join(_code(c) for c in o['choices'])}" if o["choices"] else ""
     runtime = "" if o["affects_scores"] else "; run-time option"
-    doc = f": {cite_mentions(o['doc'], index)}" if o["doc"] else ""
+    doc = f": {_prose(o['doc'], index)}" if o["doc"] else ""
     return f"  - {_code(o['name'])} ({o['type']}{choices}; default {_code(repr(o['default']))}{runtime}){doc}"
 
 
 def metric_card(card: dict, keys=frozenset(), index=None) -> str:
     """One metric's card (a :func:`metricbias.metrics.available` entry) as Markdown; ``index`` sets its
     author–year mentions as citations (:func:`.citations.author_year_index`)."""
-    lines = [f"**{card['label']}** ({_code(card['name'])})", "", cite_mentions(card["description"], index) or "—", "",
+    lines = [f"**{card['label']}** ({_code(card['name'])})", "", _prose(card["description"], index) or card["label"], "",
              f"- **Paradigm**: {card['paradigm']}; {card['direction']} is better"
              + ("; depends on the other texts of the call" if card["corpus_dependent"] else "")]
     if card["needs_backbone"]:
@@ -56,7 +69,8 @@ def metric_card(card: dict, keys=frozenset(), index=None) -> str:
     lines.append("- **Options**:" + ("" if card["options"] else " none"))
     lines += [_option(o, index) for o in card["options"]]
     lines.append(f"- **Citation**: {citation(card['citation'], keys, index)}")
-    lines.append(f"- **Limits**: {cite_mentions(card['limits'], index) or '—'}")
+    if card["limits"]:
+        lines.append(f"- **Limits**: {_prose(card['limits'], index)}")
     return "\n".join(lines)
 
 
@@ -68,11 +82,11 @@ def measure_card(row: dict, index=None) -> str:
     measure = registry.get_measure(row["name"])
     returns = ["a value"] + (["a 95% interval"] if row["interval"] else []) + (["a p-value"] if row["test"] else [])
     options = ", ".join(_code(o) for o in measure.options) or "none"
-    return "\n".join([f"**{_code(row['name'])}**", "", cite_mentions(row["description"], index) or "—", "",
+    return "\n".join([f"**{_code(row['name'])}**", "", _prose(row["description"], index) or row["name"], "",
                       f"- **Takes**: {row['takes']} ({_TAKES[row['takes']]})",
                       f"- **Returns**: {', '.join(returns)}",
                       f"- **Options**: {options}",
-                      f"- **Citation**: {cite_mentions(row['citation'], index) or '—'}"])
+                      f"- **Citation**: {_prose(row['citation'], index) or '—'}"])
 
 
 #: what a measure of each kind receives, in the words of :mod:`metricbias.bias.registry`
