@@ -448,7 +448,8 @@ def test_paradigm_share_per_backbone_and_grid_averages():
     found = ch3_paradigm_claim.fixed_backbone_findings(
         ch3_paradigm_claim.paradigm_claim(ch3_paradigm_claim.grid_decomposition(pd.DataFrame(), one)), one)
     rel = ch3_paradigm_claim.released_shares()
-    assert found["released_paradigm"] == rel["share_paradigm"] and "verdict" not in found  # one backbone: no split
+    assert found["released_paradigm"] == rel["share_paradigm"] and found["verdict"] == "not comparable"  # one backbone
+    assert np.isnan(found["paradigm"])
     avg = ch3_paradigm_claim.grid_bias_average(bias, one)
     assert avg["family"].tolist() == ["BERTScore", "MoverScore", "Regression", "BARTScore", "BARTScore", "PRISM"]
     assert avg.set_index("variant").loc["P", "all-MiniLM-L6-v2: largest on"] == "gender (99.00)"
