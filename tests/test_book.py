@@ -1,6 +1,7 @@
 """Every chapter in _toc.yml executes under the smoke profile and the book builds (Sphinx warnings fail); the built
 pages show no leaks and fit a phone and a laptop screen in headless Chromium."""
 
+import json
 import re
 
 import nbformat
@@ -129,7 +130,14 @@ def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tm
     out = tmp_path / "fork"
     assert cli.main(["run", "--only", "03", "--profile", "smoke", "-p", "attributes=ability", "--out", str(out)]) == 0
     nb = nbformat.read(out / "03_metrics_and_backbones.ipynb", as_version=4)
-    shown = "".join(str(o.get("data", {}).get("text/html", "")) + str(o.get("text", ""))
+    shown = "".join("".join(map(str, o.get("data", {}).values())) + str(o.get("text", ""))
                     for c in nb.cells for o in c.get("outputs", []))
-    assert re.search(r"(?<!dis)ability\b", shown.replace("attributes=ability", "")) and "attributes=ability" in shown
+    from metricbias.book import records  # its parameters and rerun command, kept for the Reproducibility appendix
+
+    record = records.load("03_metrics_and_backbones", "smoke")
+    kept = json.dumps(record["entries"])
+    assert re.search(r"(?<!dis)ability\b", shown + kept)  # the chapter measured the new attribute
+    assert {"parameter": "attributes", "value": "'ability'"} in [
+        {k: p[k] for k in ("parameter", "value")} for p in record["parameters"]]
+    assert "-p attributes=ability" in record["command"]
     assert not (book_copy / "book" / "chapters" / "03_metrics_and_backbones.ipynb").exists()
