@@ -192,9 +192,9 @@ def test_recompute_forgets_the_packs_and_the_chapter_sentence_counts_them(setup,
     numbers = score_sources.chapter_numbers(log, cache)
     assert numbers["from_packs"] == 104 and numbers["computed"] == 104 and numbers["checked"] == 32
     assert numbers["max_diff"] == 0.0
-    assert notes.pack_sentence(numbers) == ("Of this chapter's 208 scores, 104 came from score packs, verified by "
-                                            "recomputing 32 of them live (largest difference 0); the other 104 "
-                                            "were computed live.")
+    assert notes.pack_sentence(numbers) == ("Of this chapter's 208 scores, 104 were read from the stored scores "
+                                            "released with the book, checked by recomputing 32 of them (largest "
+                                            "difference 0); the other 104 were computed live.")
     monkeypatch.setenv(score_sources.RECOMPUTE_ENV, "1")
     packs.prepare(out, cache, log=lambda *_: None)
     assert cache.packs() == []
