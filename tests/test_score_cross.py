@@ -58,3 +58,18 @@ def test_the_progress_bar_counts_every_pair(tiny_bert):
         bar = Bar()
         metric.score_cross(ROWS, COLS, progress=bar)
         assert bar.n == 2 * 3 * 4
+
+
+@pytest.mark.parametrize("name", ["cider", "moverscore", "bertscore"])
+def test_some_rows_score_as_in_the_call_on_all_of_them(tiny_bert, name):
+    options = {"backbone": str(tiny_bert), "device": "cpu"} if name != "cider" else {}
+    if name == "bertscore":
+        options["idf"] = True
+    metric = metrics.get(name, **options)
+    assert metric.corpus_dependent
+    whole = metric.score_cross(ROWS, COLS)
+    some = metric.score_cross([ROWS[2], ROWS[0]], COLS, corpus_rows=ROWS)
+    np.testing.assert_allclose(some[0], whole[0][[2, 0]], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(some[1], whole[1][:, [2, 0]], rtol=1e-6, atol=1e-7)
+    alone = metric.score_cross([ROWS[2], ROWS[0]], COLS)  # its own corpus: other idf weights
+    assert not np.allclose(alone[0], whole[0][[2, 0]])

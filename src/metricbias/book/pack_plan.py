@@ -12,6 +12,10 @@ gender-blind wrappers of chapter 6's adapted metrics.
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 
 def is_packed(spec, text_set: str = "") -> bool:
     """Whether the card of ``spec``'s metric lets a score pack hold its scores on ``text_set``
@@ -20,7 +24,8 @@ def is_packed(spec, text_set: str = "") -> bool:
     :func:`plan` adds them."""
     from ..metrics.registry import metric_class
 
-    return metric_class(spec.name).packed_on(text_set)
+    # an association pack holds a few thousand numbers per configuration in place of millions of pairs: every one
+    return text_set.startswith("associations:") or metric_class(spec.name).packed_on(text_set)
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:
@@ -106,4 +111,24 @@ def estimate(entries: list[Entry]) -> list[dict]:
     return rows
 
 
-__all__ = ["estimate", "is_packed", "plan"]
+def check_groups(files: list[Path], fraction: float) -> list[list[Path]]:
+    """The pack files by text set (the prefix of their names), the set whose check is estimated longest first: the
+    recorded build seconds scaled to the share of scores a check recomputes, and a model load per file."""
+    from .packs import MIN_CHECKED
+
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        groups.setdefault(path.stem.split("__")[0], []).append(path)
+
+    def cost(path: Path) -> float:
+        try:
+            recorded = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+            n = int(recorded["meta"]["scores"])
+            return 2.0 + float(recorded["seconds"]) * min(n, max(MIN_CHECKED, math.ceil(fraction * n))) / max(n, 1)
+        except (OSError, ValueError, KeyError, TypeError):  # check_file reports what is wrong with it
+            return 2.0
+
+    return sorted(groups.values(), key=lambda group: -sum(cost(p) for p in group))
+
+
+__all__ = ["check_groups", "estimate", "is_packed", "plan"]

@@ -291,6 +291,10 @@ def text_set(name: str) -> TextSet:
             return [scored_texts(data), scored_texts(data.swapped())]
 
         return TextSet(name, jobs)
+    if name.startswith("associations:"):  # r(t, A, B) of the whole tests (book/association_packs.py): the targets
+        from .association_packs import whole_tests
+
+        return TextSet(name, lambda config: [(list(t.targets),) * 2 for t in whole_tests(name)], "associations")
     if name.startswith("association:"):
         try:
             args = dict(part.split("=", 1) for part in name.split(":", 1)[1].split(";"))
@@ -445,6 +449,11 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
     written, memo = [], {}
     for entry in entries:
         target = out / entry.file
+        if text_set(entry.text_set).kind == "associations":
+            from .association_packs import build_file
+
+            written += build_file(entry, target, dtype=dtype, log=log, progress=progress)
+            continue
         jobs = texts_of(entry.text_set, entry.config, memo)
         meta = _meta(entry, jobs)
         if target.is_file() and target.with_suffix(".json").is_file():
@@ -591,6 +600,10 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
                        note="its configuration changed (fingerprint); computed live"), None, None
     if cache is not None and any(row["sha256"] == sha and row["signature"] == signature for row in cache.packs()):
         return Checked(path.name, label, "imported before", sha, len(scores)), None, None
+    if meta.get("kind") == "associations":  # r per target (book/association_packs.py)
+        from .association_packs import check
+
+        return check(path, meta, scores, offsets, config, sha, fraction)
     jobs = texts_of(meta["text_set"], config, memo)
     if _texts_hash(jobs) != meta["text_hash"]:
         return Checked(path.name, label, "texts changed", sha, len(scores),
@@ -681,7 +694,9 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
         if log:
             log(f"  pack {checked.file}: {checked.status}" + (f" ({checked.note})" if checked.note else ""))
 
-    groups = _text_set_groups(files, fraction)
+    from .pack_plan import check_groups
+
+    groups = check_groups(files, fraction)
     if workers > 1 and len(groups) > 1:
         import multiprocessing
 
@@ -702,24 +717,6 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
                 done(path, _import_file(path, fraction, device, cache, memo))
     bar.close()
     return [found[path] for path in files]
-
-
-def _text_set_groups(files: list[Path], fraction: float) -> list[list[Path]]:
-    """The files by text set (the prefix of their names), the set whose check is estimated longest first: the
-    recorded build seconds scaled to the share of scores a check recomputes, and a model load per file."""
-    groups: dict[str, list[Path]] = {}
-    for path in files:
-        groups.setdefault(path.stem.split("__")[0], []).append(path)
-
-    def cost(path: Path) -> float:
-        try:
-            recorded = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-            n = int(recorded["meta"]["scores"])
-            return 2.0 + float(recorded["seconds"]) * min(n, max(MIN_CHECKED, math.ceil(fraction * n))) / max(n, 1)
-        except (OSError, ValueError, KeyError, TypeError):  # check_file reports what is wrong with it
-            return 2.0
-
-    return sorted(groups.values(), key=lambda group: -sum(cost(p) for p in group))
 
 
 def _worker_start(threads: int) -> None:
@@ -760,7 +757,7 @@ def _import_file(path: Path, fraction: float, device: str, cache, memo: dict) ->
     if found.status == "verified":
         config, jobs, offsets = parts
         items = {}
-        for j, (cands, refs) in enumerate(jobs):
+        for j, (cands, refs) in enumerate(jobs or ()):  # an association pack: its record alone
             for key, value in zip(cache.keys(config, cands, refs), scores[offsets[j]:offsets[j + 1]]):
                 if np.isfinite(value):  # an undefined score (PLL SSS with nothing modified) is not stored
                     items[key] = float(value)

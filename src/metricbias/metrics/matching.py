@@ -220,19 +220,17 @@ class BERTScore(_EncoderMetric):
         column = "PRF".index(self.options["variant"])
         return self.prf(candidates, references)[:, column]
 
-    def score_cross(self, rows, cols, progress=None):
+    def score_cross(self, rows, cols, progress=None, corpus_rows=None):
         """Every row against every column, both directions, from one encoder pass per distinct text: the greedy
         match of a block of rows with all columns is one tensor operation, and its row and column maxima give P and
         R of both directions (M(x, y)'s P is M(y, x)'s R)."""
         import torch
 
         rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
-        texts, counts = cross_corpus(rows, cols)
-        table = self._embed_texts(texts)
-        if self.options["idf"]:  # the call's references: every text as often as it is a reference
-            idf = idf_dict([table[t][0] for t in texts], counts)
-        else:
-            idf = self._idf_dict([])
+        texts, counts = cross_corpus(rows if corpus_rows is None else list(corpus_rows), cols)
+        table = self._embed_texts(list(dict.fromkeys(rows + cols)))
+        # idf (idf=True) from the call's references: every text as often as it is a reference
+        idf = idf_dict(self.encoder.encode_many(texts), counts) if self.options["idf"] else self._idf_dict([])
 
         def padded(side):
             embs = [table[t][1] for t in side]
@@ -404,19 +402,16 @@ class MoverScore(_EncoderMetric):
         return self._moved([cands[i] for i in picked], [refs[i] for i in picked], self._idf_dict(cands),
                            self._idf_dict(refs))
 
-    def score_cross(self, rows, cols, progress=None):
+    def score_cross(self, rows, cols, progress=None, corpus_rows=None):
         """Every row against every column, both directions: one encoder pass and one bag of n-grams per distinct
         text, one EMD per pair of texts. The call's candidates and references are the same texts as often (each row
         once per column, each column once per row), so their idf weights are equal, and so is each text's bag on
         either side; the EMD between two bags is symmetric, so one problem gives M(x, y) and M(y, x)."""
         rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
-        texts, counts = cross_corpus(rows, cols)
-        table = self._embed_texts(texts)
-        if self.options["idf"]:
-            idf = idf_dict([table[t][0] for t in texts], counts)
-        else:
-            idf = self._idf_dict([])
-        bags = {t: self._bag(*table[t], idf) for t in texts}
+        texts, counts = cross_corpus(rows if corpus_rows is None else list(corpus_rows), cols)
+        table = self._embed_texts(list(dict.fromkeys(rows + cols)))
+        idf = idf_dict(self.encoder.encode_many(texts), counts) if self.options["idf"] else self._idf_dict([])
+        bags = {t: self._bag(*table[t], idf) for t in dict.fromkeys(rows + cols)}
         m_rc = np.empty((len(rows), len(cols)))
         memo: dict = {}
         for i, x in enumerate(rows):
