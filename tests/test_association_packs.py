@@ -89,3 +89,28 @@ def test_every_configuration_of_chapter_5_has_an_association_pack_in_the_plan():
     assert {"BLEU", "chrF", "CIDEr-D", "WMD", "BERTScore-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM"} <= labels
     assert not any(lab.startswith(("BARTScore", "PRISM")) for lab in labels)
     assert {e.text_set for e in entries} == {"associations:tests=all;levels=all"}
+
+
+def test_a_stopped_build_resumes_after_its_last_finished_test(tmp_path, monkeypatch):
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    entry = packs.Entry(packs.MetricConfig("rouge1", {}), "associations:tests=C6-N,DB:L;levels=word")
+    calls = []
+    real = association.associations
+
+    def stop_at_second(tests, metric, **kw):
+        calls.append(tests[0].name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(tests, metric, **kw)
+
+    monkeypatch.setattr(association, "associations", stop_at_second)
+    with pytest.raises(KeyboardInterrupt):
+        packs.build([entry], tmp_path / "packs", log=lambda *_: None, progress=False)
+    monkeypatch.setattr(association, "associations", lambda tests, metric, **kw: calls.append(tests[0].name)
+                        or real(tests, metric, **kw))
+    (path,) = packs.build([entry], tmp_path / "packs", log=lambda *_: None, progress=False)
+    assert calls == ["C6-N", "DB:L", "DB:L"]  # C6-N was kept, DB:L computed again
+    meta, r, _ = packs.read(path)
+    fresh = packs.build([entry], tmp_path / "again", log=lambda *_: None, progress=False)[0]
+    assert np.array_equal(packs.read(fresh)[1], r) and packs.read(fresh)[0]["tests"] == meta["tests"]
+    assert not list((tmp_path / "cache" / "association-packs").iterdir())  # the finished file's parts are gone

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from pathlib import Path
 
 import numpy as np
+
+from ..paths import atomic_path
 
 PREFIX = "associations:"
 KIND = "associations"
@@ -65,9 +68,7 @@ def _meta(entry, tests, records) -> dict:
     return {"format": FORMAT, "kind": KIND, "text_set": entry.text_set, "config": entry.config.to_json(),
             "signature": entry.config.signature, "fingerprint": fingerprint(entry.config.signature),
             "text_hash": tests_hash(tests), "scores": int(sum(len(rec.r) for rec in records)),
-            "tests": [{"test": rec.test, "level": rec.level, "sets_hash": rec.sets_hash,
-                       "dropped": {k: list(v) for k, v in rec.dropped.items()}, "sizes": list(rec.sizes),
-                       "runs": rec.runs, "scale": rec.scale if rec.runs else None} for rec in records]}
+            "tests": [_test_meta(rec) for rec in records]}
 
 
 def build_file(entry, target: Path, *, dtype: str = "float64", log=print, progress: bool = True) -> list[Path]:
@@ -88,10 +89,25 @@ def build_file(entry, target: Path, *, dtype: str = "float64", log=print, progre
 
     metric = entry.config.metric
     pairs = sum(2 * len(t.targets) * len(t.attributes) for t in tests)
-    start = time.perf_counter()
+    # each finished test is kept (under the cache folder) until the file is written: a stopped build resumes there
+    partial = _partial_folder(entry, tests)
+    records, seconds = [], 0.0
     with tqdm(total=pairs, desc=entry.config.label, unit="pair", disable=not progress) as bar:
-        records = association.associations(tests, metric, progress=bar, label=entry.config.label)
-    seconds = time.perf_counter() - start
+        for i, test in enumerate(tests):
+            kept = partial / f"{i:03d}.json"
+            if kept.is_file():
+                rec, spent = _read_partial(kept)
+                records.append(rec)
+                seconds += spent
+                bar.update(2 * len(test.targets) * len(test.attributes))
+                continue
+            start = time.perf_counter()
+            (rec,) = association.associations([test], metric, progress=bar, label=entry.config.label)
+            spent = time.perf_counter() - start
+            with atomic_path(kept, suffix=".json") as tmp:
+                tmp.write_text(json.dumps({"seconds": spent, **_test_meta(rec), "r": rec.r.tolist()}), encoding="utf-8")
+            records.append(rec)
+            seconds += spent
     scores = np.concatenate([rec.r for rec in records]) if records else np.zeros(0)
     offsets = np.cumsum([0] + [len(rec.r) for rec in records])
     libraries = ("torch", "transformers", "numpy", "scipy", "pot", "sacrebleu", "nltk")
@@ -101,20 +117,43 @@ def build_file(entry, target: Path, *, dtype: str = "float64", log=print, progre
               "created": time.strftime("%Y-%m-%d %H:%M:%S")}
     path = packs.write(target, _meta(entry, tests, records), scores, offsets, record, dtype)
     log(f"  {entry.file}: r of {len(scores):,} targets ({pairs:,} pairs) in {seconds:.1f} s")
+    shutil.rmtree(partial, ignore_errors=True)
     return [path]
+
+
+def _partial_folder(entry, tests) -> Path:
+    from ..paths import cache_dir
+    from .packs import fingerprint
+
+    key = hashlib.sha256(f"{fingerprint(entry.config.signature)}|{tests_hash(tests)}".encode()).hexdigest()[:16]
+    folder = cache_dir() / "association-packs" / f"{Path(entry.file).stem}-{key}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _test_meta(rec) -> dict:
+    return {"test": rec.test, "level": rec.level, "sets_hash": rec.sets_hash,
+            "dropped": {k: list(v) for k, v in rec.dropped.items()}, "sizes": list(rec.sizes), "runs": rec.runs,
+            "scale": rec.scale if rec.runs else None}
+
+
+def _read_partial(path: Path):
+    t = json.loads(path.read_text(encoding="utf-8"))
+    return _record(t, t["r"]), float(t["seconds"])
 
 
 def records(meta: dict, scores: np.ndarray, offsets: np.ndarray) -> list:
     """The :class:`~metricbias.bias.association.TestAssociations` a pack holds."""
+    return [_record(t, scores[offsets[j]:offsets[j + 1]]) for j, t in enumerate(meta["tests"])]
+
+
+def _record(t: dict, r):
+    """A test's record from its entry of ``meta["tests"]`` and its r."""
     from ..bias.association import TestAssociations
 
-    out = []
-    for j, t in enumerate(meta["tests"]):
-        out.append(TestAssociations(t["test"], t["level"], t["sets_hash"],
-                                    {k: tuple(v) for k, v in t["dropped"].items()}, tuple(t["sizes"]), t["runs"],
-                                    np.asarray(scores[offsets[j]:offsets[j + 1]], dtype=float),
-                                    float("nan") if t["scale"] is None else float(t["scale"])))
-    return out
+    return TestAssociations(t["test"], t["level"], t["sets_hash"], {k: tuple(v) for k, v in t["dropped"].items()},
+                            tuple(t["sizes"]), t["runs"], np.asarray(r, dtype=float),
+                            float("nan") if t["scale"] is None else float(t["scale"]))
 
 
 def _kept(test, dropped: dict):
