@@ -472,7 +472,8 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     unique_of = {label: np.unique(np.concatenate([k.ravel() for pair in keys if pair is not None for k in pair]
                                                  or [np.empty(0, dtype=np.int64)]))
                  for label, keys in keys_of.items()}
-    jobs = {label: _jobs(label, metric, index, tests, keys_of[label], unique_of[label]) for label, metric in live.items()}
+    jobs = {label: _jobs(label, metric, index, tests, keys_of[label], unique_of[label])
+            for label, metric in live.items()}
     bar = None
     if progress:
         from ..progress import tqdm

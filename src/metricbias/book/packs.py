@@ -10,7 +10,8 @@ metric one job per (dataset, attribute), its corpus); ``metaeval:<name>`` is a
 meta-evaluation set and its gender swap, each as one metric call scores it
 (:func:`metricbias.metaeval.scoring.scored_texts`); ``association:tests=..;levels=..;sample_size=..;seed=..``
 is every ordered (x, y) pair of the association tests ``seat.tests`` loads
-(:func:`metricbias.bias.association.pairs_of`); ``quality:<set>;pairs=..;seed=..`` is the one metric call
+(:func:`metricbias.bias.association.pairs_of`); ``associations:tests=..;levels=..`` holds r(t, A, B) per target of
+the whole tests instead (:mod:`metricbias.book.association_packs`); ``quality:<set>;pairs=..;seed=..`` is the one call
 that measures a configuration's quality on a quality set (:func:`metricbias.metaeval.quality.scored_texts`);
 ``pll:<set>`` is every
 (stereotype, anti-stereotype) pair of a PLL pair set, both sentences (``pll:<set>;pairs=N;seed=S``: the pairs

@@ -317,8 +317,7 @@ def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str
     return text
 
 
-__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "by_level", "direction",
-           "label_of",
+__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "by_level", "direction", "label_of",
            "matched_word_pairs", "metric_named", "ngram_control", "ngram_findings", "ngram_note", "overview",
-           "pair_counts", "run_tests", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note", "sets_note",
-           "shared_word_pairs", "static_spread", "timing", "vector_coverage"]
+           "pair_counts", "run_tests", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note",
+           "sets_note", "shared_word_pairs", "static_spread", "timing", "vector_coverage"]
