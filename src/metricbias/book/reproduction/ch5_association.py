@@ -122,14 +122,15 @@ def sets_note(results: pd.DataFrame, drawn: list, full, drawn_sample_size: int) 
     parts = []
     if stored:
         parts.append(f"For {len(stored)} of the {len(labels)} configurations, r(t, A, B) of every target of the whole "
-                     f"sets was computed once from all {association.pairs_needed(full):,} ordered pairs (one encoder "
-                     "pass per distinct text, every pair matched in batches) and checked on a seeded sample of "
-                     "targets; the test statistic, effect size and permutation p-value need nothing else.")
+                     f"sets was computed once from all {association.pairs_needed(full):,} ordered pairs and checked "
+                     "on a seeded sample of targets; the test statistic, effect size and permutation p-value need "
+                     "nothing else.")
     if drawn:
         parts.append(f"{len(drawn)} configuration{'s' if len(drawn) > 1 else ''} ({', '.join(drawn)}) "
                      f"{'run' if len(drawn) > 1 else 'runs'} on sentence-level sets drawn down to {drawn_sample_size} "
-                     "texts per set (word-level tests whole): r on the whole sets takes a model pass for each of the "
-                     f"{association.pairs_needed(full):,} ordered pairs, beyond what one build computes.")
+                     "texts per set (word-level tests whole), for compute cost: r on the whole sets needs every one of "
+                     f"the {association.pairs_needed(full):,} ordered pairs scored, hours of computing for a "
+                     "model-based metric.")
     return " ".join(parts)
 
 
