@@ -63,7 +63,7 @@ def tests_hash(tests) -> str:
 
 
 def _meta(entry, tests, records) -> dict:
-    from .packs import FORMAT, fingerprint
+    from .pack_format import FORMAT, fingerprint
 
     return {"format": FORMAT, "kind": KIND, "text_set": entry.text_set, "config": entry.config.to_json(),
             "signature": entry.config.signature, "fingerprint": fingerprint(entry.config.signature),
@@ -76,7 +76,7 @@ def build_file(entry, target: Path, *, dtype: str = "float64", log=print, progre
     ``target``; a file there with the same fingerprint and tests is kept (``[]``)."""
     from .. import provenance
     from ..bias import association
-    from . import packs
+    from . import pack_format as packs
 
     tests = whole_tests(entry.text_set)
     if target.is_file() and target.with_suffix(".json").is_file():
@@ -123,7 +123,7 @@ def build_file(entry, target: Path, *, dtype: str = "float64", log=print, progre
 
 def _partial_folder(entry, tests) -> Path:
     from ..paths import cache_dir
-    from .packs import fingerprint
+    from .pack_format import fingerprint
 
     key = hashlib.sha256(f"{fingerprint(entry.config.signature)}|{tests_hash(tests)}".encode()).hexdigest()[:16]
     folder = cache_dir() / "association-packs" / f"{Path(entry.file).stem}-{key}"
@@ -167,7 +167,7 @@ def check(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, confi
     """The association part of ``packs.check_file``: ``(Checked, (config, None, None), scores)``; a recomputed r
     beyond tolerance, or other words dropped here, is a :class:`~metricbias.book.packs.PackError`."""
     from ..bias import association
-    from .packs import TOLERANCE, Checked, PackError, sample_positions
+    from .pack_format import TOLERANCE, Checked, PackError, sample_positions
 
     label = meta["config"].get("label", path.stem)
     tests = whole_tests(meta["text_set"])
@@ -214,7 +214,7 @@ def load(tests, labels, folder=None, cache=None) -> dict[str, list]:
     packs (``RECOMPUTE``)."""
     from ..bias.association import sets_hash
     from ..cache import ScoreCache
-    from .packs import default_dir
+    from .pack_format import _sha256, default_dir, read
     from .score_sources import recomputing
 
     folder = Path(folder or default_dir())
@@ -225,8 +225,6 @@ def load(tests, labels, folder=None, cache=None) -> dict[str, list]:
     wanted = {(t.name, t.level): sets_hash(t) for t in tests}
     out = {}
     for path in sorted(folder.glob("associations-*.npz")):
-        from .packs import _sha256, read
-
         meta, scores, offsets = read(path)
         label = meta["config"].get("label")
         if meta.get("kind") != KIND or label not in labels or (_sha256(path), meta["signature"]) not in verified:
@@ -239,7 +237,7 @@ def load(tests, labels, folder=None, cache=None) -> dict[str, list]:
 
 def provenance_rows(folder=None) -> list[dict]:
     """Per association pack: configuration, pairs, seconds and pairs per second of its build (its provenance)."""
-    from .packs import default_dir
+    from .pack_format import default_dir
 
     rows = []
     for side in sorted(Path(folder or default_dir()).glob("associations-*.json")):

@@ -12,10 +12,6 @@ gender-blind wrappers of chapter 6's adapted metrics.
 
 from __future__ import annotations
 
-import json
-import math
-from pathlib import Path
-
 
 def is_packed(spec, text_set: str = "") -> bool:
     """Whether the card of ``spec``'s metric lets a score pack hold its scores on ``text_set``
@@ -111,24 +107,4 @@ def estimate(entries: list[Entry]) -> list[dict]:
     return rows
 
 
-def check_groups(files: list[Path], fraction: float) -> list[list[Path]]:
-    """The pack files by text set (the prefix of their names), the set whose check is estimated longest first: the
-    recorded build seconds scaled to the share of scores a check recomputes, and a model load per file."""
-    from .packs import MIN_CHECKED
-
-    groups: dict[str, list[Path]] = {}
-    for path in files:
-        groups.setdefault(path.stem.split("__")[0], []).append(path)
-
-    def cost(path: Path) -> float:
-        try:
-            recorded = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-            n = int(recorded["meta"]["scores"])
-            return 2.0 + float(recorded["seconds"]) * min(n, max(MIN_CHECKED, math.ceil(fraction * n))) / max(n, 1)
-        except (OSError, ValueError, KeyError, TypeError):  # check_file reports what is wrong with it
-            return 2.0
-
-    return sorted(groups.values(), key=lambda group: -sum(cost(p) for p in group))
-
-
-__all__ = ["check_groups", "estimate", "is_packed", "plan"]
+__all__ = ["estimate", "is_packed", "plan"]
