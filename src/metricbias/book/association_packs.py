@@ -207,27 +207,28 @@ def check(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, confi
     return Checked(path.name, label, "verified", sha, len(scores), checked, max_diff), (config, None, None), scores
 
 
-def load(tests, labels, folder=None, cache=None) -> dict[str, list]:
-    """label -> the records of the whole ``tests`` for each configuration (label) in ``labels`` whose association
-    pack in ``folder`` (default ``models/packs``) was verified into ``cache`` (``metricbias run`` does it before
-    the chapters) under this configuration's signature, and covers every test. Empty when the build ignores the
-    packs (``RECOMPUTE``)."""
+def load(tests, suite: dict, folder=None, cache=None) -> dict[str, list]:
+    """label -> the records of the whole ``tests`` for each configuration of ``suite`` (label -> metric) whose
+    association pack in ``folder`` (default ``models/packs``) has its fingerprint, was verified into ``cache``
+    (``metricbias run`` does it before the chapters) and covers every test. Empty when the build ignores the packs
+    (``RECOMPUTE``)."""
     from ..bias.association import sets_hash
     from ..cache import ScoreCache
-    from .pack_format import _sha256, default_dir, read
+    from .pack_format import _sha256, default_dir, fingerprint, read
     from .score_sources import recomputing
 
     folder = Path(folder or default_dir())
     if recomputing() or not folder.is_dir():
         return {}
     cache = ScoreCache.default() if cache in (None, True) else cache
-    verified = {(row["sha256"], row["signature"]) for row in cache.packs()}
+    verified = {row["sha256"] for row in cache.packs()}
+    labels = {fingerprint(metric.signature): label for label, metric in suite.items()}
     wanted = {(t.name, t.level): sets_hash(t) for t in tests}
     out = {}
     for path in sorted(folder.glob("associations-*.npz")):
         meta, scores, offsets = read(path)
-        label = meta["config"].get("label")
-        if meta.get("kind") != KIND or label not in labels or (_sha256(path), meta["signature"]) not in verified:
+        label = labels.get(meta.get("fingerprint"))
+        if meta.get("kind") != KIND or label is None or _sha256(path) not in verified:
             continue
         held = {(r.test, r.level): r for r in records(meta, scores, offsets)}
         if all(key in held and held[key].sets_hash == h for key, h in wanted.items()):

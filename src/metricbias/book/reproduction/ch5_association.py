@@ -302,8 +302,9 @@ def sampling_findings(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
             "significant_sampled": int((check["p_value sampled"] <= alpha).sum())}
 
 
-def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
-    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check."""
+def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE, drawn=()) -> str:
+    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check.
+    ``drawn``: the configurations run on drawn sets in an otherwise whole run (:func:`run_tests`)."""
     if check.empty:
         return "No effect size below comes from a drawn-down set that could be rerun in full, so none is compared."
     f = sampling_findings(check, alpha)
@@ -313,8 +314,9 @@ def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str
             f"{f['significant_full']} of these tests have p ≤ {alpha:g} on the full sets and {f['significant_sampled']} "
             "on the sample.")
     if f["gap_mean"] > 0.1:
-        text += (" Sentence-level cells of this run are therefore rough estimates with little power, and we compare "
-                 "them with Gao & Wan's full-set numbers only in aggregate.")
+        which = f"The sentence-level cells of {', '.join(drawn)} are" if drawn else "Sentence-level cells of this run are"
+        text += (f" {which} therefore rough estimates with little power, and we compare them with Gao & Wan's "
+                 "full-set numbers only in aggregate.")
     return text
 
 
