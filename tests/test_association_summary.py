@@ -110,14 +110,14 @@ def test_sampling_check_compares_full_and_drawn_sets():
     drawn = SeatTest(**{**SENT.__dict__, "x": SENT.x[:2], "y": SENT.y[:2]})
     suite = {"L": Letters()}
     results = asc.run([drawn], suite, cache=None)
-    check = su.sampling_check([SENT], [drawn], results, suite, name="toy_letters", cache=None)
+    check = su.sampling_check([SENT], [drawn], suite, name="toy_letters", cache=None)
     assert check[["n_targets full", "n_targets sampled"]].values.tolist() == [[6, 4]]
     full = asc.run([SENT], suite, cache=None).iloc[0]
     assert check["effect_size full"].iloc[0] == pytest.approx(full["effect_size"])
     f = su.sampling_findings(check)
     assert f["tests"] == 1 and f["gap_max"] == pytest.approx(abs(full["effect_size"] - results["effect_size"].iloc[0]))
     assert "on the full sets" in su.sampling_check_note(check) and "$" not in su.sampling_check_note(check)
-    assert su.sampling_check([SENT], [SENT], results, suite, name="toy_letters").empty
+    assert su.sampling_check([SENT], [SENT], suite, name="toy_letters").empty
     assert su.sampling_check_note(pd.DataFrame()).startswith("No effect size")
 
 
@@ -178,7 +178,44 @@ def test_comparison_sentences_and_headline():
     assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
     assert ch5_table3.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")
     notes = ch5_table3.profile_notes(results, [WORD], sample_size=0)
-    assert notes.startswith("- **Power.** Every set")
+    assert notes.startswith("- **Power.** Every set") and "drawn" not in notes
+    assert "but for the sentence-level cells of WMD, run on drawn sets" in ch5_table3.profile_notes(
+        results, [WORD], sample_size=0, drawn=["WMD"])
     head = ch5_table3.headline_findings(results, compared, agree)
     assert head["model_positive_share"] == 1.0 and head["ngram_word_undefined"] == head["ngram_word_cells"] == 4
     assert all(isinstance(v, (int, float)) for v in head.values())
+
+
+def test_run_tests_reads_whole_sets_from_association_packs_and_draws_the_others(tmp_path, monkeypatch):
+    """A configuration with a verified association pack runs on the whole sets from its r; one without runs on the
+    sentence-level sets drawn down, and is named."""
+    from metricbias import metrics
+    from metricbias.book import packs
+    from metricbias.cache import ScoreCache
+    from metricbias.datasets import seat
+
+    monkeypatch.setenv("METRICBIAS_CACHE", str(tmp_path / "cache"))
+    full = seat.tests("DB:L", "all")
+    entry = packs.Entry(packs.MetricConfig("rougeL", {}), "associations:tests=DB:L;levels=all")
+    packs.build([entry], tmp_path / "packs", log=lambda *_: None, progress=False)
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    packs.import_packs(tmp_path / "packs", cache, progress=False)
+    suite = {"ROUGE-L": metrics.get("rougeL"), "BLEU": metrics.get("bleu")}
+    results, drawn = su.run_tests(full, full, suite, drawn_sample_size=4, n_permutations=500, cache=cache,
+                                  packs=tmp_path / "packs")
+    assert drawn == ["BLEU"]
+    assert list(results["metric"][:2]) == ["ROUGE-L", "BLEU"] and list(results["level"][:2]) == ["word"] * 2
+    by = results.set_index(["test", "level", "metric"])
+    assert by.loc[("DB:L", "sent", "ROUGE-L"), "n_targets"] == 128 and by.loc[("DB:L", "sent", "BLEU"), "n_targets"] == 8
+    assert by.loc[("DB:L", "word", "BLEU"), "sets"] == "drawn" and by.loc[("DB:L", "sent", "ROUGE-L"), "sets"] == "whole"
+    live = asc.run(full, {"ROUGE-L": suite["ROUGE-L"]}, cache=None, n_permutations=500).set_index(
+        ["test", "level", "metric"])
+    assert by.xs("ROUGE-L", level="metric")["effect_size"].equals(live.xs("ROUGE-L", level="metric")["effect_size"])
+    timing = su.timing(results).set_index("metric")
+    assert timing.loc["ROUGE-L", "seconds"] == 0 and np.isnan(timing.loc["ROUGE-L", "µs per pair"])
+    note = su.sets_note(results, drawn, full, 4)
+    assert note.startswith("For 1 of the 2 configurations") and "1 configuration (BLEU) runs on sentence-level sets" in note
+    # a drawn run: every configuration on the draw, nothing read from the packs
+    chosen = seat.tests("DB:L", "all", sample_size=4)
+    again, none = su.run_tests(full, chosen, suite, n_permutations=500, cache=cache, packs=tmp_path / "packs")
+    assert none == [] and (again["scoring_seconds"] > 0).all()

@@ -47,7 +47,7 @@ import itertools
 import math
 import warnings
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping, Sequence
 
@@ -406,9 +406,29 @@ def build_metrics(metrics, device: str | None = None) -> dict[str, object]:
     return out
 
 
+def _recorded(associations: Mapping, tests, plans: dict) -> dict[str, list[TestAssociations]]:
+    """label -> the records of ``tests`` (in order) for each metric ``associations`` holds every test of, these very
+    sets; a record whose dropped words differ from the metric's here is a ValueError (another vocabulary)."""
+    out = {}
+    for label, records in associations.items():
+        if label not in plans:
+            continue
+        by_key = {rec.key: rec for rec in records}
+        found = [by_key.get((t.name, t.level)) for t in tests]
+        if any(rec is None or rec.sets_hash != sets_hash(t) for rec, t in zip(found, tests)):
+            continue
+        for rec, t, (kept, dropped, runs) in zip(found, tests, plans[label]):
+            if {k: tuple(v) for k, v in rec.dropped.items()} != dict(dropped) or rec.runs != runs:
+                raise ValueError(f"{label} on {t.label}: the recorded associations dropped "
+                                 f"{_describe_dropped(rec.dropped) or 'no word'}, the metric here drops "
+                                 f"{_describe_dropped(dropped) or 'no word'}: they are not this metric's")
+        out[label] = found
+    return out
+
+
 def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: int = 0,
         batch_size: int = BATCH_SIZE, progress: bool = False, oov: str = "drop",
-        min_words: int = MIN_WORDS) -> pd.DataFrame:
+        min_words: int = MIN_WORDS, associations: Mapping | None = None) -> pd.DataFrame:
     """Run association ``tests`` (:class:`metricbias.datasets.seat.SeatTest`) through ``metrics``.
 
     ``metrics``: anything :func:`build_metrics` takes (a metric, a list of metrics, names or
@@ -429,6 +449,10 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     pairs: cache reads and writes, and computing them, in this process or on the executor's workers).
     ``n_targets`` is |X| + |Y| and ``n_attributes`` is |A| + |B|, counting the
     words kept; ``n_dropped`` counts the words dropped from the four sets.
+
+    ``associations``: label -> the :class:`TestAssociations` of that metric (:func:`associations`, or a verified
+    score pack): a metric with a record of every test, for these very sets, is not scored; its rows come from the
+    recorded r, the same numbers as scoring gives (its ``scoring_seconds`` is 0).
     """
     if oov not in OOV_POLICIES:
         raise ValueError(f"oov must be one of {', '.join(OOV_POLICIES)}, not {oov!r}")
@@ -441,28 +465,15 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     index = _PairIndex(tests)
 
     # per metric: each test with the words it cannot represent dropped, and whether the test can run
-    plans: dict[str, list[tuple[object, dict, bool]]] = {}
-    for label, metric in metrics.items():
-        plan = []
-        for test in tests:
-            kept, dropped = drop_unrepresented(test, metric) if oov == "drop" else (test, {k: () for k in SETS})
-            short = _short_sets(kept, dropped, min_words)
-            if any(dropped.values()):
-                n = sum(map(len, dropped.values()))
-                reason = ("" if not short else
-                          "; " + ", ".join(f"{k} keeps {len(_sets(kept)[k])} word(s)" for k in short)
-                          + f", fewer than {min_words}, so the test is not run (effect size and p-value left empty)")
-                warnings.warn(f"{label} on {test.label}: dropped {n} word(s) it cannot represent "
-                              f"({_describe_dropped(dropped)}){reason}", DroppedWordsWarning, stacklevel=2)
-            plan.append((kept, dropped, not short))
-        plans[label] = plan
-    keys_of = {label: [index.test_keys(kept) if runs else None for kept, _, runs in plan]
-               for label, plan in plans.items()}
+    plans = {label: [_plan(test, metric, label, oov, min_words) for test in tests] for label, metric in metrics.items()}
+    recorded = _recorded(associations or {}, tests, plans)
+    live = {label: metric for label, metric in metrics.items() if label not in recorded}
+    keys_of = {label: [index.test_keys(kept) if runs else None for kept, _, runs in plans[label]] for label in live}
     unique_of = {label: np.unique(np.concatenate([k.ravel() for pair in keys if pair is not None for k in pair]
                                                  or [np.empty(0, dtype=np.int64)]))
                  for label, keys in keys_of.items()}
     jobs = {label: _jobs(label, metric, index, tests, keys_of[label], unique_of[label])
-            for label, metric in metrics.items()}
+            for label, metric in live.items()}
     bar = None
     if progress:
         from ..progress import tqdm
@@ -477,7 +488,7 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
 
     # M(t, a) and M(a, t) per test, per metric (None where the test does not run)
     scored: dict[str, list[tuple[np.ndarray, np.ndarray] | None]] = {}
-    seconds: dict[str, float] = {}
+    seconds: dict[str, float] = dict.fromkeys(recorded, 0.0)
     for label, metric_jobs in jobs.items():
         test_keys, all_keys = keys_of[label], unique_of[label]
         if getattr(metrics[label], "corpus_dependent", False):
@@ -494,10 +505,13 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
     for i, test in enumerate(tests):
         observed = []
         for label in metrics:
-            kept = plans[label][i][0]
-            observed.append(None if scored[label][i] is None else
-                            _observed(*scored[label][i], len(kept.x), len(kept.a), label=f"{label} on {test.label}",
-                                      n_y=len(kept.y)))
+            kept, _, runs = plans[label][i]
+            name = f"{label} on {test.label}"
+            if label in recorded:
+                observed.append(_observed_r(recorded[label][i], name) if runs else None)
+            else:
+                observed.append(None if scored[label][i] is None else
+                                _observed(*scored[label][i], len(kept.x), len(kept.a), label=name, n_y=len(kept.y)))
         p_values = _p_values(observed, n_permutations, partition_seed(seed, f"{test.name}|{test.level}"))
         for (label, metric), obs, (p_value, n_used, exact) in zip(metrics.items(), observed, p_values):
             kept, dropped, _ = plans[label][i]
@@ -511,6 +525,79 @@ def run(tests, metrics, cache=True, n_permutations: int = N_PERMUTATIONS, seed: 
                 "dropped": _describe_dropped(dropped), "scoring_seconds": seconds[label],
             })
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class TestAssociations:
+    """Everything a test's statistics need from one metric's scores: r(t, A, B) of each target kept, and the
+    test's words left after dropping those the metric cannot represent.
+
+    :func:`permutation_test` and :func:`effect_size` use only r, |X| and |Y|; ``scale`` (max |S| over the kept
+    targets and attributes) tells a constant r from float noise. ``sets_hash`` identifies the test's four sets before
+    any word was dropped (:func:`sets_hash`), so that a record is never used for another draw of the test."""
+
+    test: str
+    level: str
+    sets_hash: str
+    dropped: dict  # set -> the words dropped from it, in order
+    sizes: tuple[int, int, int, int]  # |X|, |Y|, |A|, |B| kept
+    runs: bool  # False: a set that lost words keeps fewer than min_words (d and p empty)
+    r: np.ndarray  # X then Y (empty when the test does not run)
+    scale: float  # max |S(t, a)|
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.test, self.level
+
+
+def sets_hash(test) -> str:
+    """sha256 of a test's four sets (X, Y, A, B, in order, every word)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for k, words in _sets(test).items():
+        h.update(k.encode("utf-8") + b"\x02" + "\x1f".join(words).encode("utf-8") + b"\x03")
+    return h.hexdigest()
+
+
+def _plan(test, metric, label: str, oov: str, min_words: int) -> tuple[object, dict, bool]:
+    """``(kept, dropped, runs)`` of one test through one metric, with a :class:`DroppedWordsWarning` naming what
+    was dropped."""
+    kept, dropped = drop_unrepresented(test, metric) if oov == "drop" else (test, {k: () for k in SETS})
+    short = _short_sets(kept, dropped, min_words)
+    if any(dropped.values()):
+        n = sum(map(len, dropped.values()))
+        reason = ("" if not short else
+                  "; " + ", ".join(f"{k} keeps {len(_sets(kept)[k])} word(s)" for k in short)
+                  + f", fewer than {min_words}, so the test is not run (effect size and p-value left empty)")
+        warnings.warn(f"{label} on {test.label}: dropped {n} word(s) it cannot represent "
+                      f"({_describe_dropped(dropped)}){reason}", DroppedWordsWarning, stacklevel=3)
+    return kept, dropped, not short
+
+
+def associations(tests, metric, oov: str = "drop", min_words: int = MIN_WORDS, progress=None,
+                 label: str = "") -> list[TestAssociations]:
+    """r(t, A, B) of every test through ``metric`` (no cache): S of each test's kept targets and attributes from
+    ``metric.score_cross`` (for a corpus-dependent metric the corpus is the test's pairs, as :func:`run` scores
+    them), r per target and max |S|. :func:`run` takes the result (``associations=``) in place of scoring."""
+    out = []
+    for test in tests:
+        kept, dropped, runs = _plan(test, metric, label or metric.config_label(), oov, min_words)
+        r, scale = np.zeros(0), float("nan")
+        if runs:
+            s_matrix = symmetric_similarity(*metric.score_cross(kept.targets, kept.attributes, progress=progress))
+            r, scale = association(s_matrix, len(kept.a)), float(np.max(np.abs(s_matrix)))
+        out.append(TestAssociations(test.name, test.level, sets_hash(test), dict(dropped),
+                                    (len(kept.x), len(kept.y), len(kept.a), len(kept.b)), runs, r, scale))
+    return out
+
+
+def _observed_r(record: TestAssociations, label: str) -> dict:
+    """What :func:`_observed` gives, from a test's recorded r."""
+    n_x, n_y = record.sizes[:2]
+    r = np.asarray(record.r, dtype=float)
+    return {"r": r, "statistic": differential_association(r[:n_x], r[n_x:]),
+            "effect_size": effect_size(r[:n_x], r[n_x:], scale=record.scale, label=label), "n_x": n_x, "n_y": n_y}
 
 
 def pairs_of(tests, per_test: bool = False) -> list[tuple[list[str], list[str]]]:

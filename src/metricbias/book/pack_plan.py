@@ -20,7 +20,8 @@ def is_packed(spec, text_set: str = "") -> bool:
     :func:`plan` adds them."""
     from ..metrics.registry import metric_class
 
-    return metric_class(spec.name).packed_on(text_set)
+    # an association pack holds a few thousand numbers per configuration in place of millions of pairs: every one
+    return text_set.startswith("associations:") or metric_class(spec.name).packed_on(text_set)
 
 
 def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[Entry]:

@@ -10,7 +10,8 @@ metric one job per (dataset, attribute), its corpus); ``metaeval:<name>`` is a
 meta-evaluation set and its gender swap, each as one metric call scores it
 (:func:`metricbias.metaeval.scoring.scored_texts`); ``association:tests=..;levels=..;sample_size=..;seed=..``
 is every ordered (x, y) pair of the association tests ``seat.tests`` loads
-(:func:`metricbias.bias.association.pairs_of`); ``quality:<set>;pairs=..;seed=..`` is the one metric call
+(:func:`metricbias.bias.association.pairs_of`); ``associations:tests=..;levels=..`` holds r(t, A, B) per target of
+the whole tests instead (:mod:`metricbias.book.association_packs`); ``quality:<set>;pairs=..;seed=..`` is the one call
 that measures a configuration's quality on a quality set (:func:`metricbias.metaeval.quality.scored_texts`);
 ``pll:<set>`` is every
 (stereotype, anti-stereotype) pair of a PLL pair set, both sentences (``pll:<set>;pairs=N;seed=S``: the pairs
@@ -65,9 +66,7 @@ scores that no pack covers shows as computed live.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import math
 import os
 import re
 import time
@@ -79,34 +78,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..paths import atomic_path, project_root
-from ..signature import configuration
+# the files' format, checks and tolerances (pack_format.py), named here too as this module's API
+from .pack_format import (FORMAT, MIN_CHECKED, MIN_FRACTION, PACKS_ENV, TOLERANCE, Checked, PackError,  # noqa: F401
+                          _sha256, check_groups, default_dir, device_of, fingerprint, read, sample_positions, write)
 from .score_sources import RECOMPUTE_ENV, recomputing
-
-FORMAT = 1
-PACKS_ENV = "METRICBIAS_PACKS"
-#: the least a verification recomputes of each file: this fraction of its scores and this many
-MIN_FRACTION = 0.01
-MIN_CHECKED = 32
-#: |pack - live| <= atol + rtol * |live| per family: float rounding only (storage is float64; a GPU and a CPU sum
-#: in different orders). benchmarks/README.md gives the reasons for each value.
-TOLERANCE = {"matching": (1e-5, 1e-6), "regression": (1e-5, 1e-5), "generation": (1e-5, 1e-5),
-             "pll": (1e-5, 1e-4), "ngram": (1e-9, 1e-12), "embedding": (1e-7, 1e-9), "user": (1e-9, 1e-12)}
-
-
-class PackError(RuntimeError):
-    """A pack that failed a check: its content changed, or its scores differ from the live ones."""
-
-
-def default_dir() -> Path:
-    env = os.environ.get(PACKS_ENV)
-    return Path(env).resolve() if env else project_root() / "models" / "packs"
-
-
-def fingerprint(signature: str) -> str:
-    """What a pack's scores depend on, as a hash: the signature less the library versions."""
-    return hashlib.sha256(configuration(signature).encode("utf-8")).hexdigest()
-
 
 # --- configurations -----------------------------------------------------------------------------
 
@@ -291,6 +266,10 @@ def text_set(name: str) -> TextSet:
             return [scored_texts(data), scored_texts(data.swapped())]
 
         return TextSet(name, jobs)
+    if name.startswith("associations:"):  # r(t, A, B) of the whole tests (book/association_packs.py): the targets
+        from .association_packs import whole_tests
+
+        return TextSet(name, lambda config: [(list(t.targets),) * 2 for t in whole_tests(name)], "associations")
     if name.startswith("association:"):
         try:
             args = dict(part.split("=", 1) for part in name.split(":", 1)[1].split(";"))
@@ -401,33 +380,6 @@ class Entry:
 
 # --- building -------------------------------------------------------------------------------------
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def read(path: str | os.PathLike) -> tuple[dict, np.ndarray, np.ndarray]:
-    """``(meta, scores, offsets)`` of a pack file, the scores as stored (float64 or float32)."""
-    with np.load(path, allow_pickle=False) as data:
-        return json.loads(str(data["meta"])), data["scores"], data["offsets"]
-
-
-def write(path: Path, meta: dict, scores: np.ndarray, offsets: np.ndarray, provenance: dict,
-          dtype: str = "float64") -> Path:
-    """The ``.npz`` (scores as ``dtype``: float64, or float32 to halve the size) and its ``.json`` beside it, each
-    written atomically (the ``.json`` last: it names the sha256)."""
-    if dtype not in ("float64", "float32"):
-        raise ValueError(f"pack scores are float64 or float32, not {dtype}")
-    buf = io.BytesIO()
-    np.savez_compressed(buf, scores=np.asarray(scores, dtype=dtype), offsets=np.asarray(offsets, np.int64),
-                        meta=np.array(json.dumps(meta, sort_keys=True)))
-    with atomic_path(path, suffix=".npz") as tmp:
-        tmp.write_bytes(buf.getvalue())
-    record = {**provenance, "sha256": hashlib.sha256(buf.getvalue()).hexdigest(), "meta": meta}
-    with atomic_path(path.with_suffix(".json"), suffix=".json") as tmp:
-        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
 def _meta(entry: Entry, jobs) -> dict:
     return {"format": FORMAT, "text_set": entry.text_set, "config": entry.config.to_json(),
             "signature": entry.config.signature, "fingerprint": fingerprint(entry.config.signature),
@@ -445,6 +397,11 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
     written, memo = [], {}
     for entry in entries:
         target = out / entry.file
+        if text_set(entry.text_set).kind == "associations":
+            from .association_packs import build_file
+
+            written += build_file(entry, target, dtype=dtype, log=log, progress=progress)
+            continue
         jobs = texts_of(entry.text_set, entry.config, memo)
         meta = _meta(entry, jobs)
         if target.is_file() and target.with_suffix(".json").is_file():
@@ -470,32 +427,7 @@ def build(entries: list[Entry], out: str | os.PathLike, *, device: str = "auto",
     return written
 
 
-def device_of(config) -> str:
-    import torch
-
-    device = config.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
 # --- checking and importing ------------------------------------------------------------------------
-
-@dataclass
-class Checked:
-    """What :func:`check_file` found for one pack file."""
-
-    file: str
-    label: str
-    #: ``verified`` (checked, ready to import), ``imported before``, ``stale`` (fingerprint changed), ``texts changed``
-    #: or ``unavailable`` (the configuration cannot be built here)
-    status: str
-    sha256: str = ""
-    scores: int = 0
-    checked: int = 0
-    max_diff: float = 0.0
-    note: str = ""
-
 
 def pack_files(folder) -> list[Path]:
     """The pack files (``.npz``) in ``folder``, each with its provenance beside it. A folder that is missing or holds
@@ -537,13 +469,6 @@ def provenance_of(path: Path) -> dict:
         raise PackError(f"score pack provenance {side} is not a JSON object: rebuild the pack with metricbias pack "
                         "build")
     return recorded
-
-
-def sample_positions(n: int, fraction: float, seed: str) -> np.ndarray:
-    """A seeded sample of at least ``fraction`` of ``n`` positions and at least :data:`MIN_CHECKED` (all, if fewer)."""
-    k = min(n, max(MIN_CHECKED, math.ceil(fraction * n)))
-    rng = np.random.default_rng(int(hashlib.sha256(seed.encode()).hexdigest()[:16], 16))
-    return np.sort(rng.choice(n, size=k, replace=False))
 
 
 def _within(family: str, pack: np.ndarray, live: np.ndarray, gain=1.0) -> np.ndarray:
@@ -591,6 +516,10 @@ def check_file(path: Path, *, fraction: float = MIN_FRACTION, device: str = "aut
                        note="its configuration changed (fingerprint); computed live"), None, None
     if cache is not None and any(row["sha256"] == sha and row["signature"] == signature for row in cache.packs()):
         return Checked(path.name, label, "imported before", sha, len(scores)), None, None
+    if meta.get("kind") == "associations":  # r per target (book/association_packs.py)
+        from .association_packs import check
+
+        return check(path, meta, scores, offsets, config, sha, fraction)
     jobs = texts_of(meta["text_set"], config, memo)
     if _texts_hash(jobs) != meta["text_hash"]:
         return Checked(path.name, label, "texts changed", sha, len(scores),
@@ -681,7 +610,7 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
         if log:
             log(f"  pack {checked.file}: {checked.status}" + (f" ({checked.note})" if checked.note else ""))
 
-    groups = _text_set_groups(files, fraction)
+    groups = check_groups(files, fraction)
     if workers > 1 and len(groups) > 1:
         import multiprocessing
 
@@ -702,24 +631,6 @@ def import_packs(folder=None, cache=None, *, fraction: float = MIN_FRACTION, dev
                 done(path, _import_file(path, fraction, device, cache, memo))
     bar.close()
     return [found[path] for path in files]
-
-
-def _text_set_groups(files: list[Path], fraction: float) -> list[list[Path]]:
-    """The files by text set (the prefix of their names), the set whose check is estimated longest first: the
-    recorded build seconds scaled to the share of scores a check recomputes, and a model load per file."""
-    groups: dict[str, list[Path]] = {}
-    for path in files:
-        groups.setdefault(path.stem.split("__")[0], []).append(path)
-
-    def cost(path: Path) -> float:
-        try:
-            recorded = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-            n = int(recorded["meta"]["scores"])
-            return 2.0 + float(recorded["seconds"]) * min(n, max(MIN_CHECKED, math.ceil(fraction * n))) / max(n, 1)
-        except (OSError, ValueError, KeyError, TypeError):  # check_file reports what is wrong with it
-            return 2.0
-
-    return sorted(groups.values(), key=lambda group: -sum(cost(p) for p in group))
 
 
 def _worker_start(threads: int) -> None:
@@ -760,7 +671,7 @@ def _import_file(path: Path, fraction: float, device: str, cache, memo: dict) ->
     if found.status == "verified":
         config, jobs, offsets = parts
         items = {}
-        for j, (cands, refs) in enumerate(jobs):
+        for j, (cands, refs) in enumerate(jobs or ()):  # an association pack: its record alone
             for key, value in zip(cache.keys(config, cands, refs), scores[offsets[j]:offsets[j + 1]]):
                 if np.isfinite(value):  # an undefined score (PLL SSS with nothing modified) is not stored
                     items[key] = float(value)

@@ -231,6 +231,36 @@ class Metric(ABC):
             return self._score_dedup([candidates[i] for i in positions], [references[i] for i in positions])
         return self._score_dedup(list(candidates), list(references))[positions]
 
+    def score_cross(self, rows: Sequence[str], cols: Sequence[str], progress=None,
+                    corpus_rows: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(M(rows, cols), M(cols, rows))``: every row text against every column text, both directions, as one call
+        scoring the pairs rows x cols then cols x rows (row-major) would give them: for a corpus-dependent metric that
+        call is the corpus. What an association test needs (M(t, a) and M(a, t) of all targets and attributes).
+        ``corpus_rows`` (rows among them): the scores of ``rows`` as the call on ``corpus_rows`` gives them (how a
+        sample of an association pack is recomputed).
+
+        This scores the pairs one call at a time (no cache); a metric whose scores come from per-text parts (token
+        embeddings, a cross-encoder's batches) overrides it to compute each text's part once. ``progress``: a tqdm
+        bar advanced by the pairs scored."""
+        rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
+        if corpus_rows is not None and self.corpus_dependent:  # the whole call is the corpus: score it, keep rows
+            corpus_rows = list(corpus_rows)
+            m_rc, m_cr = self.score_cross(corpus_rows, cols, progress)
+            at = [corpus_rows.index(t) for t in rows]
+            return m_rc[at], m_cr[:, at]
+        n_r, n_c = len(rows), len(cols)
+        cands = [x for x in rows for _ in cols] + [y for y in cols for _ in rows]
+        refs = [y for _ in rows for y in cols] + [x for _ in cols for x in rows]
+        # a corpus-dependent metric scores the whole call at once (its corpus); another in chunks, for the bar
+        step = len(cands) if self.corpus_dependent else 20_000
+        parts = []
+        for start in range(0, len(cands), max(step, 1)):
+            parts.append(self._score_dedup(cands[start:start + step], refs[start:start + step]))
+            if progress is not None:
+                progress.update(len(parts[-1]))
+        scores = np.concatenate(parts) if parts else np.zeros(0)
+        return scores[:n_r * n_c].reshape(n_r, n_c), scores[n_r * n_c:].reshape(n_c, n_r)
+
     def rounding_gain(self, candidates: Sequence[str], references: Sequence[str], positions) -> np.ndarray:
         """How far float rounding in this metric's intermediate values can move the scores at ``positions``,
         relative to a score that is a well-conditioned function of them (1). A score pack's tolerance is scaled by

@@ -78,22 +78,37 @@ def default_bertscore_layer(backbone: str, path) -> int:
     return _num_layers(path)
 
 
-def idf_dict(id_lists) -> "defaultdict":
+def idf_dict(id_lists, counts=None) -> "defaultdict":
     """``bert_score.utils.get_idf_dict`` on texts already tokenized: idf = log((N + 1) / (df + 1)).
 
     Every text is one document (repeated texts count again), a token's document frequency
     counts the texts holding it; an unseen token gets log(N + 1). Same arithmetic as
-    bert-score's, so the weights are equal to the bit; no second tokenization.
+    bert-score's, so the weights are equal to the bit; no second tokenization. ``counts``: how many times each
+    text of ``id_lists`` occurs in the corpus (default once each), so that a corpus of repeated texts (every pair
+    of an association test) is counted from its distinct texts.
     """
-    from collections import Counter, defaultdict
-    from itertools import chain
+    from collections import defaultdict
     from math import log
 
-    counts = Counter(chain.from_iterable(set(ids) for ids in id_lists))
-    n = len(id_lists)
+    counts = [1] * len(id_lists) if counts is None else [int(c) for c in counts]
+    df: dict = {}
+    for ids, count in zip(id_lists, counts):
+        for idx in set(ids):
+            df[idx] = df.get(idx, 0) + count
+    n = sum(counts)
     idf = defaultdict(lambda: log((n + 1) / (1)))
-    idf.update({idx: log((n + 1) / (c + 1)) for idx, c in counts.items()})
+    idf.update({idx: log((n + 1) / (c + 1)) for idx, c in df.items()})
     return idf
+
+
+def cross_corpus(rows: list[str], cols: list[str]) -> tuple[list[str], list[int]]:
+    """The distinct texts of the call ``Metric.score_cross(rows, cols)`` scores and how often each is a candidate (as
+    often as a reference): every row once per column and every column once per row."""
+    counts: dict[str, int] = {}
+    for texts, times in ((rows, len(cols)), (cols, len(rows))):
+        for t in texts:
+            counts[t] = counts.get(t, 0) + times
+    return list(counts), list(counts.values())
 
 
 @dataclass
@@ -209,6 +224,46 @@ class BERTScore(_EncoderMetric):
     def _score(self, candidates, references):
         column = "PRF".index(self.options["variant"])
         return self.prf(candidates, references)[:, column]
+
+    def score_cross(self, rows, cols, progress=None, corpus_rows=None):
+        """Every row against every column, both directions, from one encoder pass per distinct text: the greedy
+        match of a block of rows with all columns is one tensor operation, and its row and column maxima give P and
+        R of both directions (M(x, y)'s P is M(y, x)'s R)."""
+        import torch
+
+        rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
+        texts, counts = cross_corpus(rows if corpus_rows is None else list(corpus_rows), cols)
+        table = self._embed_texts(list(dict.fromkeys(rows + cols)))
+        # idf (idf=True) from the call's references: every text as often as it is a reference
+        idf = idf_dict(self.encoder.encode_many(texts), counts) if self.options["idf"] else self._idf_dict([])
+
+        def padded(side):
+            embs = [table[t][1] for t in side]
+            lens = torch.tensor([e.shape[0] for e in embs])
+            mask = torch.arange(int(lens.max()))[None, :] < lens[:, None]
+            weights = torch.nn.utils.rnn.pad_sequence(
+                [torch.tensor([idf[i] for i in table[t][0]], dtype=torch.float) for t in side], batch_first=True)
+            unit = torch.nn.utils.rnn.pad_sequence(embs, batch_first=True)
+            return unit / unit.norm(dim=-1, keepdim=True).clamp_min(1e-12), mask, weights / weights.sum(1, keepdim=True)
+
+        (r_emb, r_mask, r_w), (c_emb, c_mask, c_w) = padded(rows), padded(cols)
+        p_rc, r_rc = np.empty((len(rows), len(cols))), np.empty((len(rows), len(cols)))
+        step = max(1, 4_000_000 // max(1, len(cols) * r_emb.shape[1] * c_emb.shape[1]))
+        with torch.inference_mode():
+            for start in range(0, len(rows), step):
+                stop = min(start + step, len(rows))
+                sim = torch.einsum("ild,jmd->ijlm", r_emb[start:stop], c_emb)
+                both = r_mask[start:stop, None, :, None] & c_mask[None, :, None, :]
+                sim = sim.masked_fill(~both, -2.0)  # padding never wins a maximum, as in greedy_match
+                p_rc[start:stop] = (sim.max(dim=3).values * r_w[start:stop, None, :]).sum(-1).double().numpy()
+                r_rc[start:stop] = (sim.max(dim=2).values * c_w[None, :, :]).sum(-1).double().numpy()
+                if progress is not None:
+                    progress.update(2 * (stop - start) * len(cols))
+        p32, r32 = torch.from_numpy(p_rc).float(), torch.from_numpy(r_rc).float()
+        f = 2 * p32 * r32 / (p32 + r32)  # in float32, as greedy_match
+        f = f.masked_fill(torch.isnan(f), 0.0).double().numpy()
+        pick = {"P": (p_rc, r_rc), "R": (r_rc, p_rc), "F": (f, f)}[self.options["variant"]]
+        return pick[0], pick[1].T.copy()
 
     def rounding_gain(self, candidates, references, positions) -> np.ndarray:
         """F = 2PR/(P+R) moves by |dF/dP| + |dF/dR| = 2(P^2 + R^2)/(P+R)^2 times a rounding error in P and R: 1 where
@@ -358,6 +413,28 @@ class MoverScore(_EncoderMetric):
         picked = [int(i) for i in positions]
         return self._moved([cands[i] for i in picked], [refs[i] for i in picked], self._idf_dict(cands),
                            self._idf_dict(refs))
+
+    def score_cross(self, rows, cols, progress=None, corpus_rows=None):
+        """Every row against every column, both directions: one encoder pass and one bag of n-grams per distinct
+        text, one EMD per pair of texts. The call's candidates and references are the same texts as often (each row
+        once per column, each column once per row), so their idf weights are equal, and so is each text's bag on
+        either side; the EMD between two bags is symmetric, so one problem gives M(x, y) and M(y, x)."""
+        rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
+        texts, counts = cross_corpus(rows if corpus_rows is None else list(corpus_rows), cols)
+        table = self._embed_texts(list(dict.fromkeys(rows + cols)))
+        idf = idf_dict(self.encoder.encode_many(texts), counts) if self.options["idf"] else self._idf_dict([])
+        bags = {t: self._bag(*table[t], idf) for t in dict.fromkeys(rows + cols)}
+        m_rc = np.empty((len(rows), len(cols)))
+        memo: dict = {}
+        for i, x in enumerate(rows):
+            for j, y in enumerate(cols):
+                key = (x, y) if x <= y else (y, x)
+                if key not in memo:
+                    memo[key] = self._transport(bags[key[1]], bags[key[0]])[0]
+                m_rc[i, j] = memo[key]
+            if progress is not None:
+                progress.update(2 * len(cols))
+        return m_rc, m_rc.T.copy()
 
     def _moved(self, candidates, references, cand_idf, ref_idf) -> np.ndarray:
         table = self._embed_texts(list(candidates) + list(references))

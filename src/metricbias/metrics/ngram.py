@@ -440,15 +440,16 @@ def _ngram_counts(tokens: list[str], n: int) -> Counter:
     return counts
 
 
-def cider_d(candidates: list[list[str]], references: list[list[str]], n: int = 4, sigma: float = 6.0) -> np.ndarray:
+def cider_d(candidates: list[list[str]], references: list[list[str]], n: int = 4, sigma: float = 6.0,
+            corpus: list[list[str]] | None = None) -> np.ndarray:
     """CIDEr-D (Vedantam et al., 2015) of tokenized pairs, one reference each, in [0, 10].
 
     TF-IDF vectors of 1..n-grams, with document frequencies over the *distinct*
-    references of the call (the "images" of the corpus); per order, the
-    clipped cosine sum(min(g_c, g_r) * g_r) / (|g_c| |g_r|) times the Gaussian
+    references of the call (the "images" of the corpus; ``corpus``: those of a larger call these pairs are part
+    of); per order, the clipped cosine sum(min(g_c, g_r) * g_r) / (|g_c| |g_r|) times the Gaussian
     length penalty exp(-(l_c - l_r)^2 / (2 sigma^2)); mean over orders, times 10.
     """
-    docs = {tuple(r): _ngram_counts(r, n) for r in references}
+    docs = {tuple(r): _ngram_counts(r, n) for r in (references if corpus is None else [*corpus, *references])}
     if len(docs) < 2:
         raise MetricError("metric cider: CIDEr-D weights n-grams by their document frequency over the references "
                           f"of the call and needs at least 2 distinct references, got {len(docs)}")
@@ -515,6 +516,20 @@ class CIDErD(NgramMetric):
     def _score(self, candidates, references):
         return cider_d([self._tokens(c) for c in candidates], [self._tokens(r) for r in references],
                        n=self.options["n"], sigma=self.options["sigma"])
+
+    def score_cross(self, rows, cols, progress=None, corpus_rows=None):
+        """Only the pairs of ``rows``, with the document frequencies of the call on ``corpus_rows`` (its distinct
+        references: ``corpus_rows`` and ``cols``)."""
+        if corpus_rows is None:
+            return super().score_cross(rows, cols, progress)
+        rows, cols = self._validate(rows, rows)[0], self._validate(cols, cols)[0]
+        tok = {t: self._tokens(t) for t in dict.fromkeys([*rows, *cols, *corpus_rows])}
+        cands = [tok[x] for x in rows for _ in cols] + [tok[y] for y in cols for _ in rows]
+        refs = [tok[y] for _ in rows for y in cols] + [tok[x] for _ in cols for x in rows]
+        scores = cider_d(cands, refs, n=self.options["n"], sigma=self.options["sigma"],
+                         corpus=[tok[t] for t in dict.fromkeys([*cols, *corpus_rows])])
+        half = len(rows) * len(cols)
+        return scores[:half].reshape(len(rows), len(cols)), scores[half:].reshape(len(cols), len(rows))
 
 
 __all__ = ["BLEU", "CIDErD", "ChrF", "METEOR", "NIST", "NgramMetric", "Rouge1", "Rouge2", "RougeL", "RougeSU4",

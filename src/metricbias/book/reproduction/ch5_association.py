@@ -77,12 +77,72 @@ def sampling_note(full, chosen, sample_size: int) -> str:
             "full sets.")
 
 
-def timing(results: pd.DataFrame, n_pairs: int) -> pd.DataFrame:
-    """Per metric: family, seconds spent scoring (cache included) and microseconds per ordered pair."""
-    out = results.groupby("metric", sort=False).agg(family=("family", "first"),
+def run_tests(full, chosen, suite: dict, *, drawn_sample_size: int = 0, seed: int = 0,
+              n_permutations: int = association.N_PERMUTATIONS, cache=True, packs=None) -> tuple[pd.DataFrame, list]:
+    """Every test through every configuration of ``suite``: ``(results, drawn)``.
+
+    When ``chosen`` is drawn down, every configuration runs on it. When it is whole, a configuration whose r(t, A,
+    B) of the whole tests is in a verified association pack (``book/association_packs.py``; in ``packs``, default
+    ``models/packs``) runs from it, and the others run on the sentence-level sets drawn down to ``drawn_sample_size``
+    texts per set (0: whole, every pair scored). ``results`` adds to :func:`~metricbias.bias.association.run`'s
+    columns ``sets`` (whole or drawn) and ``pairs`` (the ordered pairs behind the configuration's cells);
+    ``drawn`` lists the configurations run on drawn sets in a whole run (empty when ``chosen`` is drawn).
+    """
+    from ...datasets import seat
+    from ..association_packs import load
+
+    full, chosen = list(full), list(chosen)
+    whole = full == chosen
+    records = load(full, suite, packs, cache) if whole else {}
+    rest = {label: m for label, m in suite.items() if label not in records}
+    tests = ([t if t.level == "word" else seat.subsample(t, drawn_sample_size, seed) for t in full]
+             if whole and drawn_sample_size else chosen)
+    kw = {"cache": cache, "n_permutations": n_permutations, "seed": seed}
+    parts = []
+    if records:
+        parts.append(association.run(full, {label: suite[label] for label in records}, associations=records, **kw)
+                     .assign(sets="whole", pairs=association.pairs_needed(full)))
+    if rest:
+        parts.append(association.run(tests, rest, **kw).assign(sets="whole" if tests == full else "drawn",
+                                                               pairs=association.pairs_needed(tests)))
+    results = pd.concat(parts, ignore_index=True)
+    position = {(t.name, t.level): i for i, t in enumerate(full)}
+    column = {label: i for i, label in enumerate(suite)}
+    results = results.iloc[np.lexsort((results["metric"].map(column), results[["test", "level"]].apply(
+        tuple, axis=1).map(position)))].reset_index(drop=True)
+    return results, [label for label in rest if whole and tests != full]  # a chosen draw: every one, said apart
+
+
+def sets_note(results: pd.DataFrame, drawn: list, full, drawn_sample_size: int) -> str:
+    """Where each configuration's cells come from (Markdown, no math): the configurations whose r(t, A, B) of the
+    whole sets was computed once, and those run on drawn sets, named, with the reason."""
+    labels = list(dict.fromkeys(results["metric"]))
+    stored = list(dict.fromkeys(results.loc[(results["sets"] == "whole") & (results["scoring_seconds"] == 0),
+                                            "metric"])) if "sets" in results else []
+    parts = []
+    if stored:
+        parts.append(f"For {len(stored)} of the {len(labels)} configurations, r(t, A, B) of every target of the whole "
+                     f"sets was computed once from all {association.pairs_needed(full):,} ordered pairs and checked "
+                     "on a seeded sample of targets; the test statistic, effect size and permutation p-value need "
+                     "nothing else.")
+    if drawn:
+        parts.append(f"{len(drawn)} configuration{'s' if len(drawn) > 1 else ''} ({', '.join(drawn)}) "
+                     f"{'run' if len(drawn) > 1 else 'runs'} on sentence-level sets drawn down to {drawn_sample_size} "
+                     "texts per set (word-level tests whole), for compute cost: r on the whole sets needs every one of "
+                     f"the {association.pairs_needed(full):,} ordered pairs scored, hours of computing for a "
+                     "model-based metric.")
+    return " ".join(parts)
+
+
+def timing(results: pd.DataFrame, n_pairs: int | None = None) -> pd.DataFrame:
+    """Per metric: family, the sets it ran on and the ordered pairs behind them (:func:`run_tests`; else
+    ``n_pairs``), seconds spent scoring (cache included; 0 when r came stored) and microseconds per pair scored."""
+    results = results if "pairs" in results else results.assign(sets="", pairs=n_pairs)
+    out = results.groupby("metric", sort=False).agg(family=("family", "first"), sets=("sets", "first"),
+                                                    pairs=("pairs", "first"),
                                                     seconds=("scoring_seconds", "first")).reset_index()
-    out["µs per pair"] = out["seconds"] / n_pairs * 1e6
-    return out
+    out["µs per pair"] = (out["seconds"] / out["pairs"] * 1e6).where(out["seconds"] > 0)
+    return out if (out["sets"] != "").any() else out.drop(columns="sets")
 
 
 def _flags(results: pd.DataFrame, alpha: float) -> pd.DataFrame:
@@ -208,22 +268,22 @@ def direction(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
             "model_significant": int((model["p_value"] <= alpha).sum())}
 
 
-def sampling_check(full, chosen, results: pd.DataFrame, suite: dict, *, name: str = "embedding_average",
-                   max_pairs: int = 70_000, cache=True, n_permutations: int = association.N_PERMUTATIONS,
-                   seed: int = 0) -> pd.DataFrame:
-    """Rerun the drawn-down tests that are cheap in full (at most ``max_pairs`` pairs) with the metric of ``suite``
-    named ``name`` (a fast one) and put the full-set effect sizes and p-values beside the sampled ones.
+def sampling_check(full, drawn, suite: dict, *, name: str = "embedding_average", max_pairs: int = 70_000,
+                   cache=True, n_permutations: int = association.N_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
+    """Run the drawn-down tests (``drawn``, beside the whole ``full``) that are cheap in full (at most ``max_pairs``
+    pairs) both ways with the metric of ``suite`` named ``name`` (a fast one): the full-set effect sizes and
+    p-values beside the sampled ones.
 
     Empty when nothing was drawn or that metric did not run; ``metric`` says which label was used.
     """
     label = label_of(suite, name)
-    redo = [f for f, c in zip(full, chosen) if f != c and association.pairs_needed([f]) <= max_pairs]
-    if label is None or not redo:
+    pairs = [(f, d) for f, d in zip(full, drawn) if f != d and association.pairs_needed([f]) <= max_pairs]
+    if label is None or not pairs:
         return pd.DataFrame()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        whole = association.run(redo, {label: suite[label]}, cache=cache, n_permutations=n_permutations, seed=seed)
-    part = results[results["metric"] == label]
+        whole, part = (association.run([p[i] for p in pairs], {label: suite[label]}, cache=cache,
+                                       n_permutations=n_permutations, seed=seed) for i in (0, 1))
     return whole.merge(part, on=["test", "level"], suffixes=(" full", " sampled"))[
         ["test", "level", "n_targets full", "n_targets sampled", "effect_size full", "effect_size sampled",
          "p_value full", "p_value sampled"]].assign(metric=label)
@@ -242,8 +302,9 @@ def sampling_findings(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
             "significant_sampled": int((check["p_value sampled"] <= alpha).sum())}
 
 
-def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
-    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check."""
+def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE, drawn=()) -> str:
+    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check.
+    ``drawn``: the configurations run on drawn sets in an otherwise whole run (:func:`run_tests`)."""
     if check.empty:
         return "No effect size below comes from a drawn-down set that could be rerun in full, so none is compared."
     f = sampling_findings(check, alpha)
@@ -253,12 +314,13 @@ def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str
             f"{f['significant_full']} of these tests have p ≤ {alpha:g} on the full sets and {f['significant_sampled']} "
             "on the sample.")
     if f["gap_mean"] > 0.1:
-        text += (" Sentence-level cells of this run are therefore rough estimates with little power, and we compare "
-                 "them with Gao & Wan's full-set numbers only in aggregate.")
+        which = f"The sentence-level cells of {', '.join(drawn)} are" if drawn else "Sentence-level cells of this run are"
+        text += (f" {which} therefore rough estimates with little power, and we compare them with Gao & Wan's "
+                 "full-set numbers only in aggregate.")
     return text
 
 
 __all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "by_level", "direction", "label_of",
            "matched_word_pairs", "metric_named", "ngram_control", "ngram_findings", "ngram_note", "overview",
-           "pair_counts", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note",
-           "shared_word_pairs", "static_spread", "timing", "vector_coverage"]
+           "pair_counts", "run_tests", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note",
+           "sets_note", "shared_word_pairs", "static_spread", "timing", "vector_coverage"]

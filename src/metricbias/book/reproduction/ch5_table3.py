@@ -271,9 +271,10 @@ def ngram_summary(results: pd.DataFrame, matched: pd.DataFrame | None) -> str:
     return " ".join(parts)
 
 
-def profile_notes(results: pd.DataFrame, tests, sample_size: int) -> str:
+def profile_notes(results: pd.DataFrame, tests, sample_size: int, drawn=()) -> str:
     """The summary bullets that depend on what ran (Markdown list, no math): the static-embedding metrics on
-    single words (when all three ran), and the power of the sets (drawn down or whole)."""
+    single words (when all three ran), and the power of the sets (drawn down or whole; ``drawn``: the configurations
+    run on drawn sets in an otherwise whole run)."""
     from .ch5_association import static_spread
 
     spread, n_single = static_spread(results, tests)
@@ -283,7 +284,11 @@ def profile_notes(results: pd.DataFrame, tests, sample_size: int) -> str:
                        "embedding average, vector extrema and greedy matching reduce to the cosine of two word "
                        f"vectors; their effect sizes differ by at most {spread:.1g}. Gao & Wan, who omit the latter "
                        "two from Table 3, call them very similar.")
-    if not sample_size:
+    if not sample_size and drawn:
+        bullets.append("**Power.** Every set of this run is whole, so its cells have as many targets as Gao & Wan's, "
+                       f"but for the sentence-level cells of {', '.join(drawn)}, run on drawn sets: fewer targets, "
+                       "less power.")
+    elif not sample_size:
         bullets.append("**Power.** Every set of this run is whole, so its cells have as many targets as Gao & Wan's.")
     else:
         bullets.append(f"**Power.** This run draws {sample_size} texts per sentence-level set, so its sentence-level "
