@@ -67,7 +67,7 @@ def test_each_name_dispatches_to_its_trainer(name, calls, tmp_path, capsys):
     force = [] if kind == "adapter" else ["--force"]  # the shipped parts are found under models/
     assert cli.main(["train", name, "--seed", "3", "--device", "cpu", "--out", str(out), *force]) == 0
     call = calls[0]
-    assert len(calls) == (2 if kind == "mlm_head" else 1)
+    assert len(calls) == (2 if kind in ("mlm_head", "paraphraser") else 1)
     if kind == "regression":
         assert call == ("regression", name, regression_model.TrainConfig(**{**options, "seed": 3}), out, "cpu")
     elif kind in ("paraphraser", "mlm_head"):
@@ -138,14 +138,14 @@ def test_the_old_commands_notice_and_dispatch_the_same(old, new, calls, tmp_path
     assert len(calls) == 2 and calls[0] == calls[1]
 
 
-def test_a_masked_lm_head_runs_in_chunks_from_its_run_folder(calls, tmp_path, capsys):
-    """mlm-*: the run folder (cached features, checkpoints) defaults to <cache>/trained/NAME.run; --stop-after and
-    --fresh reach the trainer; --resume without a checkpoint is an error."""
-    assert cli.main(["train", "mlm-all-mpnet-base-v2", "--force", "--stop-after", "5", "--fresh"]) == 0
+@pytest.mark.parametrize("name", ["mlm-all-mpnet-base-v2", "para-all-mpnet-base-v2"])
+def test_heads_and_paraphrasers_run_in_chunks_from_their_run_folder(name, calls, tmp_path, capsys):
+    """mlm-*, para-*: the run folder (checkpoints; a head's cached features) defaults to <cache>/trained/NAME.run;
+    --stop-after and --fresh reach the trainer; --resume without a checkpoint is an error."""
+    assert cli.main(["train", name, "--force", "--stop-after", "5", "--fresh"]) == 0
     (_, chunks), = [c for c in calls if c[0] == "chunks"]
-    assert chunks == {"run_dir": tmp_path / "cache" / "trained" / "mlm-all-mpnet-base-v2.run", "resume": False,
-                      "stop_after": 5}
-    assert cli.main(["train", "mlm-all-mpnet-base-v2", "--force", "--resume", "--run-dir", str(tmp_path / "x")]) == 2
+    assert chunks == {"run_dir": tmp_path / "cache" / "trained" / f"{name}.run", "resume": False, "stop_after": 5}
+    assert cli.main(["train", name, "--force", "--resume", "--run-dir", str(tmp_path / "x")]) == 2
     assert "--resume, but" in capsys.readouterr().err
-    assert cli.main(["train", "para-all-MiniLM-L6-v2", "--stop-after", "5"]) == 2
+    assert cli.main(["train", "stsb-all-MiniLM-L6-v2", "--stop-after", "5"]) == 2
     assert "takes no --stop-after" in capsys.readouterr().err

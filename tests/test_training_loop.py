@@ -45,3 +45,13 @@ def test_shuffled_batches_are_permutations_epoch_after_epoch():
     assert [len(next(kept)) for _ in range(4)] == [3, 3, 3, 3]
     short = shuffled_batches(2, 3, torch.Generator().manual_seed(0), drop_last=True)
     assert sorted(next(short)) == [0, 1]
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_shuffled_batches_started_later_continue_an_uninterrupted_sequence(drop_last):
+    # 7 examples in batches of 3: 3 batches an epoch (2 with drop_last); started at any step, the same batches follow
+    whole = shuffled_batches(7, 3, torch.Generator().manual_seed(5), drop_last=drop_last)
+    steps = [next(whole) for _ in range(8)]
+    for start in (1, 2, 3, 5):
+        later = shuffled_batches(7, 3, torch.Generator().manual_seed(5), drop_last=drop_last, start=start)
+        assert [next(later) for _ in range(8 - start)] == steps[start:]

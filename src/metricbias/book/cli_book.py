@@ -119,7 +119,8 @@ def _cmd_install_backbone(args) -> int:
 #: the options of `metricbias train NAME` that each trainer takes (the rest are refused, naming the recipe)
 _TRAIN_OPTIONS = {
     "regression": {"backbone", "adapter", "epochs", "steps", "lr", "seed", "pooling", "device", "out", "force"},
-    "paraphraser": {"steps", "batch_size", "lr", "seed", "device", "out", "force", "quality"},
+    "paraphraser": {"steps", "batch_size", "lr", "seed", "device", "out", "force", "quality", "resume", "fresh",
+                    "run_dir", "stop_after"},
     "mlm_head": {"epochs", "batch_size", "lr", "seed", "device", "out", "force", "quality", "resume", "fresh",
                  "run_dir", "stop_after"},
     "adapter": {"steps", "lr", "batch_size", "seed", "layer", "checkpoint_every", "device", "fresh", "cda_limit",
@@ -156,7 +157,7 @@ def _cmd_train(args) -> int:
             checkpoint_every=args.checkpoint_every or 0, device=device, fresh=args.fresh,
             cda_limit=args.cda_limit or 0, no_exclude=args.no_exclude, out=args.out))
     chunks = {"run_dir": args.run_dir, "resume": not args.fresh, "stop_after": args.stop_after,
-              "must_resume": args.resume} if kind == "mlm_head" else {}
+              "must_resume": args.resume} if kind in ("mlm_head", "paraphraser") else {}
     return _train_parts(argparse.Namespace(
         name=args.name, steps=args.steps, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
         device=device, out=args.out, force=args.force, quality=args.quality, chunks=chunks))
@@ -196,11 +197,11 @@ def _train_parts(args) -> int:
     out = args.out or backbones.trained_dirs(args.name)[1]
     command = " ".join(["metricbias train", args.name, *sys.argv[3:]]) if len(sys.argv) > 2 else ""
     chunks = dict(getattr(args, "chunks", None) or {})
-    if chunks:  # a masked-LM head: features and checkpoints in its run folder, resumed from the last checkpoint
-        from ..trained import mlm_head
+    if chunks:  # checkpoints (and a head's features) in its run folder, resumed from the last checkpoint
+        from ..trained.checkpoint import checkpoints
 
         chunks["run_dir"] = chunks["run_dir"] or backbones.trained_dirs(args.name)[1].with_name(args.name + ".run")
-        if chunks.pop("must_resume") and not mlm_head.checkpoints(chunks["run_dir"]):
+        if chunks.pop("must_resume") and not checkpoints(chunks["run_dir"]):
             raise SystemExit(f"metricbias train: --resume, but {chunks['run_dir']} holds no checkpoint")
     saved = training_data.train(args.name, out, config=replace(config, **changes), device=args.device, command=command,
                                 **chunks)
@@ -348,15 +349,18 @@ def add_parsers(sub) -> None:
     p.add_argument("--pooling", choices=("cls", "mean"), default=None, help="stsb-*")
     p.add_argument("--layer", type=int, default=None, help="debiased-bertscore-*: the layer matched")
     p.add_argument("--checkpoint-every", type=int, default=None, help="debiased-*: steps between checkpoints")
-    p.add_argument("--fresh", action="store_true", help="debiased-*: refuse to resume from checkpoints in --out; "
-                                                        "mlm-*: start again (the cached features are kept)")
+    p.add_argument("--fresh", action="store_true",
+                   help="debiased-*: refuse to resume from checkpoints in --out; mlm-*, para-*: start again "
+                        "(a head's cached features are kept)")
     p.add_argument("--resume", action="store_true",
-                   help="mlm-*: continue from the last checkpoint in the run folder (an error if there is none; "
-                        "without --fresh a run resumes anyway when it finds one)")
+                   help="mlm-*, para-*: continue from the last checkpoint in the run folder (an error if there is "
+                        "none; without --fresh a run resumes anyway when it finds one)")
     p.add_argument("--run-dir", type=Path, default=None,
-                   help="mlm-*: the run folder of cached features and checkpoints (default: <cache>/trained/NAME.run)")
+                   help="mlm-*, para-*: the run folder of checkpoints and a head's cached features "
+                        "(default: <cache>/trained/NAME.run)")
     p.add_argument("--stop-after", type=int, default=None,
-                   help="mlm-*: leave after this many more steps, with a checkpoint (a run longer than a session)")
+                   help="mlm-*, para-*: leave after this many more steps, with a checkpoint "
+                        "(a run longer than a session)")
     p.add_argument("--cda-limit", type=int, default=None,
                    help="debiased-*: read only the first N pairs of each source (quick runs)")
     p.add_argument("--no-exclude", action="store_true",

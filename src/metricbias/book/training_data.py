@@ -42,12 +42,13 @@ from .. import backbones, sources
 from ..trained.recipes import recipe, recipe_names
 
 def train(name: str, out=None, *, config=None, device: str = "auto", progress: bool = True, command: str = "",
-          **chunks) -> dict:
+          **chunks) -> dict | None:
     """Train recipe ``name`` (``config`` overrides its configuration) on the project's data into ``out``.
 
     ``out`` defaults to ``<cache>/trained/NAME`` (``models/NAME`` ships it with the project). A masked-LM head
-    takes ``chunks``: ``run_dir``, ``resume``, ``stop_after`` (:func:`metricbias.trained.mlm_head.train`).
-    Returns the provenance written with the parts.
+    and a paraphraser take ``chunks``: ``run_dir``, ``resume``, ``stop_after``
+    (:func:`metricbias.trained.mlm_head.train`, :func:`metricbias.trained.paraphraser.train`).
+    Returns the provenance written with the parts (None when stopped by ``stop_after``).
     """
     module, default = recipe(name)
     config = config or default
@@ -67,7 +68,7 @@ def train(name: str, out=None, *, config=None, device: str = "auto", progress: b
         examples = pd.concat([examples, noisy], ignore_index=True)
         counts = pd.concat([counts, noisy_counts], ignore_index=True)
     return module.train(config, out, name=name, examples=examples, counts=counts, device=device, progress=progress,
-                        command=command)
+                        command=command, **chunks)
 
 
 # --- training data ---------------------------------------------------------------------------------

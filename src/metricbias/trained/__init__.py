@@ -8,7 +8,8 @@
 * :mod:`.parts` — how the parts are saved (fp16 safetensors + ``provenance.json``) and loaded;
 * :mod:`.recipes` — the recipe of every trained part of the project, these and the regression
   heads and debiasing adapters (``metricbias train NAME``);
-* :mod:`.loop` — the optimisation loop that every trainer runs.
+* :mod:`.loop` — the optimisation loop that every trainer runs;
+* :mod:`.checkpoint` — checkpoints of a run longer than a session (heads and paraphrasers), and bf16 autocast.
 
 On which data the paraphrasers and heads are trained, and the figures reached: :mod:`metricbias.book.training_data`.
 """

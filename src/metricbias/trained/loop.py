@@ -7,18 +7,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 
-def shuffled_batches(n: int, batch_size: int, generator, *, drop_last: bool = False) -> Iterator[list[int]]:
+def shuffled_batches(n: int, batch_size: int, generator, *, drop_last: bool = False,
+                     start: int = 0) -> Iterator[list[int]]:
     """Index batches of ``n`` examples, epoch after epoch, each epoch a new permutation drawn from ``generator``.
 
     ``drop_last``: leave out an epoch's last, short batch (one short batch per epoch when ``n < batch_size``).
+    ``start``: begin with the batch of step ``start + 1`` (the permutations before it drawn and passed over), so that
+    a run resumed at step ``start`` with a generator seeded as at the beginning draws the batches of an uninterrupted
+    one.
     """
     import torch
 
     last = max(n - batch_size, 0) + 1 if drop_last else n
+    per_epoch = len(range(0, last, batch_size))
+    skip = start
     while True:
         order = torch.randperm(n, generator=generator).tolist()
-        for start in range(0, last, batch_size):
-            yield order[start:start + batch_size]
+        if skip >= per_epoch:
+            skip -= per_epoch
+            continue
+        for begin in range(skip * batch_size, last, batch_size):
+            yield order[begin:begin + batch_size]
+        skip = 0
 
 
 def epoch_batches(n: int, batch_size: int, seed: int, *, start: int = 0) -> Iterator[list[int]]:

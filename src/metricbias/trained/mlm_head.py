@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import backbones, models
 from . import parts
+from .checkpoint import Checkpoints, autocast as autocast_, checkpoints, config_key
 from .paraphraser import _masked_lm, head_of, head_parameters
 
 KIND = "mlm"
@@ -86,16 +87,6 @@ def mask_tokens(ids: list[int], special: list[int], rng: np.random.Generator, ma
     return out, chosen, masked
 
 
-def _autocast(device: str, dtype: str):
-    import contextlib
-
-    import torch
-
-    if not dtype:
-        return contextlib.nullcontext()
-    return torch.autocast("cuda" if str(device).startswith("cuda") else "cpu", dtype=getattr(torch, dtype))
-
-
 def features(tokenizer, model, sentences: list[str], config: Config, seed: int, *, maskings: int,
              progress: bool = False, desc: str = "features", autocast: str = ""):
     """Last-layer states of the frozen encoder at the selected positions of masked ``sentences``.
@@ -126,7 +117,7 @@ def features(tokenizer, model, sentences: list[str], config: Config, seed: int, 
         att = torch.zeros((len(batch), width), dtype=torch.long)
         for r, (x, *_rest) in enumerate(batch):
             ids[r, :len(x)], att[r, :len(x)] = torch.tensor(x), 1
-        with torch.inference_mode(), _autocast(device, autocast):
+        with torch.inference_mode(), autocast_(device, autocast):
             hidden = base(input_ids=ids.to(device), attention_mask=att.to(device)).last_hidden_state.float().cpu()
         for r, (_, pos, orig, fl) in enumerate(batch):
             states.append(hidden[r, pos])
@@ -254,50 +245,6 @@ def cached_features(tokenizer, model, train_s: list[str], config: Config, run_di
     return torch.cat(xs), torch.cat(ys), torch.cat(fs)
 
 
-def _config_key(config: Config, base_fingerprint: str, train_fingerprint: str) -> str:
-    import hashlib
-    import json
-
-    return hashlib.sha256(json.dumps([asdict(config), base_fingerprint, train_fingerprint],
-                                     sort_keys=True).encode()).hexdigest()[:16]
-
-
-CHECKPOINT_STATE = "state.pt"
-CHECKPOINT_BEST = "best.safetensors"
-
-
-def checkpoints(run_dir) -> list[Path]:
-    """The complete checkpoint folders of a run, in step order."""
-    return sorted(p for p in (Path(run_dir) / "checkpoints").glob("step-*") if (p / CHECKPOINT_STATE).is_file())
-
-
-def _save_checkpoint(run_dir: Path, step: int, state: dict, best: dict | None, keep: int = 2) -> Path:
-    import shutil
-
-    import torch
-    from safetensors.torch import save_file
-
-    from ..paths import atomic_dir
-
-    folder = Path(run_dir) / "checkpoints" / f"step-{step:06d}"
-    with atomic_dir(folder) as tmp:
-        if best is not None:
-            save_file({k: v.detach().cpu().half().contiguous() for k, v in best.items()}, str(tmp / CHECKPOINT_BEST))
-        torch.save(state, tmp / CHECKPOINT_STATE)
-    for old in checkpoints(run_dir)[:-keep]:
-        shutil.rmtree(old)
-    return folder
-
-
-def _load_checkpoint(folder: Path) -> tuple[dict, dict | None]:
-    import torch
-    from safetensors.torch import load_file
-
-    state = torch.load(folder / CHECKPOINT_STATE, map_location="cpu", weights_only=False)
-    best = load_file(str(folder / CHECKPOINT_BEST)) if (folder / CHECKPOINT_BEST).is_file() else None
-    return state, (None if best is None else {k: v.float() for k, v in best.items()})
-
-
 def train(config: Config, out, *, name: str, sentences: list[str], extra_sentences=(), counts=None,
           device: str = "auto", progress: bool = True, command: str = "", run_dir=None, resume: bool = True,
           stop_after: int | None = None, sources: dict | None = None) -> dict | None:
@@ -355,26 +302,10 @@ def train(config: Config, out, *, name: str, sentences: list[str], extra_sentenc
     eval_every = config.eval_every or steps_per_epoch
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / total))
-    key = _config_key(config, base_fingerprint, parts.text_fingerprint(train_s))
-    state = {"step": 0, "losses": [], "log": [], "best_loss": float("inf"), "best_step": 0, "since_best": 0,
-             "stopped": False, "seconds": 0.0}
-    best = None
-    found = checkpoints(run_dir) if resume else []
-    if found:
-        saved, best = _load_checkpoint(found[-1])
-        if saved["key"] != key:
-            raise parts.PartsError(f"{found[-1]}: a checkpoint of another configuration or data ({saved['key']}, "
-                                   f"here {key}); use another run folder or pass --fresh")
-        with torch.no_grad():
-            for n_, v in saved["head"].items():
-                head[n_].copy_(v)
-        optimizer.load_state_dict(saved["optimizer"])
-        scheduler.load_state_dict(saved["scheduler"])
-        state = saved["state"]
-    elif not resume and checkpoints(run_dir):
-        import shutil
-
-        shutil.rmtree(Path(run_dir) / "checkpoints")
+    runs = Checkpoints(run_dir, config_key(config, base_fingerprint, parts.text_fingerprint(train_s)), head,
+                       optimizer, scheduler)
+    state, best = runs.resume({"step": 0, "losses": [], "log": [], "best_loss": float("inf"), "best_step": 0,
+                               "since_best": 0, "stopped": False, "seconds": 0.0}, resume=resume)
     resumed_at = state["step"]
     from tqdm.auto import tqdm
 
@@ -384,9 +315,7 @@ def train(config: Config, out, *, name: str, sentences: list[str], extra_sentenc
     def write_checkpoint(step):
         state["seconds"] += time.perf_counter() - tic_[0]
         tic_[0] = time.perf_counter()
-        _save_checkpoint(run_dir, step, {"key": key, "head": {k: v.detach().clone() for k, v in head.items()},
-                                         "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                                         "state": state}, best)
+        runs.write(step, state, best)
 
     def after_step(step, losses):
         nonlocal best
@@ -417,7 +346,7 @@ def train(config: Config, out, *, name: str, sentences: list[str], extra_sentenc
                                                   .generate_state(1)[0]))
             keep = (torch.rand(states.shape, generator=g) >= config.dropout).to(device)
             states = states * keep / (1 - config.dropout)
-        with _autocast(device, config.autocast):
+        with autocast_(device, config.autocast):
             logits = _logits(model, states)
         return torch.nn.functional.cross_entropy(logits, y[idx].to(device))
 
@@ -463,7 +392,7 @@ def train(config: Config, out, *, name: str, sentences: list[str], extra_sentenc
                     "total": round(time.perf_counter() - start_time, 1)},
     }
     parts.save(out, dict(head), provenance)
-    (Path(run_dir) / "done.json").write_text(json.dumps({"out": str(out), "key": key}) + "\n", encoding="utf-8")
+    (Path(run_dir) / "done.json").write_text(json.dumps({"out": str(out), "key": runs.key}) + "\n", encoding="utf-8")
     return provenance
 
 

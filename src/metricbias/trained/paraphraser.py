@@ -28,7 +28,11 @@ included, as BARTScore counts ``</s>``.
 output does not depend on anything trained: it is computed once per training example
 (:meth:`Paraphraser.lower`), and each step runs only the top layers and the head. AdamW,
 linear warm-up (6%) and decay, gradient norm clipped at 1, the model in eval mode (no
-dropout), a seeded batch order. ``metricbias train para-<backbone>`` (:mod:`metricbias.book.training_data`).
+dropout), a seeded batch order; optionally the steps under bf16 autocast (``autocast``; on a CPU with bf16
+instructions about 3x faster). A run longer than a session goes in chunks: checkpoints of the trained tensors,
+the optimizer and the log every ``checkpoint_every`` steps in a run folder (:mod:`.checkpoint`), and a resumed run
+ends with the tensors of an uninterrupted one (:func:`train`). ``metricbias train para-<backbone>``
+(:mod:`metricbias.book.training_data`).
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class Config:
     predict: str = "mask"  # "mask": a [MASK] twin per target token predicts it; "shift": the token before does
     head_from: str = ""  # start the LM head from this masked-LM head (an mlm-* artifact); "": a new head
     denoise_examples: int = 0  # add this many word-deletion copies of masked-LM sentences to the pairs (recipes)
+    checkpoint_every: int = 100  # steps between checkpoints, when a run folder is given (train's run_dir)
+    autocast: str = ""  # "bfloat16": the training steps under CPU/GPU autocast (validation and scoring in fp32)
 
 
 @dataclass
@@ -370,18 +376,27 @@ def _unigram_bias(tokenizer, targets: list[list[int]]):
 
 
 def train(config: Config, out, *, name: str, examples, validation=None, counts=None, device: str = "auto",
-          progress: bool = True, command: str = "") -> dict:
+          progress: bool = True, command: str = "", run_dir=None, resume: bool = True,
+          stop_after: int | None = None) -> dict | None:
     """Train a paraphraser on ``examples`` (``text, target``, optionally ``pair``) into ``out``.
 
     ``validation`` (same columns) defaults to a seeded ``validation_fraction`` of the pairs;
     ``counts`` (how the data was gathered) goes into the provenance. The project's data is in
     :mod:`metricbias.book.training_data`, its recipes in :mod:`.recipes`. Returns the provenance written with
     the parts (loss curve end points, validation log-likelihood, data counts and fingerprints, seconds).
+
+    **In chunks.** With a ``run_dir``, the trained tensors, the optimizer, the scheduler and the log are checkpointed
+    there every ``config.checkpoint_every`` steps (:class:`.checkpoint.Checkpoints`), and with ``resume`` (the
+    default) a run starts from the last checkpoint of the same configuration and data. The batch of a step follows
+    from the step number (:func:`~metricbias.trained.loop.shuffled_batches` with ``start``), so a resumed run ends
+    with the tensors of an uninterrupted one. ``stop_after``: leave after that many steps (a checkpoint written;
+    returns None), for runs longer than a session.
     """
     import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    from .checkpoint import Checkpoints, autocast, config_key
     from .loop import fit, shuffled_batches
 
     start_time = time.perf_counter()
@@ -394,15 +409,20 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
         validation, examples = examples[key.isin(held)], examples[~key.isin(held)]
     if config.max_examples and len(examples) > config.max_examples:
         examples = examples.sample(n=config.max_examples, random_state=config.seed).sort_index()
+    if stop_after is not None and run_dir is None:
+        raise ValueError("train: stop_after needs a run_dir to hold the checkpoint")
     parts.seed_everything(config.seed)
     base_path = backbones.resolve(config.base)
+    base_fingerprint = backbones.fingerprint_path(base_path)
     para = Paraphraser.new(config, base_path, device)
     train_enc = para.encode(examples["text"].tolist(), examples["target"].tolist())
     val_enc = para.encode(validation["text"].tolist(), validation["target"].tolist()) if len(validation) else []
+    train_fingerprint = parts.text_fingerprint(examples["text"] + "\x01" + examples["target"])
+    validation_fingerprint = parts.text_fingerprint(validation["text"] + "\x01" + validation["target"])
     if config.head_from:  # a trained masked-LM head on the same base: the twins' predictions start as its fills
         tensors, info = parts.load(parts.resolve_folder(config.head_from, "mlm"))
         own = head_parameters(para.model)
-        if set(tensors) != set(own) or info.get("base_fingerprint") != backbones.fingerprint_path(base_path):
+        if set(tensors) != set(own) or info.get("base_fingerprint") != base_fingerprint:
             raise parts.PartsError(f"{config.head_from!r} is not a masked-LM head of {config.base}")
         with torch.no_grad():
             for key, value in tensors.items():
@@ -414,7 +434,7 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     # the frozen lower layers, once per example (fp16 in memory: MPNet's are ~100 kB each)
     cache = [None] * len(train_enc)
     order = sorted(range(len(train_enc)), key=lambda i: len(train_enc[i][0]) + len(train_enc[i][1]))
-    for b in tqdm(range(0, len(order), 64), desc=f"{name}: frozen layers 0-{para.split - 1}", disable=not progress):
+    for b in tqdm(range(0, len(order), 64), desc=f"{name}: " + (f"frozen layers 0-{para.split - 1}" if para.split else "embeddings"), disable=not progress):
         idx = order[b:b + 64]
         hidden = para.lower(para.pack([(train_enc[i][0], [train_enc[i][1]]) for i in idx])).half().cpu()
         for row, i in enumerate(idx):
@@ -424,8 +444,15 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
     trainable = [p for p in para.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_fraction * config.steps), config.steps)
-    generator = torch.Generator().manual_seed(config.seed)
-    log = []
+    state = {"step": 0, "losses": [], "log": [], "seconds": 0.0}
+    runs = None
+    if run_dir is not None:
+        runs = Checkpoints(run_dir, config_key(config, base_fingerprint, train_fingerprint, validation_fingerprint),
+                           para.trained_tensors(), optimizer, scheduler)
+        state, _ = runs.resume(state, resume=resume)
+    resumed_at = state["step"]
+    stop_at = None if stop_after is None else state["step"] + stop_after
+    tic = [time.perf_counter()]
 
     def evaluate() -> float:
         if not val_enc:
@@ -443,38 +470,55 @@ def train(config: Config, out, *, name: str, examples, validation=None, counts=N
         lower = torch.zeros((len(idx), width, cache[idx[0]].shape[-1]))
         for row, i in enumerate(idx):
             lower[row, :cache[i].shape[0]] = cache[i].float()
-        lp, _ = para.log_probs(encoded, lower_hidden=lower.to(device))
-        return -lp.mean()
+        with autocast(device, config.autocast):
+            lp, _ = para.log_probs(encoded, lower_hidden=lower.to(device))
+        return -lp.float().mean()
 
     def after_step(step, losses):
-        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        state["step"] = step
+        state["losses"].append(losses[-1])
+        bar.set_postfix(loss=f"{np.mean(state['losses'][-20:]):.3f}")
         if step % config.eval_every == 0 or step == config.steps:
-            log.append({"step": step, "train_loss": float(np.mean(losses[-config.eval_every:])),
-                        "validation_log_likelihood": evaluate() if step != config.steps else None})
+            state["log"].append({"step": step, "train_loss": float(np.mean(state["losses"][-config.eval_every:])),
+                                 "validation_log_likelihood": evaluate() if step != config.steps else None})
+        if runs is not None and (step % config.checkpoint_every == 0 or step == config.steps or step == stop_at):
+            state["seconds"] += time.perf_counter() - tic[0]
+            tic[0] = time.perf_counter()
+            runs.write(step, state)
+        return step == stop_at
 
-    bar = tqdm(total=config.steps, desc=f"train {name}", disable=not progress)
-    losses = fit(batch_loss, shuffled_batches(len(train_enc), config.batch_size, generator, drop_last=True),
-                 params=trainable, optimizer=optimizer, scheduler=scheduler, steps=config.steps, bar=bar,
-                 after_step=after_step)
+    bar = tqdm(total=config.steps, initial=state["step"], desc=f"train {name}", disable=not progress)
+    if state["step"] < config.steps:
+        generator = torch.Generator().manual_seed(config.seed)
+        fit(batch_loss, shuffled_batches(len(train_enc), config.batch_size, generator, drop_last=True,
+                                         start=state["step"]),
+            params=trainable, optimizer=optimizer, scheduler=scheduler, steps=config.steps, start=state["step"],
+            bar=bar, after_step=after_step)
     bar.close()
+    if stop_at is not None and state["step"] == stop_at < config.steps:
+        return None
+    if runs is None:
+        state["seconds"] += time.perf_counter() - tic[0]
     parts.round_fp16_(para.trained_tensors().values())  # what is saved is what is evaluated
     val_ll = evaluate()
+    log, losses = state["log"], state["losses"]
     log[-1]["validation_log_likelihood"] = val_ll
     provenance = {
         "name": name, "kind": KIND, "model": "unilm-paraphraser", "base": config.base,
-        "base_fingerprint": backbones.fingerprint_path(base_path), "config": asdict(config),
+        "base_fingerprint": base_fingerprint, "config": asdict(config),
         "command": command or f"metricbias train {name}", "seed": config.seed, "steps": config.steps,
+        "resumed_at_step": resumed_at or None,
         "device": device, "trainable_parameters": int(sum(p.numel() for p in trainable)),
         "head_from": config.head_from and str(parts.resolve_folder(config.head_from, "mlm").name),
         "data": {"train_examples": len(train_enc), "validation_examples": len(val_enc),
-                 "train_fingerprint": parts.text_fingerprint(examples["text"] + "\x01" + examples["target"]),
-                 "validation_fingerprint": parts.text_fingerprint(validation["text"] + "\x01" + validation["target"]),
+                 "train_fingerprint": train_fingerprint, "validation_fingerprint": validation_fingerprint,
                  "counts": counts.to_dict("records") if counts is not None else None},
         "library_versions": parts.library_versions(),
         "figures": {"first_loss": losses[0], "final_train_loss": float(np.mean(losses[-50:])),
                     "validation_log_likelihood": val_ll, "validation_perplexity": float(np.exp(-val_ll)),
                     "log": log},
-        "seconds": {"frozen_layers": round(lower_seconds, 1), "total": round(time.perf_counter() - start_time, 1)},
+        "seconds": {"frozen_layers": round(lower_seconds, 1), "training": round(state["seconds"], 1),
+                    "total": round(time.perf_counter() - start_time, 1)},
     }
     para.save(out, provenance)
     return provenance
