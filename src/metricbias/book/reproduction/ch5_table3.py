@@ -225,7 +225,13 @@ def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> di
                     f"than not beyond chance ({tested}).")
     else:
         sentence = f"Neither study's cells point one way more often than chance allows ({tested})."
-    return {**ours, "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
+    from ...bias.claims import UNDECIDED
+
+    # Gao & Wan's claim: model-based metrics carry the stereotype the tests encode (most cells d > 0)
+    against = tests["n_first"].iloc[0] < tests["n_second"].iloc[0] and p_ours < 0.05
+    verdict = "holds" if shown[0] else "reverses" if against else UNDECIDED
+    return {**ours, "claim_verdict": verdict,
+            "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
             "gao_cells": len(gao), "gao_significant": int(gao["significant"].sum()), "model_sign_p": p_ours,
             "gao_sign_p": p_gao, "model_sign_test": format_p(p_ours), "direction_sentence": sentence}
 
