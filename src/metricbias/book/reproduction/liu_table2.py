@@ -163,8 +163,8 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
 
 
 BESIDE_NOTE = ("Ours: Liu's Eq. 2 (100 = every pair prefers the stereotypical sentence, 50 = no preference) with its "
-               "95% BCa bootstrap interval over the pairs. \"vs 50\": stereotypical or anti-stereotypical when the "
-               "interval excludes 50; \"vs Liu\": where the interval lies against Liu's three values. KLS and JSS "
+               "95% BCa bootstrap interval over the pairs (its side of 50 is in the appendix). \"vs Liu\": where the "
+               "interval lies against Liu's three values. KLS and JSS "
                "(on AUL) are point values; KLS is at least 50 by construction, so it has no direction. \"head "
                "accuracy\": the head's masked-token accuracy on held-out sentences; a head below "
                f"{HEAD_FLOOR:.0%} enters no finding (\"{NO_FINDING}\").")
