@@ -22,12 +22,13 @@ def test_a_chapter_keeps_its_parameters_command_and_entries_and_links_in_one_lin
                          {"seed": "the permutation seed"}, "metricbias run --only 05 --profile smoke")
     assert 'href="A3_reproducibility.html#repro-05"' in link.data and "chapter 5" in link.data
     assert records.keep("Timings", pd.DataFrame({"metric": ["BLEU"], "seconds": [1.5]}), formats={"seconds": 1}) is None
-    records.keep("Warnings", "No warning was raised.")
+    records.keep("Warnings", "")  # no warning: said, not an empty Markdown
     records.keep("Timings", pd.DataFrame({"metric": ["chrF"], "seconds": [2.0]}))  # the same title replaces
     record = records.load("05_association_tests", "smoke")
     assert record["command"] == "metricbias run --only 05 --profile smoke"
     assert record["parameters"][0] == {"parameter": "seed", "value": "0", "meaning": "the permutation seed"}
     assert [e["title"] for e in record["entries"]] == ["Warnings", "Timings"]
+    assert record["entries"][0]["text"] == "None."
     assert record["entries"][1]["rows"] == [["chrF", 2.0]]
     # a rerun starts the record afresh
     records.start("05_association_tests", "smoke", {}, {}, "x")

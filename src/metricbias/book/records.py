@@ -108,7 +108,7 @@ def _entry(title: str, content, caption: str | None, formats: dict | None, decim
     if not isinstance(content, str):
         raise TypeError(f"records.keep({title!r}): a DataFrame, a matplotlib figure or a Markdown string, "
                         f"not {type(content).__name__}")
-    return {"title": title, "kind": "text", "text": content}
+    return {"title": title, "kind": "text", "text": content or "None."}  # an empty Markdown shows as its repr
 
 
 def keep(title: str, content, *, caption: str | None = None, formats: dict | None = None, decimals: int = 2):
