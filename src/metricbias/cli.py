@@ -569,11 +569,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metricbias {command}: error: {text.removeprefix('error:').strip()}", file=sys.stderr)
         return status
 
-    previous_hook, previous_format, previous_show = sys.unraisablehook, warnings.formatwarning, warnings.showwarning
+    previous_hook, previous_format = sys.unraisablehook, warnings.formatwarning
     sys.unraisablehook = _reraise_interrupt(previous_hook)
     warnings.formatwarning = lambda message, *_, **__: f"metricbias {command}: warning: {message}\n"
-    # a command's warnings go to its stderr, one line each, whoever called it (a test's recorder included)
-    warnings.showwarning = lambda message, *_, **__: sys.stderr.write(warnings.formatwarning(message, None, "", 0))
     # a library's invalid string escapes, reported when it is first compiled (make installs with pip --no-compile)
     warnings.filterwarnings("ignore", category=SyntaxWarning)
     try:
@@ -592,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:  # the project's errors about the run: sources, models, chapters
         return fail(exc, 1)
     finally:
-        sys.unraisablehook, warnings.formatwarning, warnings.showwarning = previous_hook, previous_format, previous_show
+        sys.unraisablehook, warnings.formatwarning = previous_hook, previous_format
 
 
 if __name__ == "__main__":
