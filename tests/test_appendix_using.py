@@ -4,8 +4,11 @@ in tests/test_book.py (marker `book`)."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 APPENDIX = REPO / "notebooks" / "A1_using_metricbias.md"
@@ -16,7 +19,7 @@ def test_the_appendix_holds_the_three_tutorials_in_order():
     text = APPENDIX.read_text(encoding="utf-8")
     where = [text.index(s) for s in SECTIONS]
     assert where == sorted(where)
-    assert "mb.audit(length_ratio" in text and '"metaeval", "--dataset"' in text
+    assert "mb.audit(length_ratio" in text and "toys import length_ratio" in text and '"metaeval", "--dataset"' in text
     assert "`metricbias build-datasets --attributes <name>`" in text
 
 
@@ -66,3 +69,13 @@ def test_the_appendix_ci_gate_command_runs(tmp_path, monkeypatch):
     table = pd.read_csv("audit.csv")
     gates = {m: float(v) for m, v in (argv[i + 1].split("=") for i, a in enumerate(argv) if a == "--fail-above")}
     assert status == (1 if over_thresholds(table, gates) else 0)
+
+
+def test_the_appendix_toys_are_what_the_page_says():
+    from metricbias.book import display
+    from metricbias.book.reproduction import toys
+
+    assert toys.length_ratio(["she", "he"], ["he", "he"]) == [1.5, 1.0]
+    assert toys.longer_first("r", "x", "x") == pytest.approx(1 / (1 + math.exp(-0.3)))  # the position bonus alone
+    assert toys.longer_first("r", "she", "he") > toys.longer_first("r", "he", "she")
+    assert display.p_cell(0.031) == "0.031" and display.p_cell(0.0) == "< 1e-300"

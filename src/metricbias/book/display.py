@@ -191,6 +191,13 @@ def _show(obj) -> bool:
     return True
 
 
+def p_cell(p) -> str:
+    """A p-value as a table cell: "0.031", "2.1e-05", "< 1e-300" (:func:`metricbias.bias.claims.format_p`)."""
+    from ..bias.claims import format_p
+
+    return format_p(p, bare=True)
+
+
 def glue_findings(values: dict, prefix: str) -> None:
     """Glue a findings dict for a page's prose (MyST-NB) as ``<prefix><key>``: numbers as they are (paste them
     with ``{glue:text}`key:.2f```), texts as Markdown (paste them with ``{glue:md}`key```, so that a sentence
@@ -269,4 +276,4 @@ class capture_warnings(warnings.catch_warnings):
 
 
 __all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "Shown", "capture_warnings", "download", "downloads_dir",
-           "figure", "flat_label", "glue_all", "label", "table"]
+           "figure", "flat_label", "glue_all", "label", "p_cell", "table"]
