@@ -65,6 +65,8 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     assert one["power"].startswith("The sentence-level cells of Regression-MiniLM have fewer targets")
     two = su.drawn_sets(["A", "B", "C"], tests_drawn=0, sample_size=0, drawn_sample_size=8)["sets"]
     assert "except A, B and C, whose sentence-level sets are drawn to 8 texts" in two
+    every = su.drawn_sets(["A", "B"], tests_drawn=0, sample_size=0, drawn_sample_size=8, configurations=2)
+    assert every["sets"].startswith("Every configuration runs on sentence-level sets drawn to 8 texts per set")
     chosen = su.drawn_sets([], tests_drawn=3, sample_size=24, drawn_sample_size=16)
     assert chosen["sets"].startswith("Every configuration runs on sentence-level sets drawn to 24 texts per set")
     # a chosen draw that draws nothing (word-level tests only) reads as whole sets

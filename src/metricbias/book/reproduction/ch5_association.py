@@ -65,14 +65,17 @@ def pair_counts(full, chosen) -> dict:
             "tests_drawn": sum(f != c for f, c in zip(full, chosen))}
 
 
-def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int) -> dict:
+def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int,
+               configurations: int | None = None) -> dict:
     """Which configurations run on drawn sentence-level sets, as two sentences (Markdown, no math) whose structure
     depends on the run: ``sets`` (which, and to how many texts per set) and ``power`` (what that does to the cells).
 
     ``drawn``: the configurations :func:`run_tests` ran on drawn sets in an otherwise whole run; ``tests_drawn``:
-    the tests a chosen ``sample_size`` drew down (:func:`pair_counts`)."""
-    if sample_size and tests_drawn:
-        return {"sets": f"Every configuration runs on sentence-level sets drawn to {sample_size} texts per set "
+    the tests a chosen ``sample_size`` drew down (:func:`pair_counts`); ``configurations``: how many ran (when all
+    of them are drawn, none is named)."""
+    if (sample_size and tests_drawn) or (drawn and len(drawn) == configurations):
+        return {"sets": f"Every configuration runs on sentence-level sets drawn to {sample_size or drawn_sample_size} "
+                        "texts per set "
                         "(seeded, the same positions in X and Y); word-level sets are whole.",
                 "power": "Every sentence-level cell has far fewer targets than Gao & Wan's, so its permutation test "
                          "has less power, and a difference between levels is not read from these cells."}
@@ -151,10 +154,10 @@ def by_level(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame
     flagged = _flags(results, alpha).assign(family=results["family"].map(family_word))
     wide = flagged.pivot_table(index=["family", "metric"], columns="level", values=["significant", "abs_d"],
                                aggfunc={"significant": "sum", "abs_d": "mean"}, sort=False)
-    wide.columns = [f"{f'p ≤ {alpha:g}' if v == 'significant' else 'mean |d|'}, {lv}" for v, lv in wide.columns]
     levels = list(dict.fromkeys(results["level"]))
-    order = [f"{head}, {lv}" for head in (f"p ≤ {alpha:g}", "mean |d|") for lv in levels]
-    return wide[[c for c in order if c in wide]].reset_index()
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([["significant", "abs_d"], levels]))  # all-NaN kept
+    wide.columns = [f"{f'p ≤ {alpha:g}' if v == 'significant' else 'mean |d|'}, {lv}" for v, lv in wide.columns]
+    return wide.reset_index()
 
 
 def shared_word_pairs(tests) -> dict[str, int]:

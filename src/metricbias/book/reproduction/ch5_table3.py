@@ -66,7 +66,8 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
         both = g.dropna(subset=["ours"])
-        rho = spearmanr(both["paper"], both["ours"]).statistic if len(both) > 2 else np.nan
+        varies = len(both) > 2 and both["paper"].nunique() > 1 and both["ours"].nunique() > 1
+        rho = spearmanr(both["paper"], both["ours"]).statistic if varies else np.nan
         low, high = spearman_interval(rho, len(both))
         pair = paired_direction(g)
         rows.append({
