@@ -227,9 +227,9 @@ def test_recorded_results_keep_the_attributes_asked_and_say_where_they_come_from
     race = ch6_adapters.recorded_results({"BERTScore": found}, "race")  # gender is always kept, quality too
     assert sorted(race.loc[race["kind"] == "bias", "name"]) == ["gender", "gender", "race"]
     assert (race["kind"] == "quality").sum() == 2
-    note = ch6_adapters.results_note("recorded", everything)
-    assert "40 bias pairs over 4 (metric, set) cells and 20 quality items" in note and "provenance record" in note
-    assert ch6_adapters.results_note("computed", race).startswith("These figures are computed in this chapter")
+    assert ch6_adapters.results_sizes("recorded", everything).values.tolist() == [
+        ["recorded with each adapter after its training", 40, 4, 20]]
+    assert ch6_adapters.results_sizes("computed", race)["figures"].tolist() == ["computed by the chapter"]
     with pytest.raises(ValueError, match="no figures recorded; run `metricbias adapters evaluate"):
         ch6_adapters.recorded_results({"BERTScore": _shipped(tmp_path, figures=False)})
 

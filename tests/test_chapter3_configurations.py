@@ -18,14 +18,13 @@ def test_configuration_table_carries_each_signature():
     assert table["signature"].tolist() == [metrics.get("bleu").signature, metrics.get("chrf").signature]
 
 
-def test_regression_note_states_the_shipped_model():
-    assert ch3_configurations.regression_note([Spec.of("bleu")]) == ""
+def test_regression_model_states_the_shipped_model():
+    assert ch3_configurations.regression_model([Spec.of("bleu")]).empty
     prov = regression.provenance("stsb-all-MiniLM-L6-v2")
-    note = ch3_configurations.regression_note([Spec.of("regression", backbone="stsb-all-MiniLM-L6-v2")])
-    assert note.startswith("* **Regression.** `stsb-all-MiniLM-L6-v2` (shipped in `models/`): the frozen "
-                           "all-MiniLM-L6-v2 + a task adapter")
-    assert f"{prov['steps']} steps of {prov['batch_size']} pairs" in note
-    assert f"Pearson r = **{prov['figures']['stsb_dev_pearson']:.3f}**" in note and prov["figures"]["stsb_dev_pearson"] >= 0.83
+    row = ch3_configurations.regression_model([Spec.of("regression", backbone="stsb-all-MiniLM-L6-v2")]).iloc[0]
+    assert (row["model"], row["where"], row["frozen base"]) == ("stsb-all-MiniLM-L6-v2", "models/", "all-MiniLM-L6-v2")
+    assert (row["steps"], row["batch"]) == (prov["steps"], prov["batch_size"])
+    assert row["Pearson r (STS-B dev)"] == prov["figures"]["stsb_dev_pearson"] >= 0.83
 
 
 def test_layer_check_scores_every_layer_on_a_sample(tiny_bert, monkeypatch):

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import real_raw_location
+from metricbias.bias.claims import UNDECIDED
 from metricbias.book.display import PAPER
 from metricbias.book.reproduction import (ch1_published, ch2_datasets, ch3_figure3, ch3_paradigm_claim, ch3_paradigms,
                                           sun2022)
@@ -203,13 +204,8 @@ def test_reference_bias_table_summary_and_verdict():
     assert s == {"cells": 2, "margin": 1.0, "same": 1, "differ": 1, "undecided": 0, "differ_within_margin": 0,
                  "differ_cells": "BLEU on race",
                  "scores_reproduced_within": 0.0, "largest_difference": 1.0, "largest_difference_cell": "BLEU on race"}
-    text = ch2_datasets.reference_bias_verdict(s)
-    assert text.startswith("With an equivalence margin of ±1 point of Eq. 2") and "in 1 of 2 cells" in text
-    assert "They differ (the 95% interval of the paired difference excludes zero) in 1: BLEU on race." in text
-    small = ch2_datasets.reference_bias_verdict({**s, "differ_within_margin": 1})
-    assert "in 1 of these the difference is still shown to be smaller than the margin" in small
-    undecided = ch2_datasets.reference_bias_verdict({**s, "same": 0, "differ": 0, "undecided": 2})
-    assert "not distinguishable at this size" in undecided and "same bias" in undecided
+    no_test = ch2_datasets.reference_bias_summary(_by_dataset(), _ref_tests().assign(verdict=UNDECIDED))
+    assert (no_test["same"], no_test["differ"], no_test["undecided"], no_test["differ_cells"]) == (0, 0, 2, "none")
 
 
 def test_reference_bias_tests_pair_the_built_and_released_references():
@@ -230,9 +226,9 @@ def test_minimal_pairs_on_the_released_gender_scores():
     out = ch2_datasets.minimal_pairs(by, n_resamples=0)
     assert (out["pairs_all"], out["pairs_shared"], out["left_out"]) == (396, 394, 2)
     assert (round(out["bleu_all"], 2), round(out["rouge_all"], 2), round(out["chrf_all"], 2)) == (0.10, 0.21, 1.23)
-    assert out["word_level_zero"] and "minimal pairs" in ch2_datasets.minimal_pairs_sentence(out)
+    assert out["word_level_zero"] and (out["bleu_shared"], out["rouge_shared"]) == (0.0, 0.0)
     none = ch2_datasets.minimal_pairs(by.assign(attribute="race"))
-    assert np.isnan(none["bleu_all"]) and ch2_datasets.minimal_pairs_sentence(none) == ""
+    assert np.isnan(none["bleu_all"]) and not none["word_level_zero"]
 
 
 CONFIGS = pd.DataFrame({"metric": ["BLEU", "BERTScore-x", "Regression-x"], "family": ["BLEU", "BERTScore", "Regression"],
@@ -269,7 +265,10 @@ def test_rank_agreement_is_spearman_per_attribute():
     many = pd.DataFrame({"attribute": "gender", "metric": [f"m{i}" for i in range(12)], "bias": np.arange(12.0)})
     agree = ch3_paradigms.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
     assert agree["Spearman ρ"].iloc[0] == pytest.approx(1.0) and agree["CI low"].iloc[0] > 0.9
-    assert "lies above zero for 1 of 1 (gender)" in ch3_paradigms.rank_agreement_sentence(agree)
+    assert ch3_paradigms.rank_agreement_findings(agree) == {"rho_min": pytest.approx(1.0), "rho_max": pytest.approx(1.0),
+                                                            "attributes": 1, "positive": 1, "positive_names": "gender"}
+    both = ch3_paradigms.rank_agreement_findings(out.reset_index())  # race: too few metrics for an interval
+    assert (both["rho_min"], both["positive"], both["positive_names"]) == (pytest.approx(-0.5), 0, "none")
 
 
 def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():
@@ -321,9 +320,10 @@ def test_figure3_pull_and_sentence():
     pull = ch3_figure3.figure3_pull(maps)
     assert pull.iloc[:, :2].values.tolist() == [["she", "nurse"], ["he", "the"]]
     np.testing.assert_allclose(pull.iloc[:, 2:].to_numpy(float), [[0.6, 0.75], [0.4, 0.25]])
-    sentence = ch3_figure3.figure3_sentence(pull, maps)
-    assert sentence == ("In the backbone's last layer *she* is closer to *nurse* than *he* is (cosine 0.600 vs "
-                        "0.400); BERTScore scores the stereotypical candidate (*she*) higher.")
+    f = ch3_figure3.figure3_findings(pull, maps)
+    assert (f["she_cosine"], f["he_cosine"], f["closer"]) == (pytest.approx(0.6), pytest.approx(0.4), "closer to")
+    assert (f["she_mass"], f["he_mass"], f["higher"]) == (pytest.approx(0.75), pytest.approx(0.25), "BERTScore")
+    assert ch3_figure3.figure3_findings(pull.iloc[:1], maps)["closer"] == ""
 
 
 def test_figure3_example_is_the_nurse_pair():
@@ -367,17 +367,16 @@ def test_fix_is_the_last_command_of_the_reason_without_paths():
     assert ch3_paradigm_claim._fix("no command here") == ""
 
 
-def test_grid_backbones_and_note_say_what_ran():
+def test_grid_backbones_and_runs_say_what_ran():
     one = ch3_paradigm_claim.grid_backbones(_availability())
     assert one["ran"] == one["complete"] == ["all-MiniLM-L6-v2"] and one["absent"] == ["all-mpnet-base-v2"]
     assert (one["configurations_run"], one["configurations"]) == (7, 14)
-    note = ch3_paradigm_claim.grid_note(one)
-    assert note.startswith("Offline, the grid ran 7 of its 14 configurations, on the backbone(s) "
-                           "all-MiniLM-L6-v2; not on all-mpnet-base-v2.")
-    assert "`metricbias install-backbone all-mpnet-base-v2`" in note and "cannot be estimated" in note
+    runs = ch3_paradigm_claim.grid_runs(_availability())
+    assert runs.values.tolist() == [["all-MiniLM-L6-v2", 7, 7, "yes", ""],
+                                    ["all-mpnet-base-v2", 7, 0, "no", "metricbias install-backbone all-mpnet-base-v2"]]
     both = ch3_paradigm_claim.grid_backbones(_availability(True))
     assert both["complete"] == ["all-MiniLM-L6-v2", "all-mpnet-base-v2"] and not both["fixes"]
-    assert "cannot be estimated" not in ch3_paradigm_claim.grid_note(both)
+    assert (ch3_paradigm_claim.grid_runs(_availability(True))["every paradigm"] == "yes").all()
     assert [e.label for e in ch3_paradigm_claim.grid_entries(_availability())] == [
         "BERTScore-F-MiniLM", "MoverScore-MiniLM", "Regression-MiniLM", "BARTScore-P-MiniLM", "BARTScore-R-MiniLM",
         "BARTScore-F-MiniLM", "PRISM-F-MiniLM"]

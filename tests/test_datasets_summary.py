@@ -133,10 +133,9 @@ def test_held_out_report_reads_the_shipped_paraphrasers_provenance():
     assert report.loc["mrpc", "used"] == 1607
 
 
-def test_sample_note_counts_the_draw_and_names_its_parameter():
+def test_sample_sizes_count_the_draw_per_attribute():
     full = pd.DataFrame({"attribute": ["a"] * 5 + ["b"] * 2, "pair_id": range(7)})
     drawn = pd.concat([full[full.attribute == "a"].head(3), full[full.attribute == "b"]])
-    note = ch2_summary.sample_note(drawn, full, "built_sample_size")
-    assert "5 of the 7 built pairs" in note and "at most 3 per attribute" in note
-    assert "`-p built_sample_size=0`" in note
-    assert ch2_summary.sample_note(full, full, "built_sample_size") == ""
+    out = ch2_summary.sample_sizes(drawn, full)
+    assert out.values.tolist() == [["a", 5, 3], ["b", 2, 2]]
+    assert (ch2_summary.sample_sizes(full, full)["scored"] == [5, 2]).all()

@@ -37,12 +37,12 @@ def test_left_out_generation_rows_leave_the_configs_and_the_decomposition():
     assert generation_rows.grid_rows(grid, enters)["decomposed"].tolist() == [True, False, False]
     assert generation_rows.grid_rows(grid, True)["decomposed"].tolist() == [True, True, False]
     assert grid["decomposed"].tolist() == [True, True, False]  # the input is not changed
-    text = generation_rows.decision_sentence(points)
-    assert text.startswith("1 of the 1 generation configurations (BARTScore-F-para) is below BLEU on at least one")
-    assert "left out of the paradigm comparisons" in text
+    assert generation_rows.decision_findings(points) == {"generation": 1, "below": 1, "below_names": "BARTScore-F-para",
+                                                         "decision": "are left out of"}
     good, _ = quality_points(0.25, 0.50)
-    assert "enter the paradigm comparisons" in generation_rows.decision_sentence(good)
-    assert generation_rows.decision_sentence(good[good["paradigm"] != "Generation"]).startswith("No generation")
+    assert generation_rows.decision_findings(good) == {"generation": 1, "below": 0, "below_names": "none",
+                                                       "decision": "enter"}
+    assert generation_rows.decision_findings(good[good["paradigm"] != "Generation"])["generation"] == 0
 
 
 def test_the_rule_on_recorded_figures_keeps_out_a_paraphraser_below_bleu_or_without_whole_set_figures():

@@ -51,13 +51,13 @@ def test_identity_needs_the_same_pairs_and_both_sides():
     assert identical_configurations(shuffled)["metric"].tolist() == ["B"]
 
 
-def test_identical_note_names_the_merge():
+def test_identical_table_names_the_merge_in_words():
     merged = pd.DataFrame({"metric": ["PRISM-MiniLM-F"], "same_as": ["BARTScore-MiniLM-F"], "pairs": [40],
-                           "largest_difference": [3.9e-8]})
-    note = ch3_paradigm_claim.identical_note(merged)
-    assert "PRISM-MiniLM-F into BARTScore-MiniLM-F" in note and "all 40 pairs" in note and "target-language" in note
-    assert "largest difference 3.9e-08" in note
-    assert ch3_paradigm_claim.identical_note(merged.iloc[:0]) == ""
+                           "largest_difference": [3.9e-8], "extra": [1]})
+    out = ch3_paradigm_claim.identical_table(merged)
+    assert list(out.columns) == ["configuration", "merged into", "pairs", "largest difference"]
+    assert out.values.tolist() == [["PRISM-MiniLM-F", "BARTScore-MiniLM-F", 40, 3.9e-8]]
+    assert ch3_paradigm_claim.identical_table(merged.iloc[:0]).empty
 
 
 def _availability():

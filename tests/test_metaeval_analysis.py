@@ -271,3 +271,14 @@ def test_same_tau_on_the_pairs_read_back_and_on_a_reordered_copy(tmp_path):
     row = t.iloc[0]
     assert row["registered"] == row["pair JSONL"] == pytest.approx(1 / 3)  # as test_pairs_darr
     assert row["flipped"] == pytest.approx(-1 / 3) and row["largest difference"] == pytest.approx(2 / 3)
+
+
+def test_trained_parts_read_as_words():
+    from metricbias.book.reproduction.names import part_name
+
+    assert part_name("para-all-MiniLM-L6-v2") == "MiniLM paraphraser"
+    assert part_name("stsb-all-mpnet-base-v2") == "MPNet regression head"
+    assert part_name("mlm-all-MiniLM-L6-v2") == "MiniLM masked-LM head"
+    assert part_name("debiased-bertscore-all-MiniLM-L6-v2") == "BERTScore-MiniLM, debiased"
+    assert part_name("debiased-regression-stsb-all-MiniLM-L6-v2-table7") == "Regression-MiniLM, debiased (Table 7 recipe)"
+    assert part_name("para-a") == "para-a"  # a name it does not know stays as it is

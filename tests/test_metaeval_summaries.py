@@ -173,9 +173,8 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
     pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
                          "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
                          "share_equal": [8 / 40, 24 / 40, 1.0]})
-    text = ch7_gender_swap.preference_claim_sentence(pref)
-    assert "holds for 1 of the 2 model-based configurations (BERTScore (max))" in text
-    assert text.endswith("not distinguishable from no preference at this size.")
+    assert ch7_gender_swap.preference_claim_findings(pref) == {"model": 2, "male": 1, "male_names": "BERTScore (max)",
+                                                               "female": 0, "female_names": "none", "neither": 1}
 
 
 def test_downloads_have_no_zero_p_values():
@@ -188,15 +187,17 @@ def test_downloads_have_no_zero_p_values():
     assert out["p_value_origin"].iloc[0] == 1e-300
 
 
-def test_table7_rouge_sentence():
+def test_table7_rouge_findings():
     t7 = gao.side_by_side(pd.DataFrame({"metric": ["ROUGE-1", "ROUGE-2"], "name": ["rouge1", "rouge2"],
                                         "aggregation": ["single", "single"], "origin": [0.364, 0.42],
                                         "swap": [0.364, 0.42]}), gao.table7())
-    text = ch7_gender_swap.table7_rouge_sentence(t7, 24)
     # ROUGE-1 0.364 vs 0.474 (0.11 away), ROUGE-2 0.42 vs 0.411 (within 0.03); both inside intervals of ±0.35
-    assert "ROUGE-1 0.364 against 0.474 (difference -0.110" in text
-    assert "1 of 2 are within 0.03" in text and "for 2 of 2" in text
-    assert "No ROUGE row" in ch7_gender_swap.table7_rouge_sentence(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
+    assert ch7_gender_swap.table7_rouge_findings(t7, 24) == {"rows": 2, "near": 1, "inside": 2, "close": 0.03,
+                                                             "verdict": "consistent with"}
+    # over 1,000 systems the interval around 0.364 is about ±0.05: Table 7's 0.474 falls outside it
+    assert ch7_gender_swap.table7_rouge_findings(t7, 1000)["verdict"] == "not consistent with"
+    none = ch7_gender_swap.table7_rouge_findings(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)
+    assert (none["rows"], none["verdict"]) == (0, "not compared with")
 
 
 def test_shift_claim_compares_model_based_with_ngram_configurations():

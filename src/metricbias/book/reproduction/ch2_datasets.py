@@ -253,26 +253,6 @@ def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dic
             "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {cmp.loc[k, 'attribute']}"}
 
 
-def reference_bias_verdict(summary: dict) -> str:
-    """One sentence on :func:`reference_bias_summary`: where rule-built references are shown to measure the same
-    bias as the released ones (within the margin), where they differ, and where the data cannot tell."""
-    margin = f"±{summary['margin']:g} point{'s' if summary['margin'] != 1 else ''} of Eq. 2"
-    text = (f"With an equivalence margin of {margin}, fixed before the comparison, the two references measure the "
-            f"same bias (two one-sided tests: the 90% interval of the paired difference inside the margin) in "
-            f"{summary['same']} of {summary['cells']} cells. ")
-    if summary["differ"]:
-        text += (f"They differ (the 95% interval of the paired difference excludes zero) in {summary['differ']}: "
-                 f"{summary['differ_cells']}"
-                 + (f"; in {summary['differ_within_margin']} of these the difference is still shown to be smaller "
-                    "than the margin" if summary.get("differ_within_margin") else "") + ". ")
-    else:
-        text += "In no cell does the 95% interval of the paired difference exclude zero. "
-    if summary["undecided"]:
-        text += (f"In the other {summary['undecided']} the two are not distinguishable at this size: neither a "
-                 "difference nor an equivalence within the margin is shown.")
-    return text.strip()
-
-
 def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
     """Released-score bias of BLEU, ROUGE and chrF on every released gender pair and on the shared (minimal) ones.
 
@@ -294,16 +274,6 @@ def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: in
         out[f"{metric.lower()}_shared"] = float(shared.loc[metric, "bias"])
     out["word_level_zero"] = out["bleu_shared"] == 0 and out["rouge_shared"] == 0
     return out
-
-
-def minimal_pairs_sentence(numbers: dict) -> str:
-    """Why BLEU and ROUGE lose their gender bias on minimal pairs (when they do; :func:`minimal_pairs`)."""
-    if not numbers.get("word_level_zero"):
-        return ""
-    return ("BLEU and ROUGE-1 count words, and against a reference that contains neither *he* nor *she* they "
-            "cannot tell the two apart; on minimal pairs their bias is zero, and their whole released gender bias "
-            "comes from the non-minimal pairs. chrF counts character n-grams, which *he* and *she* do not share "
-            "entirely, so it keeps a small bias on minimal pairs.")
 
 
 def datasets_summary(attributes=None, *, n_resamples: int = 9999, seed: int = 0, by_dataset=None,

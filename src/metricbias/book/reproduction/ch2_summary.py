@@ -120,14 +120,12 @@ def held_out_report(names) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "source", "unit", "read", "held out (dropped)", "used"])
 
 
-def sample_note(sampled: pd.DataFrame, full: pd.DataFrame, parameter: str, kind: str = "built") -> str:
-    """A Markdown sentence saying how many of the ``full`` (``kind``) pairs a seeded per-attribute draw kept (empty
-    when all were kept), and the chapter parameter that sets the draw."""
-    if len(sampled) == len(full):
-        return ""
-    per = sampled.groupby("attribute").size()
-    return (f"These are {len(sampled):,} of the {len(full):,} {kind} pairs: at most {per.max():,} per attribute, "
-            f"drawn with the seed (`{parameter}`; `-p {parameter}=0` scores them all).")
+def sample_sizes(sampled: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute: the pairs a seeded draw kept (``scored``) of the ``full`` set's (``pairs``); equal when every
+    pair is scored."""
+    out = pd.DataFrame({"pairs": full.groupby("attribute", sort=False).size()})
+    out["scored"] = sampled.groupby("attribute").size().reindex(out.index, fill_value=0)
+    return out.rename_axis("attribute").reset_index()
 
 
 def check_counts(source: pd.DataFrame, source_findings: pd.DataFrame, pairs: pd.DataFrame,
@@ -203,4 +201,4 @@ def checked_sets(counterfactual_rows: pd.DataFrame, counterfactual_excluded: pd.
 
 __all__ = ["check_counts", "check_exclusions", "check_totals", "checked_sets", "counterparts", "differing_tokens", "example_pairs", "exclusion_examples", "exclusion_grid",
            "exclusion_reasons", "held_out_report", "lexicon_rows", "long_texts", "mean_differing_tokens",
-           "reference_methods", "sample_note", "winobias_subsets"]
+           "reference_methods", "sample_sizes", "winobias_subsets"]

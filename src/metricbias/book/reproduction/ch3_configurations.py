@@ -1,8 +1,8 @@
 """What a profile's metric configurations are, in the words a chapter states them.
 
 * :func:`configuration_table`: one row per configuration with its signature;
-* :func:`regression_note`: how the trained regression model of a profile was
-  trained and how well it rates STS-B (one Markdown bullet, empty without one).
+* :func:`regression_model`: how the trained regression model of a profile was
+  trained and how well it rates STS-B (one row, empty without one).
 
 The BERTScore layer check is meta-evaluation: :func:`metricbias.metaeval.layers.layer_check`.
 """
@@ -23,24 +23,25 @@ def configuration_table(specs) -> pd.DataFrame:
     return table
 
 
-def regression_note(specs) -> str:
-    """A Markdown bullet on the first trained regression model among ``specs``: what is trained on the frozen
-    backbone, training steps and passes over STS-B, and its Pearson r on STS-B dev ("" when there is none)."""
-    from ...metrics import get, regression
+def regression_model(specs) -> pd.DataFrame:
+    """The first trained regression model among ``specs`` as one row: the backbone folder, where it lies, the frozen
+    base, adapter and pooling, trained parameters, steps, batch, passes over the STS-B training pairs, seed, the
+    training command and device, and its Pearson r on the STS-B dev pairs (an empty table when there is none)."""
+    from ...metrics import regression
 
     for _, name, options in specs:
         folder = get(name, **options).backbone_path if name == "regression" else None
         if folder is None or not regression.is_trained_folder(folder):
             continue
         reg = regression.provenance(str(folder))
-        where = "shipped in `models/`" if Path(folder).parent.name == "models" else "trained in the cache"
-        return (f"* **Regression.** `{options['backbone']}` ({where}): the frozen {reg['base']} + a task adapter "
-                f"(`{reg['config']['adapter']}`) + {reg['config']['pooling']} pooling + a linear head, "
-                f"{reg['trainable_parameters']:,} trained parameters, {reg['steps']} steps of {reg['batch_size']} "
-                f"pairs ({reg['epochs']:.2f} passes over the {reg['train_rows']} STS-B training pairs; seed "
-                f"{reg['seed']}; `{reg['command']}` on {reg['device']}): Pearson r = "
-                f"**{reg['figures']['stsb_dev_pearson']:.3f}** on {reg['dev_rows']} STS-B dev pairs.")
-    return ""
+        return pd.DataFrame([{
+            "model": options["backbone"], "where": "models/" if Path(folder).parent.name == "models" else "cache",
+            "frozen base": reg["base"], "adapter": reg["config"]["adapter"], "pooling": reg["config"]["pooling"],
+            "trained parameters": reg["trainable_parameters"], "steps": reg["steps"], "batch": reg["batch_size"],
+            "passes over STS-B train": reg["epochs"], "STS-B train pairs": reg["train_rows"], "seed": reg["seed"],
+            "command": reg["command"], "device": reg["device"],
+            "Pearson r (STS-B dev)": reg["figures"]["stsb_dev_pearson"], "STS-B dev pairs": reg["dev_rows"]}])
+    return pd.DataFrame()
 
 
-__all__ = ["configuration_table", "regression_note"]
+__all__ = ["configuration_table", "regression_model"]

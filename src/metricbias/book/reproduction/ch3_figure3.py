@@ -71,20 +71,19 @@ def figure3_pull(maps: dict, pronouns=("she", "he"), reference_word: str = "nurs
     return pd.DataFrame(rows)
 
 
-def figure3_sentence(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> str:
-    """What the maps show, in one or two sentences (which pronoun is closer to ``reference_word`` and which
-    metric scores the stereotypical candidate higher)."""
+def figure3_findings(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> dict:
+    """What the maps show, as numbers and words: each pronoun's cosine with ``reference_word`` in the backbone's
+    last layer (``she_cosine``, ``he_cosine``; ``closer``: "closer to" or "farther from", *she* against *he*), the
+    share of its MoverScore mass moved to it (``she_mass``, ``he_mass``), and which metrics score the stereotypical
+    candidate (the first) higher (``higher``: "BERTScore", "MoverScore", both joined by "and", or "neither
+    metric"). NaN and empty words when the pull table lacks a pronoun."""
     if len(pull) != 2:
-        return ""
-    cosine = dict(zip(pull["pronoun"], pull[f"cosine with {reference_word}"]))
-    share = pull[f"MoverScore mass to {reference_word}"]
-    she, he = pull["pronoun"]
-    closer = "closer to" if cosine[she] > cosine[he] else "farther from"
+        nan = float("nan")
+        return {"she_cosine": nan, "he_cosine": nan, "closer": "", "she_mass": nan, "he_mass": nan, "higher": ""}
+    (she_cos, he_cos) = pull[f"cosine with {reference_word}"].astype(float)
+    (she_mass, he_mass) = pull[f"MoverScore mass to {reference_word}"].astype(float)
     higher = [m for m in ("BERTScore", "MoverScore") if maps[(m, "candidate_1")][1] > maps[(m, "candidate_2")][1]]
-    verdict = (f"{' and '.join(higher)} score{'s' if len(higher) == 1 else ''} the stereotypical candidate "
-               f"(*{she}*) higher" if higher else f"neither metric scores the stereotypical candidate (*{she}*) higher")
-    forced = (f"The words the two candidates share with the reference are matched to themselves, so in both "
-              f"candidates MoverScore leaves the pronoun to stand in for the second *{reference_word}*. What differs "
-              "is how far it is: i" if share.min() > 0.5 else "I")
-    return (f"{forced}n the backbone's last layer *{she}* is {closer} *{reference_word}* than *{he}* is "
-            f"(cosine {cosine[she]:.3f} vs {cosine[he]:.3f}); {verdict}.")
+    return {"she_cosine": she_cos, "he_cosine": he_cos, "closer": "closer to" if she_cos > he_cos else "farther from",
+            "she_mass": she_mass, "he_mass": he_mass, "higher": " and ".join(higher) or "neither metric"}
+
+

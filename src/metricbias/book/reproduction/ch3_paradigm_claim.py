@@ -127,26 +127,17 @@ def grid_backbones(availability: pd.DataFrame) -> dict:
             "configurations_run": int(availability["runs"].sum()), "configurations": len(availability)}
 
 
-def grid_note(backbones_run: dict) -> str:
-    """A sentence (Markdown) naming the backbones the fixed-backbone grid ran on here and what the others need."""
-    def names(xs):
-        return ", ".join(xs) if xs else "none"
-
-    text = (f"Offline, the grid ran {backbones_run['configurations_run']} of its "
-            f"{backbones_run['configurations']} configurations, on the backbone(s) {names(backbones_run['ran'])}")
-    partial = [b for b in backbones_run["ran"] if b not in backbones_run["complete"]]
-    if partial:
-        text += f" ({names(partial)} without every paradigm)"
-    if backbones_run["absent"]:
-        text += f"; not on {names(backbones_run['absent'])}"
-    text += "."
-    if backbones_run["fixes"]:
-        text += " The missing parts come with " + "; ".join(f"`{f}`" for f in backbones_run["fixes"]) + "."
-    if len(backbones_run["complete"]) < 2:
-        text += (" With fewer than two backbones in every paradigm, the backbone's share cannot be estimated: the "
-                 "decomposition below has Sun et al.'s released reading only, and the paradigm's share among the "
-                 "configurations of the one backbone.")
-    return text
+def grid_runs(availability: pd.DataFrame) -> pd.DataFrame:
+    """Per encoder of the grid: its configurations, how many ran, whether every configuration the decomposition
+    uses ran ("yes"/"no"), and the command that adds the missing parts ("" when none). The backbone's share needs
+    two encoders with "yes"."""
+    rows = []
+    for backbone, g in availability.groupby("backbone", sort=False):
+        used = g[g["decomposed"]]
+        rows.append({"backbone": backbone, "configurations": len(g), "ran": int(g["runs"].sum()),
+                     "every paradigm": "yes" if len(used) and used["runs"].all() else "no",
+                     "to add the missing parts": "; ".join(dict.fromkeys(f for f in g.loc[~g["runs"], "fix"] if f))})
+    return pd.DataFrame(rows)
 
 
 def grid_entries(availability: pd.DataFrame) -> list:
@@ -189,26 +180,12 @@ def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.Da
     return out
 
 
-def identical_note(merged: pd.DataFrame, what: str = "configurations") -> str:
-    """One sentence (Markdown) naming the configurations merged into another because their scores are identical
-    on every side of every pair (:func:`metricbias.bias.scores.identical_configurations`); empty when none."""
-    from ...bias.scores import SAME_RTOL
-
-    if merged.empty:
-        return ""
-    parts = [f"{r['metric']} into {r['same_as']}" for r in merged.to_dict("records")]
-    largest = float(merged["largest_difference"].max())
-    how = (", to every digit" if largest == 0 else f" up to float rounding (largest difference {largest:.1e}, "
-           f"relative tolerance {SAME_RTOL:g})")
-    text = (f"One row per distinct function: {len(merged)} of these {what} gave scores identical to another's on "
-            f"every side of all {int(merged['pairs'].max())} pairs{how}, so each is merged into the "
-            f"one it equals ({'; '.join(parts)}): on these pairs the two measure one bias, and counting both would "
-            "weigh that function twice.")
-    if merged["metric"].str.startswith("PRISM").any():
-        text += (" PRISM-style scoring differs from BARTScore-style only by the target-language tag it forces before "
-                 "each target; a paraphraser trained here has no such tag, so the two compute the same function on "
-                 "it. A PRISM configuration keeps its own row only on a model where its scores differ.")
-    return text
+def identical_table(merged: pd.DataFrame) -> pd.DataFrame:
+    """The configurations merged into another because their scores are identical on every side of every pair
+    (:func:`metricbias.bias.scores.identical_configurations`), in words: which one, into which, on how many pairs,
+    and the largest difference of their scores (0: to every digit)."""
+    return merged[["metric", "same_as", "pairs", "largest_difference"]].rename(columns={
+        "metric": "configuration", "same_as": "merged into", "largest_difference": "largest difference"})
 
 
 def paradigm_share_per_backbone(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:

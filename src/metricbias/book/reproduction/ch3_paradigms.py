@@ -173,18 +173,16 @@ def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["attribute", "metrics", "Spearman ρ", "CI low", "CI high"])
 
 
-def rank_agreement_sentence(agreement: pd.DataFrame) -> str:
-    """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`), by the lower
-    ends of the intervals (Markdown, no math)."""
-    if agreement.empty:
-        return "No attribute is in both sets."
+def rank_agreement_findings(agreement: pd.DataFrame) -> dict:
+    """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`): the smallest
+    and largest Spearman correlation (``rho_min``, ``rho_max``) over the ``attributes`` in both sets, and for how
+    many (``positive``, named in ``positive_names``, or "none") the lower end of the 95% interval lies above zero."""
     defined = agreement.dropna(subset=["CI low"])
     positive = defined[defined["CI low"] > 0]
-    return (f"The Spearman correlation is {agreement['Spearman ρ'].min():.2f} to {agreement['Spearman ρ'].max():.2f} "
-            f"over the {len(agreement)} attributes; its 95% interval lies above zero for {len(positive)} of "
-            f"{len(agreement)} ({', '.join(positive['attribute']).replace('_', ' ') or 'none'}), where the built pairs rank the "
-            "metrics in an order related to the released one; the intervals are too wide to show that the two "
-            "orders are the same.")
+    return {"rho_min": float(agreement["Spearman ρ"].min()) if len(agreement) else float("nan"),
+            "rho_max": float(agreement["Spearman ρ"].max()) if len(agreement) else float("nan"),
+            "attributes": len(agreement), "positive": len(positive),
+            "positive_names": ", ".join(positive["attribute"]).replace("_", " ") or "none"}
 
 
 def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:

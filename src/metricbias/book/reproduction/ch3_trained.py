@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .names import part_name
+
 #: (set, statistic) of a recorded quality row -> (the chapter's quality column, the page's measure)
 MEASURES = {("wmt19-kk-en", "darr_tau"): ("darr_tau", "WMT19 kk-en DARR τ"),
             ("stsb-dev", "pearson"): ("stsb_r", "STS-B dev r")}
@@ -192,7 +194,7 @@ def page_table(table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(refs + list(rows.values()), columns=["part", "kind", *columns.values(), "above floor"])
     heads = (out["kind"] == KINDS["mlm_head"]) | (out["part"] == REFERENCE_ROWS[MOST_FREQUENT])
     out = pd.concat([out[~heads], out[heads]], ignore_index=True)  # the heads and their reference last
-    return out[["part", "kind", *columns.values(), "above floor"]]
+    return out[["part", "kind", *columns.values(), "above floor"]].assign(part=out["part"].map(part_name))
 
 
 def _above(value: float, floor: float) -> str:
@@ -211,7 +213,7 @@ def quality_findings(table: pd.DataFrame) -> dict:
     parts and of those below their floor (``parts``, ``below``) and their names (``below_names``)."""
     keys = {"WMT19 kk-en DARR τ": "darr_tau", "STS-B dev r": "stsb_r", ACCURACY: "accuracy"}
     out = {"parts": int(table["part"].nunique()), "below": len(below_floor(table)),
-           "below_names": ", ".join(below_floor(table)) or "none"}
+           "below_names": ", ".join(part_name(p) for p in below_floor(table)) or "none"}
     for r in table.to_dict("records"):
         stem = r["part"].replace("-", "_").lower()
         out[f"{stem}_{keys[r['measure']]}"] = r["value"]

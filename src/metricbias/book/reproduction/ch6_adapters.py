@@ -283,16 +283,13 @@ def same_configuration(recorded: pd.DataFrame, current: tuple[str, str]) -> bool
     return pairs == {tuple(configuration(s) for s in current)}
 
 
-def results_note(source: str, results: pd.DataFrame) -> str:
-    """A sentence (Markdown) saying where an :func:`adapter_results` table comes from and on how many examples."""
+def results_sizes(source: str, results: pd.DataFrame) -> pd.DataFrame:
+    """Where an :func:`adapter_results` table comes from (``source``: "recorded" with each adapter after its
+    training, or "computed" by the chapter) and on how much: bias pairs, (metric, set) cells, quality items."""
     bias_rows, quality_rows = results[results["kind"] == "bias"], results[results["kind"] == "quality"]
-    sizes = (f"{int(bias_rows['n'].sum()):,} bias pairs over {len(bias_rows)} (metric, set) cells and "
-             f"{int(quality_rows['n'].sum()):,} quality items")
-    if source == "recorded":
-        return (f"These figures were measured with each adapter after its training, for the same metric "
-                f"configurations as here, and are read from its provenance record (the signatures name the library "
-                f"versions they were computed with): {sizes}.")
-    return f"These figures are computed in this chapter, on samples of the evaluation sets: {sizes}."
+    return pd.DataFrame([{"figures": {"recorded": "recorded with each adapter after its training"}.get(
+        source, "computed by the chapter"), "bias pairs": int(bias_rows["n"].sum()), "bias cells": len(bias_rows),
+        "quality items": int(quality_rows["n"].sum())}])
 
 
 def findings(results: pd.DataFrame, **thresholds) -> dict:

@@ -118,30 +118,6 @@ def wrapper_versus_adapter(adapters: dict, *, label: str = "BERTScore", attribut
                                   n_resamples=n_resamples, seed=seed)
 
 
-def _sizes(rows: pd.DataFrame) -> str:
-    """The bias pairs and quality items some rows of an :func:`invariant_comparison` were measured on."""
-    sizes = sorted({(int(b), int(q)) for b, q in zip(rows["bias pairs"], rows["quality items"])})
-    return " or ".join(f"{b:,} bias pairs and {q:,} quality items" for b, q in sizes)
-
-
-def sample_note(sample_size: int, quality_sample_size: int, comparison: pd.DataFrame) -> str:
-    """A Markdown sentence: on what the wrappers are measured (the chapter's ``invariant_*sample_size`` parameters)
-    and whether those are the sets the adapters of the same metrics (in the :func:`invariant_comparison`) were
-    measured on."""
-    wrappers = comparison[comparison["mitigation"] == WRAPPER]
-    wrapped = {m.rsplit(" (", 1)[0] for m in wrappers["metric"]}  # "BERTScore (gender-invariant)" -> "BERTScore"
-    adapters = comparison[(comparison["mitigation"] == ADAPTER) & comparison["metric"].isin(wrapped)]
-    wrapper, adapter = _sizes(wrappers), _sizes(adapters)
-    same = ("the sets the adapters of the same metrics were measured on" if wrapper == adapter else
-            f"where the adapters of the same metrics were measured on {adapter}")
-    if not sample_size and not quality_sample_size:
-        return f"The wrapper is measured on every bias pair and every item of each quality set ({wrapper}), {same}."
-    drawn = [f"{sample_size} pairs per attribute" if sample_size else "every bias pair",
-             f"{quality_sample_size} items per quality set" if quality_sample_size else "every quality item"]
-    return (f"The wrapper is measured on seeded draws of those sets: {drawn[0]} and {drawn[1]} ({wrapper}), "
-            f"{same} (`-p invariant_sample_size=0 -p invariant_quality_sample_size=0` measures the whole sets).")
-
-
 def invariant_comparison(adapter_table: pd.DataFrame, invariant_table: pd.DataFrame) -> pd.DataFrame:
     """:func:`criteria_summary` of the trained adapters and the invariant wrappers side by side, each row saying
     which mitigation it is and on how many bias pairs and quality items it was measured."""

@@ -33,9 +33,9 @@ def table5(results: pd.DataFrame) -> pd.DataFrame:
             row = {"metric": label, "backbone": backbone, "variant": variant}
             for col, r in keyed.items():
                 if variant == "original":
-                    row[col] = f"{r['before']:.4g}" if r["kind"] == "quality" else f"{r['before']:.2f}"
+                    row[col] = f"{r['before']:.3f}" if r["kind"] == "quality" else f"{r['before']:.2f}"
                 else:
-                    v = f"{r['after']:.4g}" if r["kind"] == "quality" else f"{r['after']:.2f}"
+                    v = f"{r['after']:.3f}" if r["kind"] == "quality" else f"{r['after']:.2f}"
                     row[col] = f"{v} ({r['relative_change']:+.1%})"
             rows.append(row)
     return pd.DataFrame(rows)

@@ -118,25 +118,19 @@ def stacking_effect(performance_table: pd.DataFrame, statistic: str = "spearman"
     return {"lower": int((stacked[ok] < mean[ok]).sum()), "compared": int(ok.sum())}
 
 
-def table7_rouge_sentence(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> str:
-    """What Table 7's ROUGE rows say about the data (Markdown, no math): per ROUGE row we ran, our Spearman beside
-    the paper's, and whether the paper's value lies inside our 95% interval over ``n_systems`` systems
-    (:func:`metricbias.bias.claims.spearman_interval`)."""
+def table7_rouge_findings(t7: pd.DataFrame, n_systems: int, close: float = 0.03) -> dict:
+    """What Table 7's ROUGE rows say about the data: of the ROUGE rows that ran (``rows``), how many are within
+    ``close`` of Table 7 (``near``) and for how many Table 7's value lies inside our 95% interval over ``n_systems``
+    systems (``inside``, :func:`metricbias.bias.claims.spearman_interval`); ``verdict``: the data and human scores
+    are "consistent with" the paper's when every row's interval holds Table 7's value, "not consistent with" when
+    one does not, "not compared with" when no ROUGE row ran."""
     rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
     if rouge.empty:
-        return "No ROUGE row of Table 7 ran in this profile, so the data cannot be checked against the paper here."
+        return {"rows": 0, "near": 0, "inside": 0, "close": close, "verdict": "not compared with"}
     rouge = table7_intervals(rouge, n_systems)
     inside = int(rouge["paper_inside"].sum())
-    near = int((rouge["diff_origin"].abs() <= close + 1e-9).sum())
-    parts = [f"{r.paper_metric} {r.ours_origin:.3f} against {r.paper_origin:.3f} (difference "
-             f"{r.diff_origin:+.3f}; our 95% interval {r.ci_low:.2f} to {r.ci_high:.2f})" for r in rouge.itertuples()]
-    n = len(rouge)
-    verdict = ("so on these rows the data and the human scores are consistent with the paper's, although an interval "
-               f"over {n_systems} systems is too wide to show that they are the same" if inside == n else
-               "so the data or the human scores differ from the paper's on at least one ROUGE row")
-    return (f"The ROUGE rows: {'; '.join(parts)}. {near} of {n} are within {close} of Table 7, and Table 7's value "
-            f"lies inside our interval (Fisher z with Bonett and Wright's standard error) for {inside} of {n}, "
-            f"{verdict}.")
+    return {"rows": len(rouge), "near": int((rouge["diff_origin"].abs() <= close + 1e-9).sum()), "inside": inside,
+            "close": close, "verdict": "consistent with" if inside == len(rouge) else "not consistent with"}
 
 
 def metric_group(name: str) -> str:
@@ -215,24 +209,20 @@ def shift_table(claim: pd.DataFrame) -> pd.DataFrame:
                          "ci_low": claim["ci_low"], "ci_high": claim["ci_high"]})
 
 
-def preference_claim_sentence(pref: pd.DataFrame) -> str:
+def preference_claim_findings(pref: pd.DataFrame) -> dict:
     """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
-    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table)."""
+    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table): of the
+    ``model`` model-based configurations, those that significantly prefer the male hypothesis (``male``, named in
+    ``male_names``), the female one (``female``, ``female_names``; "none" when no name) and neither (``neither``)."""
     from ...metaeval.analysis import preference_tests
 
     tested = preference_tests(pref)
     model = tested[tested["name"].map(metric_group) == "model-based"]
     label = model["metric"] + " (" + model["aggregation"] + ")"
     male, female = label[model["prefers"] == "male"], label[model["prefers"] == "female"]
-    head = "Gao & Wan's first claim, that model-based metrics prefer the male hypothesis,"
-    if model.empty:
-        return f"{head} is not tested here: no model-based metric ran."
-    text = (f"{head} holds for {len(male)} of the {len(model)} model-based configurations"
-            + (f" ({', '.join(male)})" if len(male) else "") + " by the sign tests above")
-    if len(female):
-        text += f"; {len(female)} significantly prefer the female one ({', '.join(female)})"
-    return text + ("; the others are not distinguishable from no preference at this size." if
-                   len(male) + len(female) < len(model) else ".")
+    return {"model": len(model), "male": len(male), "male_names": ", ".join(male) or "none",
+            "female": len(female), "female_names": ", ".join(female) or "none",
+            "neither": len(model) - len(male) - len(female)}
 
 
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:

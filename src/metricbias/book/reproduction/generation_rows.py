@@ -10,7 +10,7 @@ dev r, point values: ``at_least_reference`` of
 * :func:`generation_enters`: that decision;
 * :func:`paradigm_configs`, :func:`grid_rows`: the chapter's configuration tables with the generation rows left out
   of the paradigm comparison when they do not enter;
-* :func:`decision_sentence`: the decision and which generation configurations decide it.
+* :func:`decision_findings`: the decision and which generation configurations decide it.
 """
 
 from __future__ import annotations
@@ -68,20 +68,15 @@ def mark_left_out(frame: pd.DataFrame, configs: pd.DataFrame, enters: bool, colu
     return frame.assign(**{column: frame[column].map(lambda m: f"{m}{LEFT_OUT_MARK}" if m in out_ else m)})
 
 
-def decision_sentence(points: pd.DataFrame) -> str:
-    """Whether the generation rows enter the paradigm comparisons, and why (Markdown)."""
+def decision_findings(points: pd.DataFrame) -> dict:
+    """Whether the generation rows enter the paradigm comparisons, and why: the generation configurations measured
+    (``generation``), those below BLEU on at least one quality measure (``below``, named in ``below_names`` or
+    "none"), and ``decision``: "enter" when none is below (and one is measured), "are left out of" otherwise."""
     gen = points[points["paradigm"] == GENERATION]
-    if gen.empty:
-        return "No generation configuration is measured, so the paradigm comparisons have no generation rows."
     weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
-    if not weak:
-        return (f"Every generation configuration ({', '.join(gen['metric'])}) is at least as good as BLEU on both "
-                "quality measures, so the generation rows enter the paradigm comparisons.")
-    return (f"{len(weak)} of the {len(gen)} generation configurations ({', '.join(weak)}) "
-            f"{'is' if len(weak) == 1 else 'are'} below BLEU on at least one quality measure, so the generation "
-            "rows are left out of the paradigm comparisons: the backbone-size comparison with the live "
-            "configurations and the fixed-backbone decomposition are computed without them.")
+    return {"generation": len(gen), "below": len(weak), "below_names": ", ".join(weak) or "none",
+            "decision": "enter" if len(gen) and not weak else "are left out of"}
 
 
-__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_sentence", "generation_enters", "generation_enters_recorded",
+__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_findings", "generation_enters", "generation_enters_recorded",
            "grid_rows", "mark_left_out", "paradigm_configs"]

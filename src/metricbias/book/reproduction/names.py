@@ -58,4 +58,31 @@ PAGE_NAMES = {
 }
 
 
-__all__ = ["AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "registry_name"]
+
+#: what a trained part's folder prefix makes of its encoder (``para-all-MiniLM-L6-v2``: "MiniLM paraphraser")
+PART_KINDS = {"para-": "paraphraser", "stsb-": "regression head", "mlm-": "masked-LM head"}
+#: the metric a debiasing adapter's folder names (``debiased-<metric>-<backbone>``), as the tables write it
+ADAPTED_METRICS = {"bertscore": "BERTScore", "regression": "Regression"}
+
+
+def part_name(folder: str) -> str:
+    """A trained part's folder name in words: "MiniLM paraphraser", "MPNet regression head", "BERTScore-MiniLM,
+    debiased", "Regression-MiniLM, debiased (Table 7 recipe)"; a name it does not know is returned as it is."""
+    from ...backbones import BACKBONES
+
+    def short(name: str) -> str:
+        found = BACKBONES.get(name)
+        return (found.short or name) if found else name
+
+    name, recipe = (folder[:-len("-table7")], " (Table 7 recipe)") if folder.endswith("-table7") else (folder, "")
+    if name.startswith("debiased-"):
+        metric, _, backbone = name[len("debiased-"):].partition("-")
+        if metric in ADAPTED_METRICS and backbone:
+            return f"{ADAPTED_METRICS[metric]}-{short(backbone)}, debiased{recipe}"
+    for prefix, kind in PART_KINDS.items():
+        rest = name[len(prefix):]
+        if name.startswith(prefix) and not recipe and (rest in BACKBONES or name in BACKBONES):
+            return f"{short(rest if rest in BACKBONES else name)} {kind}"
+    return folder
+
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "part_name", "registry_name"]
