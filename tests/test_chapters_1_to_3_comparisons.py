@@ -430,7 +430,7 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert found["holds"] == found["attributes"] and found["reversed"] == found["undecided"] == 0
     assert [ch3_paradigm_claim.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
                                                                           "not distinguishable at this size",
-                                                                          "reversed"]
+                                                                          "reverses"]
 
 
 def test_paradigm_share_per_backbone_and_grid_averages():

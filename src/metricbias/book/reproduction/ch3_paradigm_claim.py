@@ -56,7 +56,7 @@ def released_shares() -> dict:
 
 def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
     """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
-    (the percentile interval of their difference lies above 0), "reversed" when it does so in at most alpha/2,
+    (the percentile interval of their difference lies above 0), "reverses" when it does so in at most alpha/2,
     otherwise not distinguishable at this size."""
     from ...bias.claims import UNDECIDED
 
@@ -65,7 +65,7 @@ def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
     if p_paradigm_larger >= 1 - alpha / 2:
         return "holds"
     if p_paradigm_larger <= alpha / 2:
-        return "reversed"
+        return "reverses"
     return UNDECIDED
 
 
@@ -289,6 +289,6 @@ def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> 
         out["verdict"] = str(f["verdict"])
     attributes = fixed[fixed["attribute"] != "average"]
     out.update(attributes=len(attributes), holds=int((attributes["verdict"] == "holds").sum()),
-               reversed=int((attributes["verdict"] == "reversed").sum()))
+               reversed=int((attributes["verdict"] == "reverses").sum()))
     out["undecided"] = out["attributes"] - out["holds"] - out["reversed"]
     return out
