@@ -67,6 +67,17 @@ def labelled(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     return frame.assign(**{c: frame[c].map(label) for c in columns if c in frame})
 
 
+def word(name) -> str:
+    """One name as a page heads it (:func:`metricbias.book.display.label`): ``physical_appearance`` -> "physical
+    appearance", ``eq2`` -> "Eq. 2"; for a figure's labels and a frame's index or columns (``rename(columns=word)``)."""
+    return label(name)
+
+
+def words(names) -> list[str]:
+    """:func:`word` of each name, in order."""
+    return [label(n) for n in names]
+
+
 def focus_attribute(attributes, preferred: str = "gender") -> str:
     """The attribute a single-attribute table shows: ``preferred`` when measured, else the first one."""
     attributes = list(attributes)
@@ -172,5 +183,5 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
 
 
 __all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings",
-           "labelled", "measure_grid", "most_biased",
+           "labelled", "measure_grid", "word", "words", "most_biased",
            "normality", "rank_correlations", "reference_summary", "stability_findings"]
