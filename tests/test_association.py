@@ -229,7 +229,7 @@ def test_gao_table3_transcription_and_our_table_shape():
     assert int(t3["significant"].sum()) == 69  # stars printed in these six columns (88 in all, 19 for BARTScore)
     results = pd.DataFrame({
         "test": ["C1", "C1", "DB:C", "DB:C"], "level": ["sent", "word", "word", "sent (u)"],
-        "metric": ["m"] * 4, "name": ["meteor"] * 4, "effect_size": [0.5, np.nan, -1.234, 0.0],
+        "metric": ["m"] * 4, "name": ["meteor"] * 4, "family": ["ngram"] * 4, "effect_size": [0.5, np.nan, -1.234, 0.0],
         "p_value": [0.01, 1.0, 0.5, 0.02]})
     wide = ch5_table3.table3(results)
     assert wide.index.tolist() == [("DB:C", "sent (u)"), ("DB:C", "word"), ("C1", "word"), ("C1", "sent")]
@@ -239,8 +239,10 @@ def test_gao_table3_transcription_and_our_table_shape():
     assert cmp.loc[("C1", "word"), "same_sign"]  # undefined d vs the printed 0.00
     summary = ch5_table3.agreement(cmp.reset_index()).iloc[0]
     assert (summary["cells"], summary["defined"], summary["ours_significant"]) == (4, 3, 1)
-    # paper: -0.06, 0.00, 0.00, 0.00 (none positive); ours: 0.5, NaN, -1.234, 0.0 (one of four)
-    assert (summary["paper_positive"], summary["ours_positive"]) == (0.0, 0.25)
+    # paper: -0.06, 0.00, 0.00, 0.00; ours: 0.5, NaN, -1.234, 0.0: both print a non-zero d on C1 sent alone, negative
+    # in the paper and positive in ours: one discordant cell, exact McNemar p = 1
+    assert (summary["signed"], summary["paper_positive"], summary["ours_positive"]) == (1, 0.0, 1.0)
+    assert summary["direction_p"] == 1.0
 
 
 def test_similarity_frame_is_long_form_of_s():

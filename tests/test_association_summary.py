@@ -57,21 +57,37 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     assert overview["pairs"].tolist() == [32, 48]
     counts = su.pair_counts([WORD, WORD, SENT], [WORD, WORD, SENT])
     assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0}
-    assert su.sampling_note([WORD], [WORD], 16) == "Every set of this run is whole: no test is drawn down."
-    drawn = SeatTest(**{**SENT.__dict__, "x": SENT.x[:2], "y": SENT.y[:2]})
-    note = su.sampling_note([WORD, SENT], [WORD, drawn], 2)
-    assert note.startswith("**Sampling.** The 1 sentence-level tests") and "$" not in note
+    assert su.drawn_sets([], tests_drawn=0, sample_size=0, drawn_sample_size=16) == {
+        "sets": "Every configuration runs on whole sets.", "power": "Every cell has as many targets as Gao & Wan's."}
+    one = su.drawn_sets(["Regression-MiniLM"], tests_drawn=0, sample_size=0, drawn_sample_size=16)
+    assert one["sets"] == ("Every configuration runs on whole sets except Regression-MiniLM, whose sentence-level sets "
+                           "are drawn to 16 texts per set (seeded, the same positions in X and Y).")
+    assert one["power"].startswith("The sentence-level cells of Regression-MiniLM have fewer targets")
+    two = su.drawn_sets(["A", "B", "C"], tests_drawn=0, sample_size=0, drawn_sample_size=8)["sets"]
+    assert "except A, B and C, whose sentence-level sets are drawn to 8 texts" in two
+    every = su.drawn_sets(["A", "B"], tests_drawn=0, sample_size=0, drawn_sample_size=8, configurations=2)
+    assert every["sets"].startswith("Every configuration runs on sentence-level sets drawn to 8 texts per set")
+    chosen = su.drawn_sets([], tests_drawn=3, sample_size=24, drawn_sample_size=16)
+    assert chosen["sets"].startswith("Every configuration runs on sentence-level sets drawn to 24 texts per set")
+    # a chosen draw that draws nothing (word-level tests only) reads as whole sets
+    assert su.drawn_sets([], tests_drawn=0, sample_size=24, drawn_sample_size=16)["sets"] == (
+        "Every configuration runs on whole sets.")
+    assert not any("$" in v for v in {**one, **chosen}.values())
 
 
 def test_by_level_timing_and_the_ngram_control():
     results = results_frame()
-    level = su.by_level(results).set_index("metric")
-    assert level.loc["chrF", "significant (word)"] == 1 and level.loc["WMD", "significant (word)"] == 0
-    assert np.isnan(level.loc["BLEU", "mean |d| (word)"]) and level.loc["chrF", "mean |d| (sent)"] == pytest.approx(0.4)
+    level = su.by_level(results)
+    assert list(level.columns) == ["family", "metric", "p ≤ 0.01, word", "p ≤ 0.01, sent", "mean |d|, word",
+                                   "mean |d|, sent"]
+    assert level["family"].tolist() == ["n-gram", "n-gram", "static embedding"]
+    level = level.set_index("metric")
+    assert level.loc["chrF", "p ≤ 0.01, word"] == 1 and level.loc["WMD", "p ≤ 0.01, word"] == 0
+    assert np.isnan(level.loc["BLEU", "mean |d|, word"]) and level.loc["chrF", "mean |d|, sent"] == pytest.approx(0.4)
     timing = su.timing(results, n_pairs=1000).set_index("metric")
     assert timing.loc["chrF", "µs per pair"] == pytest.approx(2000.0)
     control = su.ngram_control(results).set_index(["metric", "level"])
-    assert control.loc[("BLEU", "word"), "undefined"] == 1 and control.loc[("chrF", "word"), "max |d|"] == 0.9
+    assert control.loc[("BLEU", "word"), "undefined d"] == 1 and control.loc[("chrF", "word"), "largest |d|"] == 0.9
     f = su.ngram_findings(results)
     assert (f["word_cells"], f["word_undefined"], f["sent_cells"], f["sent_significant"]) == (2, 1, 2, 0)
     assert f["sent_max_abs_d"] == pytest.approx(0.4) and f["sent_max_where"] == "chrF on C6-N sent"
@@ -79,11 +95,23 @@ def test_by_level_timing_and_the_ngram_control():
     # chrF aside: BLEU alone
     assert (f["words_only_word_cells"], f["words_only_word_undefined"]) == (1, 1)
     assert f["words_only_sent_max_abs_d"] == pytest.approx(0.2) and f["chrf_max_abs_d"] == pytest.approx(0.9)
-    note = su.ngram_note(results)
-    assert "**0.40** (chrF on C6-N sent)" in note and "1 of 2 n-gram cells are undefined" in note
-    assert su.ngram_note(results[results.family != "ngram"]) == "No n-gram metric ran."
+    shown = su.as_text({**f, "none": float("nan")})
+    assert (shown["sent_max_abs_d"], shown["none"], shown["word_cells"]) == ("0.40", "—", 2)
     d = su.direction(results)
     assert d == {"model_cells": 2, "model_positive_share": 0.5, "model_significant": 0}
+
+
+def test_static_spread_sets_the_three_static_metrics_side_by_side():
+    single = SeatTest(name="C6-T", level="word", source="-", x=("he",), y=("she",), a=("work",), b=("home",),
+                      categories=WORD.categories)
+    phrase = SeatTest(name="C3-T", level="word", source="-", x=("European American",), y=("African American",),
+                      a=("joy",), b=("agony",), categories=WORD.categories)
+    results = pd.DataFrame({"test": ["C6-T"] * 3 + ["C3-T"] * 3, "level": "word",
+                            "name": ["embedding_average", "vector_extrema", "greedy_matching"] * 2,
+                            "effect_size": [0.44, 0.44, 0.47, 0.1, 0.9, 0.5]})
+    spread = su.static_spread(results, [single, phrase])  # C3-T's texts are two words: left out
+    assert spread["test"].tolist() == ["C6-T"] and spread["spread"].iloc[0] == pytest.approx(0.03)
+    assert su.static_spread(results[results["name"] != "greedy_matching"], [single]).empty
 
 
 def test_shared_words_matches_and_vector_coverage():
@@ -114,11 +142,8 @@ def test_sampling_check_compares_full_and_drawn_sets():
     assert check[["n_targets full", "n_targets sampled"]].values.tolist() == [[6, 4]]
     full = asc.run([SENT], suite, cache=None).iloc[0]
     assert check["effect_size full"].iloc[0] == pytest.approx(full["effect_size"])
-    f = su.sampling_findings(check)
-    assert f["tests"] == 1 and f["gap_max"] == pytest.approx(abs(full["effect_size"] - results["effect_size"].iloc[0]))
-    assert "on the full sets" in su.sampling_check_note(check) and "$" not in su.sampling_check_note(check)
+    assert check["effect_size sampled"].iloc[0] == pytest.approx(results["effect_size"].iloc[0])
     assert su.sampling_check([SENT], [SENT], suite, name="toy_letters").empty
-    assert su.sampling_check_note(pd.DataFrame()).startswith("No effect size")
 
 
 def test_tests_for_attributes():
@@ -152,7 +177,7 @@ def test_effect_size_grid_and_paper_beside_ours():
     assert coverage.iloc[0]["d (paper)"] == 0.0 and np.isnan(coverage.iloc[0]["d (ours)"])
 
 
-def test_comparison_sentences_and_headline():
+def test_comparison_numbers_and_verdicts():
     results = pd.DataFrame({
         "test": ["C6-N", "C6-T", "ABW-T", "DB:C"] * 2, "level": ["word"] * 8,
         "metric": ["WMD"] * 4 + ["BLEU"] * 4, "name": ["wmd"] * 4 + ["bleu"] * 4,
@@ -160,30 +185,55 @@ def test_comparison_sentences_and_headline():
         "p_value": [0.02, 0.2, 0.1, 0.3] + [1.0] * 4})
     compared = ch5_table3.compare_with_gao(results)
     agree = ch5_table3.agreement(compared)
-    lines = ch5_table3.comparison_lines(compared, agree)
-    assert lines.startswith("- **WMD** (ours: WMD): Spearman ρ between the two columns of d = 0.80")
-    assert "word: ours 0%, paper 25%" in lines and "$" not in lines
-    direction = ch5_table3.direction_findings(results)
-    # Gao & Wan's WMD on these four word-level tests: 1.55*, 0.06, 1.45, 0.89 -> all positive, one starred
-    assert (direction["gao_positive_share"], direction["gao_cells"], direction["gao_significant"]) == (1.0, 4, 1)
-    assert direction["model_positive_share"] == 1.0
-    # 4 of 4 cells positive: two-sided sign test p = 2 * (1/2)^4 = 0.125 in each study, so no majority is shown
-    assert direction["model_sign_p"] == pytest.approx(0.125) and direction["gao_sign_p"] == pytest.approx(0.125)
-    assert direction["direction_sentence"].startswith("Neither study's cells point one way more often than chance")
-    assert "ours p = 0.12" in direction["direction_sentence"]
-    spearman = ch5_table3.spearman_findings(agree)
+    wmd = agree.set_index("metric").loc["WMD"]
+    # Gao & Wan's WMD on these four word-level tests: 1.55*, 0.06, 1.45, 0.89; ours 0.88, 0.40, 1.00, 0.78:
+    # ranks 4, 1, 3, 2 against 3, 1, 4, 2 -> rho = 1 - 6 * (1 + 0 + 1 + 0) / (4 * 15) = 0.8
+    assert wmd["spearman_d"] == pytest.approx(0.8) and (wmd["signed"], wmd["direction_p"]) == (4, 1.0)
     # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
-    assert spearman["spearman_list"] == "WMD 0.80 [-0.82, 1.00]" and spearman["spearman_median"] == pytest.approx(0.8)
-    summary = ch5_table3.ngram_summary(results, matched=pd.DataFrame())
-    assert "no target of these tests shares a stem" in summary and "non-zero at word level on C6-T" in summary
-    assert ch5_table3.meteor_note(None).startswith("Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in C6-T word")
-    notes = ch5_table3.profile_notes(results, [WORD], sample_size=0)
-    assert notes.startswith("- **Power.** Every set") and "drawn" not in notes
-    assert "but for the sentence-level cells of WMD, run on drawn sets" in ch5_table3.profile_notes(
-        results, [WORD], sample_size=0, drawn=["WMD"])
-    head = ch5_table3.headline_findings(results, compared, agree)
-    assert head["model_positive_share"] == 1.0 and head["ngram_word_undefined"] == head["ngram_word_cells"] == 4
-    assert all(isinstance(v, (int, float)) for v in head.values())
+    assert (round(wmd["spearman_low"], 2), round(wmd["spearman_high"], 2)) == (-0.82, 1.0)
+    table = ch5_table3.agreement_table(agree)
+    assert list(table.columns) == ["Gao & Wan", "ours", "cells", "Spearman ρ of d [95% CI]", "same sign",
+                                   "d > 0, Gao & Wan", "d > 0, ours", "McNemar p"]
+    assert table.iloc[0]["Spearman ρ of d [95% CI]"] == "0.80 [-0.82, 1.00]"
+    by_level = ch5_table3.significance_by_level(compared).set_index("ours").loc["WMD"]
+    assert (by_level["cells"], by_level["p ≤ 0.01, Gao & Wan"], by_level["p ≤ 0.01, ours"]) == (4, 0.25, 0.0)
+    direction = ch5_table3.direction_findings(results, compared)
+    assert (direction["model_positive_share"], direction["model_positive"], direction["model_negative"]) == (1.0, 4, 0)
+    # 4 of 4 cells positive: two-sided sign test p = 2 * (1/2)^4 = 0.125, so no majority is shown
+    assert direction["model_sign_p"] == pytest.approx(0.125) and direction["model_sign_test"] == "p = 0.12"
+    assert direction["model_lean"] == direction["claim_verdict"] == "not distinguishable at this size"
+    assert (direction["paired_cells"], direction["paired_ours_only"], direction["paired_paper_only"]) == (4, 0, 0)
+    spearman = ch5_table3.spearman_findings(agree)
+    assert spearman == {"spearman_median": pytest.approx(0.8), "spearman_configurations": 1, "spearman_above": 0,
+                        "spearman_below": 0, "spearman_no_interval": 0}
+    meteor = ch5_table3.meteor_findings(results, matched=pd.DataFrame())
+    assert meteor["paper_cells"].startswith("C6-T word (-0.93)") and meteor["paper_word_tests"] == "C6-T"
+    assert (meteor["matched"], meteor["word_defined"]) == ("0", "—")  # METEOR did not run in these results
+    assert ch5_table3.meteor_findings(results, None)["matched"] == "—"
+
+
+def test_the_direction_of_the_same_cells_in_both_studies_is_paired():
+    """A hand-worked McNemar: on WMD's four word-level cells Gao & Wan print 1.55, 0.06, 1.45, 0.89 (all positive);
+    ours -0.40 on C6-T and -0.78 on DB:C turn two of them negative: two discordant cells, both positive only in
+    Gao & Wan's, so the exact test gives p = 2 * (1/2)^2 = 0.5."""
+    results = pd.DataFrame({"test": ["C6-N", "C6-T", "ABW-T", "DB:C"], "level": ["word"] * 4, "metric": ["WMD"] * 4,
+                            "name": ["wmd"] * 4, "family": ["embedding"] * 4,
+                            "effect_size": [0.88, -0.40, 1.00, -0.78], "p_value": [0.02, 0.8, 0.1, 0.9]})
+    compared = ch5_table3.compare_with_gao(results)
+    pair = ch5_table3.paired_direction(compared)
+    assert pair == {"cells": 4, "ours_positive": 0.5, "paper_positive": 1.0, "ours_only": 0, "paper_only": 2,
+                    "p_value": pytest.approx(0.5)}
+    direction = ch5_table3.direction_findings(results, compared)
+    assert direction["paired_test"] == "p = 0.5" and direction["paired_verdict"] == "not distinguishable at this size"
+    # twelve cells, all positive in the paper, eight of them negative in ours: p = 2 * (1/2)^8 < 0.05
+    many = pd.concat([compared] * 3, ignore_index=True)
+    many["ours"] = [-1.0] * 8 + [1.0] * 4
+    heavy = ch5_table3.paired_direction(many)
+    assert (heavy["paper_only"], heavy["p_value"]) == (8, pytest.approx(2 / 2**8))
+    assert ch5_table3.direction_findings(results, many)["paired_verdict"] == "more often positive in Gao & Wan's"
+    # a cell Gao & Wan print as 0.00, or ours rounds to 0.00, has no sign and is left out
+    zero = compared.assign(ours=[0.004, -0.40, 1.00, -0.78])
+    assert ch5_table3.paired_direction(zero)["cells"] == 3
 
 
 def test_run_tests_reads_whole_sets_from_association_packs_and_draws_the_others(tmp_path, monkeypatch):
@@ -213,8 +263,9 @@ def test_run_tests_reads_whole_sets_from_association_packs_and_draws_the_others(
     assert by.xs("ROUGE-L", level="metric")["effect_size"].equals(live.xs("ROUGE-L", level="metric")["effect_size"])
     timing = su.timing(results).set_index("metric")
     assert timing.loc["ROUGE-L", "seconds"] == 0 and np.isnan(timing.loc["ROUGE-L", "µs per pair"])
-    note = su.sets_note(results, drawn, full, 4)
-    assert note.startswith("For 1 of the 2 configurations") and "1 configuration (BLEU) runs on sentence-level sets" in note
+    assert su.drawn_sets(drawn, tests_drawn=0, sample_size=0, drawn_sample_size=4)["sets"] == (
+        "Every configuration runs on whole sets except BLEU, whose sentence-level sets are drawn to 4 texts per set "
+        "(seeded, the same positions in X and Y).")
     # a drawn run: every configuration on the draw, nothing read from the packs
     chosen = seat.tests("DB:L", "all", sample_size=4)
     again, none = su.run_tests(full, chosen, suite, n_permutations=500, cache=cache, packs=tmp_path / "packs")

@@ -41,13 +41,17 @@ def test_every_chapter_executes_and_the_book_builds(smoke_book):
     assert "Sun et al., 2022" in bibliography and "[LLuken" not in bibliography
 
 
-def test_the_landing_page_shows_the_summary_figure_and_the_cite_and_reproduce_box(smoke_book):
-    """The closing chapter's summary figure, numbered, and the box with the run's profile and every chapter's time."""
+def test_the_landing_page_shows_the_summary_figure_and_the_appendix_the_cite_and_reproduce_box(smoke_book):
+    """The closing chapter's summary figure, numbered, on the landing page; the box with the run's profile and every
+    chapter's time in the Reproducibility appendix, not on the landing page."""
     book_root, _ = smoke_book
-    index = (book_root / "book" / "_build" / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    html = book_root / "book" / "_build" / "html" / "book"
+    index = (html / "intro.html").read_text(encoding="utf-8")
     assert re.search(r'<img[^>]+src="\.\./_images/landing-summary[^"]*\.png"', index), "no summary figure"
     assert re.search(r"Figure 1\b", index)
-    box = index[index.index("Cite and reproduce</p>"):]
+    assert "Cite and reproduce</p>" not in index and "make book" not in index
+    appendix = (html / "chapters" / "A3_reproducibility.html").read_text(encoding="utf-8")
+    box = appendix[appendix.index("Cite and reproduce</p>"):]
     assert "profile <code>smoke</code>" in box and "make book PROFILE=smoke" in box
     for chapter in runner.chapters(book_root):
         row = re.search(rf"<td>{chapter.stem}</td><td>([^<]+)</td>", box)

@@ -136,3 +136,17 @@ def test_spearman_interval():
     low, high = claims.spearman_interval(0.5, 24)
     assert (low, high) == pytest.approx((math.tanh(math.atanh(0.5) - half), math.tanh(math.atanh(0.5) + half)))
     assert all(math.isnan(v) for v in claims.spearman_interval(0.5, 3))
+
+
+def test_direction_verdict_by_hand():
+    # 6 of 6 agree: p = 2 * 0.5**6 = 0.03125 < 0.05
+    out = claims.direction_verdict(6, 0)
+    assert out["verdict"] == "holds" and out["p"] == pytest.approx(2 * 0.5 ** 6)
+    assert claims.direction_verdict(0, 6)["verdict"] == "reverses"
+    # 4 of 4: p = 0.125, not enough units to decide
+    assert claims.direction_verdict(4, 0) == {"verdict": claims.UNDECIDED, "p": pytest.approx(0.125)}
+    assert claims.direction_verdict(3, 3)["p"] == pytest.approx(1.0)
+    none = claims.direction_verdict(0, 0)
+    assert none["verdict"] == claims.UNDECIDED and np.isnan(none["p"])
+    with pytest.raises(ValueError):
+        claims.direction_verdict(-1, 2)

@@ -135,3 +135,28 @@ def test_an_interval_over_few_clusters_is_marked_with_a_warning():
                          "reference": "the animal sat", "cluster": list("aabbccdd")})
     with pytest.warns(clusters.FewClustersWarning, match="4 clusters"):
         mb.audit("bleu", pairs=user, n_resamples=99, cache=False)
+
+
+def test_weighted_medians_equal_the_median_of_repeated_values():
+    from metricbias.bias.clusters import weighted_medians
+
+    values = np.array([5.0, 1.0, 3.0, 2.0])
+    weights = np.array([[1, 1, 1, 1],  # 1 2 3 5 -> 2.5
+                        [0, 2, 1, 0],  # 1 1 3 -> 1
+                        [3, 0, 0, 1],  # 2 5 5 5 -> 5
+                        [1, 1, 0, 0]])  # 1 5 -> 3
+    expected = [np.median(np.repeat(values, w)) for w in weights]
+    assert weighted_medians(values, weights).tolist() == expected == [2.5, 1.0, 5.0, 3.0]
+
+
+def test_median_interval_resamples_whole_clusters():
+    from metricbias.bias.clusters import median_interval
+
+    # two clusters of identical values: every resample's median is 1, 2 or 1.5, so the interval lies in [1, 2]
+    low, high = median_interval([1.0, 1.0, 2.0, 2.0], ["a", "a", "b", "b"], n_resamples=999)
+    assert 1.0 <= low <= high <= 2.0
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=200)
+    low, high = median_interval(values, np.arange(200) // 4, n_resamples=999)
+    assert low < np.median(values) < high and high - low < 0.6
+    assert np.isnan(median_interval([1.0, 2.0], ["a", "a"])[0])  # one cluster: no interval

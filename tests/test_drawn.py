@@ -22,14 +22,28 @@ def test_default_profile_draws_only_what_it_declares():
         assert runner.chapter_parameters("offline", chapter)[parameter] == 0
 
 
-def test_sentence_names_each_draw_and_the_whole_data_case(monkeypatch):
-    sentence = drawn.drawn_sentence("offline")
-    for row in drawn.drawn("offline").itertuples():
-        assert f"`{row.parameter}={row.value}`" in sentence
-    smoke = drawn.drawn("smoke")
-    assert len(smoke) > 0 and "`sample_size=" in drawn.drawn_sentence("smoke")
-    monkeypatch.setattr(drawn, "drawn", lambda profile: drawn.pd.DataFrame(columns=drawn.COLUMNS))
-    assert drawn.drawn_sentence("offline") == "Under the `offline` profile every chapter runs on its whole data."
+def test_appendix_table_names_each_draw_in_words():
+    table = drawn.for_appendix("smoke")
+    raw = drawn.drawn("smoke")
+    assert len(table) == len(raw) > 0
+    assert list(table["parameter (0: whole set)"]) == list(raw["parameter"]) and list(table["kept"]) == list(raw["value"])
+    assert table["chapter"].str.match(r"^(chapter \d+|appendix A\d)$").all()
+    assert not table["what is drawn"].str.contains(r"\(").any()
+
+
+def test_chapters_phrase():
+    assert drawn.chapters_phrase([]) == "no chapter"
+    assert drawn.chapters_phrase(["04_bias_measures"]) == "chapter 4"
+    assert drawn.chapters_phrase(["04_a", "05_b", "07_c", "08_d"]) == "chapters 4, 5, 7 and 8"
+
+
+def test_left_out_by_kind_agrees_with_the_left_out_table():
+    for profile in ("offline", "smoke"):
+        kinds = drawn.left_out_by_kind(profile)
+        table = drawn.left_out(profile)
+        assert kinds["left_out"] == len(table)
+        generation = [r.chapter for r in table.itertuples() if "BARTScore" in r._2 and "PRISM" in r._2]
+        assert kinds["generation"] == (drawn.chapters_phrase([f"{c.split()[-1]}_x" for c in generation]))
 
 
 def test_full_is_the_default_profile_under_another_name():

@@ -207,3 +207,15 @@ def test_the_audit_command_writes_q_values_and_refuses_a_bad_gap(tmp_path, capsy
     assert cli.main(["audit", "--metric", "bleu", "--gap", "0", "--out", str(tmp_path / "x.csv")]) == 2
     assert "--gap takes a positive number of points" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_ratio_summary_gives_the_median_an_interval_over_metrics():
+    frames = [reliability.sample_size_ratios(_cell(400, seed=s).assign(metric=f"m{s}"), (20,), n_draws=50, seed=s)
+              for s in range(6)]
+    summary = ch8_trust.ratio_summary(pd.concat(frames), n_resamples=999)
+    row = summary[summary["measure"] == "eq2"].iloc[0]
+    cells = pd.concat(frames).query("measure == 'eq2'")["mean_ratio"]
+    assert row["mean_ratio"] == pytest.approx(cells.median())
+    assert cells.min() <= row["ci_low"] <= row["mean_ratio"] <= row["ci_high"] <= cells.max()
+    found = ch8_trust.ratio_findings(summary)
+    assert found["eq2_20_ci_low"] == row["ci_low"] and found["eq2_20_ci_high"] == row["ci_high"]

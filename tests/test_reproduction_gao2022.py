@@ -1,5 +1,6 @@
 """Gao & Wan's transcribed tables, keyed by our metric names."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -42,20 +43,19 @@ def _oov_cells():
     return results, zero
 
 
-def test_oov_comparison_and_sentence():
+def test_oov_comparison_and_findings():
     c = ch5_oov.oov_comparison(*_oov_cells())
     assert c["changed"].tolist() == [False, True, True, False]
     assert c["finding_dropped"].tolist() == ["positive", "undefined", "positive, p ≤ 0.01", "positive"]
-    text = ch5_oov.oov_sentence(c)
-    assert text.startswith("Through emb, 3 of the 4 word-level tests lose words. Dropping them leaves 1 test with a "
-                           "set of fewer than two words, so its d is undefined: C7-N (positive with zero vectors).")
-    assert ("Of the 3 tests defined both ways, the finding (the sign of d and whether p ≤ 0.01) changes in 1: C8-T "
-            "(negative → positive, p ≤ 0.01); d moves by up to 1.55 (C8-T: -0.20 with zero vectors, 1.35 with the "
-            "words dropped).") in text
-    assert "$" not in text  # no math produced from code
+    f = ch5_oov.oov_findings(c)
+    # C1, C7-N and C8-T lose words; C7-N is left undefined; of C1, C8-T, C5-N, C8-T changes (-0.20 -> 1.35, p 0.005)
+    assert f == {"tests": 4, "losing": 3, "lost": 1, "lost_tests": "C7-N", "defined_both": 3, "changed": 1,
+                 "changed_tests": "C8-T", "max_move": pytest.approx(1.55), "max_move_test": "C8-T"}
     same = ch5_oov.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
-    assert ch5_oov.oov_sentence(same).endswith("changes in 0; d is the same to two decimals.")
-    assert ch5_oov.oov_sentence(c.iloc[0:0]).endswith("not compared.")
+    g = ch5_oov.oov_findings(same)
+    assert (g["changed"], g["changed_tests"], g["lost_tests"], g["max_move"]) == (0, "none", "none", 0.0)
+    empty = ch5_oov.oov_findings(c.iloc[0:0])
+    assert empty["tests"] == 0 and np.isnan(empty["max_move"]) and empty["max_move_test"] == "none"
 
 
 def test_oov_words_on_the_released_seat_vectors():

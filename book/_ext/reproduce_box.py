@@ -1,4 +1,4 @@
-"""The ``cite-and-reproduce`` directive of the landing page: the "Cite and reproduce" box, rendered when the book is
+"""The ``cite-and-reproduce`` directive of the Reproducibility appendix: the "Cite and reproduce" box, rendered when the book is
 built (version, commit, build date, profile, each chapter's execution time from the run's timings, the command), by
 :func:`metricbias.book.reproduction.landing.reproduce_box`. The page is read again on every build, so the box is never
 stale."""

@@ -59,6 +59,21 @@ def sign_tests(first, second, *, alpha: float = ALPHA) -> pd.DataFrame:
                          "favours": favours})
 
 
+def direction_verdict(agree: int, disagree: int, *, alpha: float = ALPHA) -> dict:
+    """Does a claimed direction hold over units that each show a significant direction (for example the
+    configurations that significantly prefer the male or the female hypothesis)? The two-sided exact sign test of
+    ``agree`` against ``disagree``: ``verdict`` "holds" (more agree, p < ``alpha``), "reverses" (more disagree,
+    p < ``alpha``), or :data:`UNDECIDED` (no unit shows a direction counts as undecided too), with ``p`` (NaN
+    without units)."""
+    if agree < 0 or disagree < 0:
+        raise ValueError("direction_verdict: counts must be non-negative")
+    if agree + disagree == 0:
+        return {"verdict": UNDECIDED, "p": float("nan")}
+    p = float(stats.binomtest(int(agree), int(agree + disagree)).pvalue)
+    verdict = UNDECIDED if p >= alpha else ("holds" if agree > disagree else "reverses")
+    return {"verdict": verdict, "p": p}
+
+
 def permutation_floor(n_resamples: int, *, two_sided: bool = True) -> float:
     """The smallest p-value a Monte Carlo permutation test with ``n_resamples`` resamples reports: (0 + 1)/(B + 1)
     one-sided, twice that two-sided (:func:`scipy.stats.permutation_test` doubles the smaller tail). A p-value there
@@ -174,5 +189,5 @@ def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[
     return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
-__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "format_p",
+__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "direction_verdict", "format_p",
            "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]

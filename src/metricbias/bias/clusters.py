@@ -152,6 +152,33 @@ def cluster_bootstrap(values, clusters, *, confidence: float = 0.95, n_resamples
                             n_resamples=n_resamples, seed=seed)
 
 
+def weighted_medians(values, weights) -> np.ndarray:
+    """The median of ``values`` with each value counted ``weights[b, i]`` times, for every row ``b``: the mean of the
+    two middle values for an even total, as :func:`numpy.median` of the repeated values gives."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    v, w = values[order], np.asarray(weights, dtype=float)[:, order]
+    cum = np.cumsum(w, axis=1)
+    half = cum[:, -1:] / 2
+    lower = (cum >= half).argmax(axis=1)  # the value holding the lower middle position
+    upper = (cum > half).argmax(axis=1)  # and the upper one (the same value for an odd total)
+    return (v[lower] + v[upper]) / 2
+
+
+def median_interval(values, clusters, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """Expanded percentile interval (:func:`expanded_levels`) of the median of ``values`` when whole clusters are
+    resampled (values that share a cluster, such as the cells of one metric, are drawn together); (NaN, NaN) with
+    ``n_resamples=0``, NaN values or fewer than two clusters."""
+    values = np.asarray(values, dtype=float)
+    k = n_clusters(clusters)
+    if k < 2 or n_resamples == 0 or values.size == 0 or np.isnan(values).any():
+        return float("nan"), float("nan")
+    counts, codes = cluster_draws(clusters, n_resamples=n_resamples, seed=seed)
+    low, high = np.quantile(weighted_medians(values, counts[:, codes]), expanded_levels(k, confidence))
+    return float(low), float(high)
+
+
 def n_clusters(clusters) -> int:
     return int(pd.Series(np.asarray(clusters)).nunique())
 
@@ -186,5 +213,5 @@ def cluster_flip_sums(d, clusters) -> np.ndarray:
 
 
 __all__ = ["FEW_CLUSTERS", "FewClustersWarning", "cluster_bootstrap", "cluster_draws", "cluster_flip_sums", "cluster_interval",
-           "cluster_keys", "cluster_means", "cluster_sums", "expanded_levels", "n_clusters", "resampled_sums",
-           "shared", "template_of", "warn_if_few"]
+           "cluster_keys", "cluster_means", "cluster_sums", "expanded_levels", "median_interval", "n_clusters", "resampled_sums",
+           "shared", "template_of", "warn_if_few", "weighted_medians"]

@@ -7,7 +7,8 @@
   and the word pairs METEOR matches by stem or synonym (:func:`matched_word_pairs`);
 * which targets and attributes a static-embedding metric has vectors for
   (:func:`vector_coverage`);
-* how far drawing sentence-level sets down moves the effect sizes (:func:`sampling_check`).
+* which configurations run on drawn sets (:func:`drawn_sets`, the chapter's one sentence built here) and how far
+  drawing sentence-level sets down moves the effect sizes (:func:`sampling_check`).
 
 Results carry the metric's ``label`` (column ``metric``), its registry ``name`` and its ``family``.
 """
@@ -64,17 +65,28 @@ def pair_counts(full, chosen) -> dict:
             "tests_drawn": sum(f != c for f, c in zip(full, chosen))}
 
 
-def sampling_note(full, chosen, sample_size: int) -> str:
-    """A paragraph (Markdown, no math) on how the sentence-level sets were drawn (one sentence when none was)."""
-    drawn = sum(f != c for f, c in zip(full, chosen))
-    if not sample_size or not drawn:
-        return "Every set of this run is whole: no test is drawn down."
-    return (f"**Sampling.** The {drawn} sentence-level tests whose sets hold more than {sample_size} texts are "
-            f"run on a seeded draw of {sample_size} texts per set; word-level tests are whole. X and Y are drawn at "
-            "the same positions, so the two target sets keep the same templates (and so do A and B when they pair "
-            "up). The effect size estimates the same quantity, but with fewer targets the permutation test has "
-            "less power than in Gao & Wan's full run. `metricbias weat --sample-size 0` (the default) runs the "
-            "full sets.")
+def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int,
+               configurations: int | None = None) -> dict:
+    """Which configurations run on drawn sentence-level sets, as two sentences (Markdown, no math) whose structure
+    depends on the run: ``sets`` (which, and to how many texts per set) and ``power`` (what that does to the cells).
+
+    ``drawn``: the configurations :func:`run_tests` ran on drawn sets in an otherwise whole run; ``tests_drawn``:
+    the tests a chosen ``sample_size`` drew down (:func:`pair_counts`); ``configurations``: how many ran (when all
+    of them are drawn, none is named)."""
+    if (sample_size and tests_drawn) or (drawn and len(drawn) == configurations):
+        return {"sets": f"Every configuration runs on sentence-level sets drawn to {sample_size or drawn_sample_size} "
+                        "texts per set "
+                        "(seeded, the same positions in X and Y); word-level sets are whole.",
+                "power": "Every sentence-level cell has far fewer targets than Gao & Wan's, so its permutation test "
+                         "has less power, and a difference between levels is not read from these cells."}
+    if drawn:
+        names = ", ".join(drawn[:-1]) + (" and " if len(drawn) > 1 else "") + drawn[-1]
+        return {"sets": f"Every configuration runs on whole sets except {names}, whose sentence-level sets are "
+                        f"drawn to {drawn_sample_size} texts per set (seeded, the same positions in X and Y).",
+                "power": f"The sentence-level cells of {names} have fewer targets than Gao & Wan's, so their "
+                         "permutation tests have less power; they enter the comparison with Gao & Wan all the same."}
+    return {"sets": "Every configuration runs on whole sets.",
+            "power": "Every cell has as many targets as Gao & Wan's."}
 
 
 def run_tests(full, chosen, suite: dict, *, drawn_sample_size: int = 0, seed: int = 0,
@@ -113,27 +125,6 @@ def run_tests(full, chosen, suite: dict, *, drawn_sample_size: int = 0, seed: in
     return results, [label for label in rest if whole and tests != full]  # a chosen draw: every one, said apart
 
 
-def sets_note(results: pd.DataFrame, drawn: list, full, drawn_sample_size: int) -> str:
-    """Where each configuration's cells come from (Markdown, no math): the configurations whose r(t, A, B) of the
-    whole sets was computed once, and those run on drawn sets, named, with the reason."""
-    labels = list(dict.fromkeys(results["metric"]))
-    stored = list(dict.fromkeys(results.loc[(results["sets"] == "whole") & (results["scoring_seconds"] == 0),
-                                            "metric"])) if "sets" in results else []
-    parts = []
-    if stored:
-        parts.append(f"For {len(stored)} of the {len(labels)} configurations, r(t, A, B) of every target of the whole "
-                     f"sets was computed once from all {association.pairs_needed(full):,} ordered pairs and checked "
-                     "on a seeded sample of targets; the test statistic, effect size and permutation p-value need "
-                     "nothing else.")
-    if drawn:
-        parts.append(f"{len(drawn)} configuration{'s' if len(drawn) > 1 else ''} ({', '.join(drawn)}) "
-                     f"{'run' if len(drawn) > 1 else 'runs'} on sentence-level sets drawn down to {drawn_sample_size} "
-                     "texts per set (word-level tests whole), for compute cost: r on the whole sets needs every one of "
-                     f"the {association.pairs_needed(full):,} ordered pairs scored, hours of computing for a "
-                     "model-based metric.")
-    return " ".join(parts)
-
-
 def timing(results: pd.DataFrame, n_pairs: int | None = None) -> pd.DataFrame:
     """Per metric: family, the sets it ran on and the ordered pairs behind them (:func:`run_tests`; else
     ``n_pairs``), seconds spent scoring (cache included; 0 when r came stored) and microseconds per pair scored."""
@@ -150,12 +141,22 @@ def _flags(results: pd.DataFrame, alpha: float) -> pd.DataFrame:
                           abs_d=results["effect_size"].abs())
 
 
+def family_word(family: str) -> str:
+    """A metric family as a word for a table cell ("n-gram", "static embedding", "matching", ...)."""
+    from ...metrics.base import PARADIGMS
+
+    return PARADIGMS.get(family, family).lower()
+
+
 def by_level(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
-    """Per metric (family first): cells with p <= ``alpha`` and the mean |d| of the defined cells, per level."""
-    flagged = _flags(results, alpha)
+    """Per metric (family first, as a word): cells with p <= ``alpha`` and the mean |d| of the defined cells, per
+    level; headers are words ("p ≤ 0.01, word", "mean |d|, sent")."""
+    flagged = _flags(results, alpha).assign(family=results["family"].map(family_word))
     wide = flagged.pivot_table(index=["family", "metric"], columns="level", values=["significant", "abs_d"],
                                aggfunc={"significant": "sum", "abs_d": "mean"}, sort=False)
-    wide.columns = [f"{'significant' if v == 'significant' else 'mean |d|'} ({lv})" for v, lv in wide.columns]
+    levels = list(dict.fromkeys(results["level"]))
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([["significant", "abs_d"], levels]))  # all-NaN kept
+    wide.columns = [f"{f'p ≤ {alpha:g}' if v == 'significant' else 'mean |d|'}, {lv}" for v, lv in wide.columns]
     return wide.reset_index()
 
 
@@ -171,7 +172,7 @@ def ngram_control(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.Data
     return ngram.groupby(["metric", "level"], sort=False).agg(
         tests=("test", "size"), undefined=("defined", lambda s: int((~s).sum())),
         max_abs_d=("abs_d", "max"), significant=("significant", "sum")).reset_index().rename(
-        columns={"max_abs_d": "max |d|"})
+        columns={"undefined": "undefined d", "max_abs_d": "largest |d|", "significant": f"p ≤ {alpha:g}"})
 
 
 def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
@@ -198,20 +199,6 @@ def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
         "words_only_sent_max_abs_d": float(sn["abs_d"].max()) if len(sn) else np.nan,
         "chrf_max_abs_d": float(chrf["abs_d"].max()) if len(chrf) else np.nan,
     }
-
-
-def ngram_note(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> str:
-    """The n-gram control as a sentence or two (Markdown, no math), for the levels this run has."""
-    f = ngram_findings(results, alpha)
-    parts = []
-    if f["sent_cells"]:
-        parts.append(f"At sentence level the largest |d| of an n-gram metric is **{f['sent_max_abs_d']:.2f}** "
-                     f"({f['sent_max_where']}); {f['sent_significant']} of {f['sent_cells']} defined sentence-level "
-                     f"n-gram cells have p ≤ {alpha:g}.")
-    if f["word_cells"]:
-        parts.append(f"At word level, {f['word_undefined']} of {f['word_cells']} n-gram cells are undefined; the "
-                     f"metrics with a defined d on some word-level test are: {f['word_defined_metrics']}.")
-    return " ".join(parts) or "No n-gram metric ran."
 
 
 def aligned_similarities(metric, x, y, *, cache=True) -> pd.DataFrame:
@@ -249,15 +236,18 @@ def vector_coverage(tests, metric) -> pd.DataFrame:
                          for t in tests if t.level == "word"], columns=columns)
 
 
-def static_spread(results: pd.DataFrame, tests) -> tuple[float, int]:
-    """(the largest spread of d between the three static-embedding metrics on a word-level test whose texts are
-    single words, the number of such tests); NaN when the three did not all run."""
+def static_spread(results: pd.DataFrame, tests) -> pd.DataFrame:
+    """The three static-embedding metrics on the word-level tests whose texts are single words, where each reduces
+    to the cosine of two word vectors: one row per test, their d side by side and the spread (largest minus
+    smallest); no rows unless all three ran."""
     single = [t.name for t in tests if t.level == "word"
               and all(len(x.split()) == 1 for x in (*t.targets, *t.attributes))]
     static = results[results["name"].isin(STATIC) & results["test"].isin(single) & (results["level"] == "word")]
     if static["name"].nunique() != len(STATIC):
-        return np.nan, len(single)
-    return float(static.groupby("test")["effect_size"].agg(lambda d: d.max() - d.min()).max()), len(single)
+        return pd.DataFrame(columns=["test", *STATIC, "spread"])
+    wide = static.pivot(index="test", columns="name", values="effect_size")[list(STATIC)]
+    return wide.assign(spread=wide.max(axis=1) - wide.min(axis=1)).reindex(
+        [n for n in single if n in wide.index]).reset_index()
 
 
 def direction(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
@@ -289,38 +279,16 @@ def sampling_check(full, drawn, suite: dict, *, name: str = "embedding_average",
          "p_value full", "p_value sampled"]].assign(metric=label)
 
 
-def sampling_findings(check: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
-    """How far the draw moves d on :func:`sampling_check`'s tests: mean and largest gap, correlation of the two
-    columns, and how many tests have p <= ``alpha`` on the full sets and on the draw."""
-    if check.empty:
-        return {"tests": 0, "gap_mean": np.nan, "gap_max": np.nan, "correlation": np.nan, "significant_full": 0,
-                "significant_sampled": 0}
-    gap = (check["effect_size full"] - check["effect_size sampled"]).abs()
-    return {"tests": len(check), "gap_mean": float(gap.mean()), "gap_max": float(gap.max()),
-            "correlation": float(check["effect_size full"].corr(check["effect_size sampled"])),
-            "significant_full": int((check["p_value full"] <= alpha).sum()),
-            "significant_sampled": int((check["p_value sampled"] <= alpha).sum())}
+def as_text(values: dict, decimals: int = 2) -> dict:
+    """``values`` with every float as the page writes it in a sentence: ``decimals`` decimals, "—" where undefined
+    (NaN: a level or metric the run does not have); other values unchanged."""
+    from ..display import UNDEFINED
+
+    return {k: (UNDEFINED if np.isnan(v) else f"{v:.{decimals}f}") if isinstance(v, float) else v
+            for k, v in values.items()}
 
 
-def sampling_check_note(check: pd.DataFrame, alpha: float = SIGNIFICANCE, drawn=()) -> str:
-    """:func:`sampling_findings` as a paragraph (Markdown, no math); one sentence when there was nothing to check.
-    ``drawn``: the configurations run on drawn sets in an otherwise whole run (:func:`run_tests`)."""
-    if check.empty:
-        return "No effect size below comes from a drawn-down set that could be rerun in full, so none is compared."
-    f = sampling_findings(check, alpha)
-    text = (f"How much the draw moves *d*: for {check['metric'].iloc[0]} on the {f['tests']} sentence-level tests that "
-            f"are cheap to run in full, the sampled *d* differs from the full-set *d* by {f['gap_mean']:.2f} on average "
-            f"(at most {f['gap_max']:.2f}). The two columns correlate at {f['correlation']:.2f}. "
-            f"{f['significant_full']} of these tests have p ≤ {alpha:g} on the full sets and {f['significant_sampled']} "
-            "on the sample.")
-    if f["gap_mean"] > 0.1:
-        which = f"The sentence-level cells of {', '.join(drawn)} are" if drawn else "Sentence-level cells of this run are"
-        text += (f" {which} therefore rough estimates with little power, and we compare them with Gao & Wan's "
-                 "full-set numbers only in aggregate.")
-    return text
-
-
-__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "by_level", "direction", "label_of",
-           "matched_word_pairs", "metric_named", "ngram_control", "ngram_findings", "ngram_note", "overview",
-           "pair_counts", "run_tests", "sampling_check", "sampling_check_note", "sampling_findings", "sampling_note",
-           "sets_note", "shared_word_pairs", "static_spread", "timing", "vector_coverage"]
+__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
+           "drawn_sets", "family_word", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
+           "ngram_findings", "overview", "pair_counts", "run_tests", "sampling_check", "shared_word_pairs",
+           "static_spread", "timing", "vector_coverage"]

@@ -63,31 +63,17 @@ def oov_comparison(results: pd.DataFrame, zero: pd.DataFrame, alpha: float = SIG
     return out.assign(changed=[a != b for a, b in zip(drop, zero_)], finding_dropped=drop, finding_zero=zero_)
 
 
-def oov_sentence(comparison: pd.DataFrame) -> str:
-    """Which findings change between dropping out-of-vocabulary words (the default) and ``oov="zero"`` (Markdown,
-    no math): the tests left undefined by dropping, and among the tests defined both ways, the changed findings
-    and the largest move of d."""
-    if comparison.empty:
-        return f"{OOV_METRIC} did not run here, so the two conventions are not compared."
-    metric = comparison["metric"].iloc[0]
-    text = (f"Through {metric}, {int((comparison['words dropped'] > 0).sum())} of the {len(comparison)} word-level "
-            "tests lose words.")
-    lost = comparison[comparison["d (dropped)"].isna() & comparison["d (zero)"].notna()]
-    if len(lost):
-        text += (f" Dropping them leaves {len(lost)} test{'s' if len(lost) != 1 else ''} with a set of fewer than two "
-                 f"words, so {'their' if len(lost) != 1 else 'its'} d is undefined: "
-                 + ", ".join(f"{r['test']} ({r['finding_zero']} with zero vectors)" for r in lost.to_dict("records"))
-                 + ".")
+def oov_findings(comparison: pd.DataFrame) -> dict:
+    """What changes between dropping out-of-vocabulary words (the default) and ``oov="zero"``: the word-level tests,
+    those that lose words, those left undefined by dropping (``lost``, listed in ``lost_tests``), and among the
+    tests defined both ways, the changed findings (sign of d, p <= 0.01; listed in ``changed_tests``) and the
+    largest move of d (``max_move``, on ``max_move_test``). Lists read "none" when empty."""
     both = comparison[comparison["d (dropped)"].notna() & comparison["d (zero)"].notna()]
-    if len(both):
-        changed = both[both["changed"]]
-        move = (both["d (dropped)"] - both["d (zero)"]).abs()
-        top = both.loc[move.idxmax()]
-        text += (f" Of the {len(both)} tests defined both ways, the finding (the sign of d and whether p ≤ 0.01) "
-                 f"changes in {len(changed)}"
-                 + (": " + ", ".join(f"{r['test']} ({r['finding_zero']} → {r['finding_dropped']})"
-                                      for r in changed.to_dict("records")) if len(changed) else "")
-                 + (f"; d moves by up to {move.max():.2f} ({top['test']}: {top['d (zero)']:.2f} with zero vectors, "
-                    f"{top['d (dropped)']:.2f} with the words dropped)." if round(move.max(), 2) > 0 else
-                    "; d is the same to two decimals."))
-    return text
+    lost = comparison[comparison["d (dropped)"].isna() & comparison["d (zero)"].notna()]
+    changed = both[both["changed"]]
+    move = (both["d (dropped)"] - both["d (zero)"]).abs()
+    return {"tests": len(comparison), "losing": int((comparison["words dropped"] > 0).sum()), "lost": len(lost),
+            "lost_tests": ", ".join(lost["test"]) or "none", "defined_both": len(both), "changed": len(changed),
+            "changed_tests": ", ".join(changed["test"]) or "none",
+            "max_move": float(move.max()) if len(both) else float("nan"),
+            "max_move_test": str(both.loc[move.idxmax(), "test"]) if len(both) else "none"}

@@ -1,6 +1,8 @@
 """Chapter 5: Gao & Wan's Table 3 (WEAT/SEAT effect sizes through metrics) beside ours: our results in its
-shape (:func:`table3`), cell by cell (:func:`compare_with_gao`) and per metric (:func:`agreement`), the
-metrics the chapter runs, and the chapter's sentences and headline numbers.
+shape (:func:`table3`), cell by cell (:func:`compare_with_gao`), per metric (:func:`agreement`), the direction of
+the same cells in both studies paired (:func:`paired_direction`), the metrics the chapter runs, and the numbers and
+verdict words the chapter's sentences take (:func:`direction_findings`, :func:`spearman_findings`,
+:func:`meteor_findings`).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..display import UNDEFINED
 from .gao2022 import SIGNIFICANCE, row_order, gao_table3
 
 
@@ -26,35 +29,81 @@ def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
 
 def compare_with_gao(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
     """Our cells beside Gao & Wan's for the metric families both measure (joined on test, level, registry name)."""
-    ours = results[["test", "level", "metric", "name", "effect_size", "p_value"]].rename(
+    ours = results[["test", "level", "metric", "name", "family", "effect_size", "p_value"]].rename(
         columns={"effect_size": "ours", "p_value": "ours_p"})
     merged = gao_table3().rename(columns={"effect_size": "paper", "significant": "paper_significant"}).merge(
         ours, on=["test", "level", "name"], how="inner")
     merged["ours_significant"] = merged["ours_p"] <= alpha
     merged["same_sign"] = np.sign(merged["ours"].fillna(0).round(2)) == np.sign(merged["paper"])
-    return merged[["test", "level", "paper_metric", "metric", "paper", "paper_significant", "ours", "ours_p",
-                   "ours_significant", "same_sign"]]
+    return merged[["test", "level", "paper_metric", "metric", "family", "paper", "paper_significant", "ours",
+                   "ours_p", "ours_significant", "same_sign"]]
+
+
+def paired_direction(compared: pd.DataFrame) -> dict:
+    """Which way the same cells point in the two studies, paired: over the cells of ``compared`` where both print a
+    non-zero d (two decimals; Gao & Wan print 0.00 where d is undefined), the shares with d > 0 in each study and
+    an exact McNemar test (a two-sided sign test on the cells positive in one study only)."""
+    from ...bias.claims import sign_tests
+
+    signed = compared[(compared["ours"].round(2).fillna(0) != 0) & (compared["paper"] != 0)]
+    ours, paper = signed["ours"] > 0, signed["paper"] > 0
+    ours_only, paper_only = int((ours & ~paper).sum()), int((paper & ~ours).sum())
+    p = float(sign_tests([ours_only], [paper_only])["p_value"].iloc[0]) if ours_only + paper_only else 1.0
+    n = len(signed)
+    return {"cells": n, "ours_positive": float(ours.mean()) if n else np.nan,
+            "paper_positive": float(paper.mean()) if n else np.nan, "ours_only": ours_only,
+            "paper_only": paper_only, "p_value": p}
 
 
 def agreement(compared: pd.DataFrame) -> pd.DataFrame:
-    """Per metric: Spearman correlation of d across cells, share of cells with the same printed sign, shares of
-    cells with a positive d, and counts of significant cells."""
+    """Per metric: Spearman correlation of d across the defined cells with its 95% interval, share of cells with the
+    same printed sign, the paired direction of the signed cells (:func:`paired_direction`) and counts of
+    significant cells."""
     from scipy.stats import spearmanr
+
+    from ...bias.claims import spearman_interval
 
     rows = []
     for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
         both = g.dropna(subset=["ours"])
-        rho = spearmanr(both["paper"], both["ours"]).statistic if len(both) > 2 else np.nan
+        varies = len(both) > 2 and both["paper"].nunique() > 1 and both["ours"].nunique() > 1
+        rho = spearmanr(both["paper"], both["ours"]).statistic if varies else np.nan
+        low, high = spearman_interval(rho, len(both))
+        pair = paired_direction(g)
         rows.append({
             "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": len(both),
-            "spearman_d": rho, "same_sign": float(g["same_sign"].mean()),
-            # share of cells whose d is positive: X closer to A than Y is (the stereotype-congruent direction)
-            "paper_positive": float((g["paper"] > 0).mean()), "ours_positive": float((g["ours"] > 0).mean()),
+            "spearman_d": rho, "spearman_low": low, "spearman_high": high, "same_sign": float(g["same_sign"].mean()),
+            # over the cells both print a non-zero d: a positive d is X closer to A than Y is (the stereotype's way)
+            "signed": pair["cells"], "paper_positive": pair["paper_positive"], "ours_positive": pair["ours_positive"],
+            "direction_p": pair["p_value"],
             "paper_significant": int(g["paper_significant"].sum()),
             "ours_significant": int(g["ours_significant"].sum()),
             "both_significant": int((g["paper_significant"] & g["ours_significant"]).sum()),
         })
     return pd.DataFrame(rows)
+
+
+def agreement_table(agree: pd.DataFrame) -> pd.DataFrame:
+    """:func:`agreement` as the page shows it (eight columns, word headers): Spearman ρ with its interval as one
+    cell, the shares of positive cells and the McNemar p."""
+    def rho(r) -> str:
+        if np.isnan(r.spearman_d):
+            return UNDEFINED
+        return f"{r.spearman_d:.2f}" + ("" if np.isnan(r.spearman_low) else f" [{r.spearman_low:.2f}, {r.spearman_high:.2f}]")
+
+    return pd.DataFrame({"Gao & Wan": agree["paper_metric"], "ours": agree["metric"], "cells": agree["cells"],
+                         "Spearman ρ of d [95% CI]": [rho(r) for r in agree.itertuples()],
+                         "same sign": agree["same_sign"], "d > 0, Gao & Wan": agree["paper_positive"],
+                         "d > 0, ours": agree["ours_positive"], "McNemar p": agree["direction_p"]})
+
+
+def significance_by_level(compared: pd.DataFrame) -> pd.DataFrame:
+    """Per metric and level: the cells both studies report, and the share with p <= 0.01 in each (for the
+    appendix)."""
+    out = compared.groupby(["paper_metric", "metric", "level"], sort=False).agg(
+        cells=("test", "size"), paper=("paper_significant", "mean"), ours=("ours_significant", "mean"))
+    return out.reset_index().rename(columns={"paper_metric": "Gao & Wan", "metric": "ours",
+                                             "paper": "p ≤ 0.01, Gao & Wan", "ours": "p ≤ 0.01, ours"})
 
 
 #: the social attributes each test's targets stand for (Gao & Wan's Table 2); C1 and C2 (flowers/insects,
@@ -90,15 +139,20 @@ def tests_for(tests="all", attributes=None) -> list[str]:
 
 
 def metric_suite(metric_names=None, *, profile: str = "offline", device: str = "auto", skip_metrics="") -> dict:
-    """Label -> metric for a Table 3 run: ``metric_names`` (comma-separated registry names or a list), or every
-    metric configuration of ``profile``, less the registry names in ``skip_metrics``."""
+    """Label -> metric for a Table 3 run: ``metric_names`` (comma-separated registry names or specifications, or a
+    list), or every metric configuration of ``profile``, less the registry names in ``skip_metrics``; a configuration
+    is labelled as its metric labels it ("BLEU", "BERTScore-MiniLM")."""
     from ...bias import association
     from ... import profiles
+
+    from ...metrics import Spec, parse
 
     skip = profiles.names_of(skip_metrics)
     if metric_names:
         listed = metric_names.split(",") if isinstance(metric_names, str) else metric_names
-        entries = [m.strip() for m in listed if m.strip() and m.strip() not in skip]
+        # labelled as the metric labels itself ("Embedding average"), as the profile's configurations are
+        entries = [Spec.of(spec.name, **spec.options) for spec in
+                   (parse(m.strip()) for m in listed if m.strip() and m.strip() not in skip)]
     else:
         entries = profiles.suite(profile, skip)
     return association.build_metrics(entries, device=device)
@@ -137,52 +191,25 @@ def paper_and_ours(compared: pd.DataFrame, results: pd.DataFrame) -> pd.DataFram
     return side.reindex(table3(results).index).dropna(how="all").reset_index()
 
 
-#: :func:`agreement`'s columns as the book shows them; those computed from Gao & Wan's numbers are marked
-AGREEMENT_LABELS = {"paper_metric": "Gao & Wan", "metric": "ours", "spearman_d": "Spearman ρ of d",
-                    "same_sign": "same sign", "paper_positive": "d > 0 (paper)", "ours_positive": "d > 0 (ours)",
-                    "paper_significant": "p ≤ 0.01 (paper)", "ours_significant": "p ≤ 0.01 (ours)",
-                    "both_significant": "p ≤ 0.01 (both)"}
-
-
-def comparison_lines(compared: pd.DataFrame, agree: pd.DataFrame) -> str:
-    """One Markdown bullet per metric family both studies measure: Spearman ρ of d, same printed sign, and the
-    share of cells with p <= 0.01 per level in each study."""
-    lines = []
-    rho = agree.set_index("metric")["spearman_d"]
-    for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
-        ours_sig = g.groupby("level")["ours_significant"].mean()
-        paper_sig = g.groupby("level")["paper_significant"].mean()
-        shares = "; ".join(f"{lv}: ours {ours_sig[lv]:.0%}, paper {paper_sig[lv]:.0%}" for lv in ours_sig.index)
-        rho_text = "— (fewer than three defined cells)" if np.isnan(rho[metric]) else f"{rho[metric]:.2f}"
-        lines.append(f"- **{paper_metric}** (ours: {metric}): Spearman ρ between the two columns of d = "
-                     f"{rho_text}; same printed sign in {g['same_sign'].mean():.0%} of {len(g)} cells; share "
-                     f"of cells with p ≤ 0.01 by level ({shares}).")
-    return "\n".join(lines) if lines else "No metric family of Gao & Wan's Table 3 ran in this profile."
-
-
 def paper_meteor(threshold: float = 0.1) -> pd.DataFrame:
     """Gao & Wan's METEOR cells with |d| >= ``threshold``."""
     t3 = gao_table3()
     return t3[(t3["paper_metric"] == "METEOR") & (t3["effect_size"].abs() >= threshold)]
 
 
-def meteor_note(matched: pd.DataFrame | None) -> str:
-    """Why Gao & Wan's METEOR is no n-gram control and what ours does (Markdown, no math); ``matched``: the
-    word-level pairs our METEOR matches (:func:`.ch5_association.matched_word_pairs`), None when
-    METEOR did not run."""
-    cells = ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples())
-    note = (f"Gao & Wan's METEOR is not a control either: |d| ≥ 0.1 in {cells}. Their METEOR is MultEval's, the "
-            "Java METEOR whose English matcher adds a paraphrase table to the exact, stem and synonym stages; "
-            "phrase-level paraphrases can link a target and an attribute that share no stem or synset. ")
-    if matched is None:
-        return note
-    if not len(matched):
-        return note + ("Ours is NLTK's METEOR (exact, stem, WordNet synonyms; no paraphrases). No target of these "
-                       "tests shares a stem or a synset with an attribute, so at word level it behaves like BLEU: "
-                       "every r is the same and d is undefined. At sentence level it only sees the templates, like "
-                       "the other n-gram metrics.")
-    return note + (f"Ours is NLTK's METEOR (exact, stem, WordNet synonyms; no paraphrases). It matches the "
-                   f"{len(matched)} pairs above, and those alone give it a word-level association.")
+def meteor_findings(results: pd.DataFrame, matched: pd.DataFrame | None) -> dict:
+    """METEOR as an n-gram control, ours and Gao & Wan's: their cells with |d| >= 0.1 ("C6-T word (+0.27)", a
+    list), the word-level tests on which their d is non-zero, the word-level (target, attribute) pairs ours scores
+    above its no-match baseline (:func:`.ch5_association.matched_word_pairs`; None: METEOR did not run) and the
+    word-level tests on which our d is defined; counts as text, "—" where METEOR did not run."""
+    t3 = gao_table3()
+    gao_word = t3[(t3["paper_metric"] == "METEOR") & (t3["level"] == "word") & (t3["effect_size"] != 0)]
+    ours = results[(results["name"] == "meteor") & (results["level"] == "word")]
+    return {"paper_cells": ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples()),
+            "paper_word_tests": ", ".join(gao_word["test"]) or "none",
+            "matched": UNDEFINED if matched is None else f"{len(matched):,}",
+            "word_defined": UNDEFINED if ours.empty else str(int(ours["effect_size"].notna().sum())),
+            "word_tests": UNDEFINED if ours.empty else str(len(ours))}
 
 
 def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
@@ -193,129 +220,49 @@ def embedding_coverage(coverage: pd.DataFrame, compared: pd.DataFrame) -> pd.Dat
         columns={"paper": "d (paper)", "ours": "d (ours)"})
 
 
-def direction_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
-    """Which way the model-based cells point, ours and Gao & Wan's on the same tests and families: shares with
-    d > 0 (the direction of the stereotype the test encodes), significant cells, and a two-sided sign test of the
-    positive against the negative cells in each study (``model_sign_p``, ``gao_sign_p``); ``direction_sentence``
-    says what the tests show."""
+def _lean(positive: int, negative: int, p: float, alpha: float = 0.05) -> str:
+    """A verdict on a sign test of ``positive`` against ``negative`` cells."""
+    from ...bias.claims import UNDECIDED
+
+    if not p < alpha:
+        return UNDECIDED
+    return "mostly positive" if positive > negative else "mostly negative"
+
+
+def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = None,
+                       alpha: float = SIGNIFICANCE) -> dict:
+    """Which way the model-based cells point: our share with d > 0 (the direction of the stereotype the test
+    encodes), the significant cells, a two-sided sign test of the positive against the negative cells
+    (``model_sign_p``, its verdict ``model_lean`` and Gao & Wan's claim's ``claim_verdict``); and, with
+    ``compared`` (:func:`compare_with_gao`), the same cells in the two studies paired (:func:`paired_direction`,
+    keys ``paired_*``, verdict ``paired_verdict``)."""
+    from ...bias.claims import UNDECIDED, format_p, sign_tests
     from .ch5_association import MODEL_FAMILIES, direction
 
     ours = direction(results, alpha)
-    model_names = set(results.loc[results["family"].isin(MODEL_FAMILIES), "name"])
-    ran = set(zip(results["test"], results["level"]))
-    gao = gao_table3()
-    gao = gao[(gao["paper_metric"] != "METEOR") & gao["name"].isin(model_names)
-              & np.array([(t, lv) in ran for t, lv in zip(gao["test"], gao["level"])], dtype=bool)]
-    from ...bias.claims import format_p, sign_tests
-
-    gao_positive = int((gao["effect_size"] > 0).sum())
-    ours_positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
-    # two-sided sign tests of "a cell points either way with probability 1/2", ours and theirs (no BH: two
-    # studies, each its own question); the cells share tests and metrics, so the p-values are optimistic
-    tests = sign_tests([ours_positive, gao_positive], [ours["model_cells"] - ours_positive, len(gao) - gao_positive])
-    p_ours, p_gao = (float(tests["p_value"].iloc[i]) for i in (0, 1))
-    shown = [tests["n_first"].iloc[i] > tests["n_second"].iloc[i] and p < 0.05 for i, p in enumerate((p_ours, p_gao))]
-    tested = (f"two-sided sign test over the cells: ours {format_p(p_ours)}, Gao & Wan's {format_p(p_gao)}; the "
-              "cells share tests and metrics, so they are not independent and these p-values are optimistic")
-    if all(shown):
-        sentence = (f"In both studies most cells point the way of the stereotype ({tested}), as WEAT and SEAT do on "
-                    "the embeddings themselves.")
-    elif any(shown):
-        sentence = (f"Only {'our' if shown[0] else 'Gao & Wan’s'} cells point the way of the stereotype more often "
-                    f"than not beyond chance ({tested}).")
-    else:
-        sentence = f"Neither study's cells point one way more often than chance allows ({tested})."
-    from ...bias.claims import UNDECIDED
-
+    positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
+    negative = ours["model_cells"] - positive
+    # the cells share tests and metrics, so they are not independent and the p-value is optimistic
+    p = float(sign_tests([positive], [negative])["p_value"].iloc[0]) if ours["model_cells"] else float("nan")
+    lean = _lean(positive, negative, p)
     # Gao & Wan's claim: model-based metrics carry the stereotype the tests encode (most cells d > 0)
-    against = tests["n_first"].iloc[0] < tests["n_second"].iloc[0] and p_ours < 0.05
-    verdict = "holds" if shown[0] else "reverses" if against else UNDECIDED
-    return {**ours, "claim_verdict": verdict,
-            "gao_positive_share": float(gao_positive / len(gao)) if len(gao) else float("nan"),
-            "gao_cells": len(gao), "gao_significant": int(gao["significant"].sum()), "model_sign_p": p_ours,
-            "gao_sign_p": p_gao, "model_sign_test": format_p(p_ours), "direction_sentence": sentence}
+    verdict = {"mostly positive": "holds", "mostly negative": "reverses"}.get(lean, UNDECIDED)
+    out = {**ours, "model_positive": positive, "model_negative": negative, "model_sign_p": p,
+           "model_sign_test": format_p(p), "model_lean": lean, "claim_verdict": verdict}
+    if compared is not None:
+        pair = paired_direction(compared[compared["family"].isin(MODEL_FAMILIES)])
+        more = ("ours" if pair["ours_only"] > pair["paper_only"] else "Gao & Wan's")
+        out.update({f"paired_{k}": v for k, v in pair.items()})
+        out["paired_test"] = format_p(pair["p_value"])
+        out["paired_verdict"] = (f"more often positive in {more}" if pair["p_value"] < 0.05 else UNDECIDED)
+    return out
 
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
-    """Per-metric Spearman ρ between Gao & Wan's d and ours with its 95% interval over the defined cells
-    ("wmd 0.80 [0.41, 0.95], ..."), their median, and a sentence when the agreement is loose (median below 0.5;
-    empty otherwise)."""
-    from ...bias.claims import spearman_interval
-
-    defined = agree.dropna(subset=["spearman_d"])
-    median = float(agree["spearman_d"].median())
-
-    def entry(r) -> str:  # ρ with its 95% interval over the defined cells (none below four cells)
-        low, high = spearman_interval(r.spearman_d, int(r.defined))
-        return f"{r.metric} {r.spearman_d:.2f}" + ("" if np.isnan(low) else f" [{low:.2f}, {high:.2f}]")
-
-    return {"spearman_list": ", ".join(entry(r) for r in defined.itertuples()) or "none",
-            "spearman_median": median,
-            "spearman_sentence": ("The agreement is loose. That is no surprise: the models differ (above), and a test "
-                                  "can change sign with the model." if median < 0.5 else "")}
-
-
-def ngram_summary(results: pd.DataFrame, matched: pd.DataFrame | None) -> str:
-    """The n-gram control bullet's second half (Markdown, no math): the largest sentence-level |d|, chrF, and
-    METEOR ours and Gao & Wan's."""
-    from .ch5_association import ngram_findings
-
-    f = ngram_findings(results)
-    t3 = gao_table3()
-    gao_word = t3[(t3["paper_metric"] == "METEOR") & (t3["level"] == "word") & (t3["effect_size"] != 0)]
-    parts = []
-    if not np.isnan(f["words_only_sent_max_abs_d"]):
-        parts.append(f"The largest sentence-level |d| is {f['words_only_sent_max_abs_d']:.2f}, where only the "
-                     "templates overlap.")
-    if not np.isnan(f["chrf_max_abs_d"]):
-        parts.append(f"chrF matches characters and reaches |d| = {f['chrf_max_abs_d']:.2f}.")
-    if matched is not None and not len(matched):
-        parts.append("METEOR's stems and synonyms could create an association, but no target of these tests shares "
-                     "a stem or a synset with an attribute.")
-    if len(gao_word):
-        parts.append("Gao & Wan's METEOR is non-zero at word level on " + ", ".join(gao_word["test"]) + ".")
-    return " ".join(parts)
-
-
-def profile_notes(results: pd.DataFrame, tests, sample_size: int, drawn=()) -> str:
-    """The summary bullets that depend on what ran (Markdown list, no math): the static-embedding metrics on
-    single words (when all three ran), and the power of the sets (drawn down or whole; ``drawn``: the configurations
-    run on drawn sets in an otherwise whole run)."""
-    from .ch5_association import static_spread
-
-    spread, n_single = static_spread(results, tests)
-    bullets = []
-    if not np.isnan(spread):
-        bullets.append(f"**Static embeddings.** On the {n_single} word-level tests whose texts are single words, the "
-                       "embedding average, vector extrema and greedy matching reduce to the cosine of two word "
-                       f"vectors; their effect sizes differ by at most {spread:.1g}. Gao & Wan, who omit the latter "
-                       "two from Table 3, call them very similar.")
-    if not sample_size and drawn:
-        bullets.append("**Power.** Every set of this run is whole, so its cells have as many targets as Gao & Wan's, "
-                       f"but for the sentence-level cells of {', '.join(drawn)}, run on drawn sets: fewer targets, "
-                       "less power.")
-    elif not sample_size:
-        bullets.append("**Power.** Every set of this run is whole, so its cells have as many targets as Gao & Wan's.")
-    else:
-        bullets.append(f"**Power.** This run draws {sample_size} texts per sentence-level set, so its sentence-level "
-                       "cells have far fewer targets than Gao & Wan's. Whether matching metrics are more biased on "
-                       "sentences than on words, as Gao & Wan find, cannot be settled at this sample size; "
-                       "`metricbias weat --test all --metric NAME` runs the full sets.")
-    return "\n".join(f"- {b}" for b in bullets)
-
-
-def headline_findings(results: pd.DataFrame, compared: pd.DataFrame, agree: pd.DataFrame) -> dict:
-    """Chapter 5's headline numbers: the share of model-based cells pointing the stereotype's way (ours and Gao &
-    Wan's), the significant cells, the n-gram control, and how closely Gao & Wan's d and ours agree."""
-    from .ch5_association import ngram_findings
-
-    direction = direction_findings(results)
-    ngram = ngram_findings(results)
-    return {
-        "model_positive_share": direction["model_positive_share"], "model_cells": direction["model_cells"],
-        "model_significant": direction["model_significant"],
-        "gao_positive_share": direction["gao_positive_share"], "gao_cells": direction["gao_cells"],
-        "gao_significant": direction["gao_significant"],
-        "ngram_word_undefined": ngram["words_only_word_undefined"], "ngram_word_cells": ngram["words_only_word_cells"],
-        "spearman_median": float(agree["spearman_d"].median()) if len(agree) else float("nan"),
-    }
+    """How closely Gao & Wan's d and ours agree over the configurations: the median Spearman ρ, and how many
+    configurations have an interval above zero, below zero, or none (fewer than four defined cells)."""
+    rho = agree["spearman_d"]
+    return {"spearman_median": float(rho.median()) if rho.notna().any() else float("nan"),
+            "spearman_configurations": len(agree), "spearman_above": int((agree["spearman_low"] > 0).sum()),
+            "spearman_below": int((agree["spearman_high"] < 0).sum()),
+            "spearman_no_interval": int(agree["spearman_low"].isna().sum())}

@@ -16,20 +16,30 @@ from scipy import stats
 from ...bias.simulation import PANELS
 
 
-def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
-    """Per measure and n: the median over cells of the mean ratio, and the median 5th / 95th percentiles."""
+def ratio_summary(ratios: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Per measure and n: the median over cells of the mean ratio, the median 5th / 95th percentiles, and the 95%
+    interval of that median (``ci_low``, ``ci_high``) when whole metrics are resampled (a metric's cells on
+    different attributes are not independent; :func:`metricbias.bias.clusters.median_interval`)."""
+    from ...bias.clusters import median_interval
+
     out = ratios.groupby(["measure", "n"], sort=False)[["mean_ratio", "low", "high"]].median().reset_index()
+    intervals = [median_interval(g["mean_ratio"], g["metric"], n_resamples=n_resamples, seed=seed)
+                 for _, g in ratios.groupby(["measure", "n"], sort=False)]
+    out["ci_low"], out["ci_high"] = [i[0] for i in intervals], [i[1] for i in intervals]
     return out.sort_values(["measure", "n"], kind="stable").reset_index(drop=True)
 
 
 def ratio_findings(summary: pd.DataFrame, prefix_of=None) -> dict:
     """The numbers of :func:`ratio_summary` for prose: ``<measure>_<n>`` (median mean ratio), ``..._low``,
-    ``..._high``; measures abbreviated by ``prefix_of`` (default: eq2, srb)."""
+    ``..._high`` (median 5th / 95th percentiles), ``..._ci_low``, ``..._ci_high`` (the median's interval); measures
+    abbreviated by ``prefix_of`` (default: eq2, srb)."""
     prefix_of = prefix_of or {"eq2": "eq2", "size_robust_bias": "srb"}
     out = {}
     for r in summary.itertuples(index=False):
         key = f"{prefix_of.get(r.measure, r.measure)}_{int(r.n)}"
-        out.update({key: float(r.mean_ratio), f"{key}_low": float(r.low), f"{key}_high": float(r.high)})
+        out.update({key: float(r.mean_ratio), f"{key}_low": float(r.low), f"{key}_high": float(r.high),
+                    f"{key}_ci_low": float(getattr(r, "ci_low", np.nan)),
+                    f"{key}_ci_high": float(getattr(r, "ci_high", np.nan))})
     return out
 
 

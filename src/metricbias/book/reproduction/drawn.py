@@ -43,16 +43,13 @@ def _chapter(stem: str) -> str:
     return f"appendix {head}" if head.startswith("A") else f"chapter {int(head)}"
 
 
-def drawn_sentence(profile: str) -> str:
-    """One Markdown sentence: which data sets ``profile`` still draws, chapter by chapter, with the parameter that
-    runs them whole."""
+def for_appendix(profile: str) -> pd.DataFrame:
+    """:func:`drawn` in words, for the Reproducibility appendix: chapter, what is drawn, how many, and the parameter
+    that runs it whole when set to 0."""
     table = drawn(profile)
-    if table.empty:
-        return f"Under the `{profile}` profile every chapter runs on its whole data."
-    parts = [f"{_chapter(r.chapter)}, {r.what.split('(')[0].strip()} (`{r.parameter}={r.value}`)"
-             for r in table.itertuples()]
-    return (f"Under the `{profile}` profile every chapter runs on its whole data except these seeded draws: "
-            + "; ".join(parts) + ". Each page names its draw, and `-p <parameter>=0` runs the whole set.")
+    return pd.DataFrame({"chapter": table["chapter"].map(_chapter),
+                         "what is drawn": table["what"].str.split("(").str[0].str.strip(),
+                         "kept": table["value"], "parameter (0: whole set)": table["parameter"]})
 
 
 def left_out(profile: str) -> pd.DataFrame:
@@ -72,4 +69,40 @@ def left_out(profile: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["chapter", "left out"])
 
 
-__all__ = ["COLUMNS", "drawn", "drawn_sentence", "is_draw", "left_out"]
+def chapters_phrase(stems) -> str:
+    """``["04_x", "05_y", "07_z"]`` -> "chapters 4, 5 and 7"; one -> "chapter 4"; none -> "no chapter"."""
+    numbers = [str(int(s.split("_", 1)[0])) for s in stems]
+    if not numbers:
+        return "no chapter"
+    if len(numbers) == 1:
+        return f"chapter {numbers[0]}"
+    return f"chapters {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def left_out_by_kind(profile: str) -> dict:
+    """Which chapters leave out, of ``profile``'s suite, every generation configuration (``generation``) and every
+    MPNet configuration of the other paradigms (``mpnet``), as phrases (:func:`chapters_phrase`); ``left_out``: how
+    many chapters leave any configuration out."""
+    from ... import profiles
+    from .. import runner
+    from .ch3_configurations import configuration_table
+
+    table = configuration_table(profiles.suite(profile))
+    kinds = {"generation": set(table.loc[table["paradigm"] == "Generation", "metric"]),
+             "mpnet": set(table.loc[(table["paradigm"] != "Generation")
+                                    & table["backbone"].astype(str).str.contains("mpnet"), "metric"])}
+    found = {kind: [] for kind in kinds}
+    any_left = 0
+    for chapter in runner.chapters():
+        skip = runner.chapter_parameters(profile, chapter.stem).get("skip_metrics", "")
+        if not skip or chapter.stem.startswith("03"):
+            continue
+        gone = set(table["metric"]) - {s.label for s in profiles.suite(profile, skip)}
+        any_left += bool(gone)
+        for kind, labels in kinds.items():
+            if labels and labels <= gone:
+                found[kind].append(chapter.stem)
+    return {kind: chapters_phrase(stems) for kind, stems in found.items()} | {"left_out": any_left}
+
+
+__all__ = ["COLUMNS", "chapters_phrase", "drawn", "for_appendix", "is_draw", "left_out", "left_out_by_kind"]
