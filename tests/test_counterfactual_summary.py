@@ -43,7 +43,7 @@ def test_worst_groups_and_counts():
     assert worst.set_index(["attribute", "metric"])["group"].to_dict() == {
         ("gender", "BLEU"): "non_binary", ("gender", "WMD"): "female", ("gender", "chrF"): "non_binary",
         ("religion", "BLEU"): "muslim"}
-    assert cs.worst_group_counts(worst) == "gender: non_binary (2), female (1); religion: muslim (1)"
+    assert cs.worst_group_counts(worst) == "gender: non-binary (2), female (1); religion: muslim (1)"
     families = {"BLEU": "ngram", "chrF": "ngram", "WMD": "embedding"}
     assert cs.worst_share(worst, families) == (2, 2)
     coverage = pd.DataFrame({"attribute": ["gender", "gender", "race"], "group": ["female", "non_binary", "asian"],
@@ -52,7 +52,7 @@ def test_worst_groups_and_counts():
     found = cs.findings(worst, families, coverage)
     assert found["ngram_worst_nonbinary"] == 2 and found["ngram_metrics"] == 2
     assert found["groups_without_vectors"] == 1 and found["groups"] == 3
-    assert found["groups_without_vectors_list"] == "race/asian"
+    assert found["groups_without_vectors_list"] == "race: asian"
 
 
 class ToyVectors:

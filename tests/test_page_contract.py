@@ -138,7 +138,8 @@ def test_a_sentence_that_announces_a_table_or_figure_is_followed_by_one(chapter)
 
 def test_the_announcement_check_sees_the_chapters():
     """The check finds the book's announcing sentences, and would catch a table shown only when not empty."""
-    assert sum(len(announcements(p)) for p in NOTEBOOKS) >= 10
+    # numbered tables and figures (issue 41) replaced most announcing sentences; the appendices keep several
+    assert sum(len(announcements(p)) for p in NOTEBOOKS) >= 5
     assert shows("x = 1\ndisplay.table(frame)\ny = 2") and not shows("x = display.table(frame)")
     assert not shows("display.glue_findings({}, 'ch0_')") and shows("!metricbias --help")
     assert lost(ast.parse("frame").body[0]) and lost(ast.parse("t if t is not None else 1").body[0])

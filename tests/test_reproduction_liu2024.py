@@ -59,8 +59,8 @@ def test_stability_comparison_pairs_the_measures_over_the_same_draws():
     assert comparison.loc["kls", "difference"] == pytest.approx(0.2, abs=0.01)
     assert comparison.loc["kls", "verdict"] == "higher" and int(comparison.loc["kls", "draws"]) == 20
     f = liu2024.stability_findings(comparison.reset_index())
-    assert (f["best"], f["draws"], f["beaten"], f["others"]) == ("eq2", 20, 2, 2)  # jss trails by 0.01 in noise of 0.007
-    assert f["differences"].split()[0] in {"kls", "jss"}
+    assert (f["best"], f["draws"], f["beaten"], f["others"]) == ("Eq. 2", 20, 2, 2)  # jss trails by 0.01 in noise of 0.007
+    assert f["differences"].split()[0] in {"KLS", "JSS"}
     assert f["claim_verdict"] == "not distinguishable at this size"  # eq2 leads: kls against the indicator untested
     assert liu2024.stability_findings(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0]))["draws"] == 0
 
@@ -80,4 +80,4 @@ def test_stability_panels_test_each_panel_leader():
     assert tests["panel"].tolist() == ["all", "gender"]
     assert tests.set_index("panel").loc["all", "verdict"] == "higher"
     assert tests.set_index("panel").loc["gender", "verdict"] != "higher"  # a lead of 0.001 in noise of 0.02
-    assert liu2024.stability_panels_findings(tests) == {"shown": 1, "panels": 2, "shown_list": "all (eq2)"}
+    assert liu2024.stability_panels_findings(tests) == {"shown": 1, "panels": 2, "shown_list": "all (Eq. 2)"}

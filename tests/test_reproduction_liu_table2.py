@@ -78,7 +78,7 @@ def test_beside_puts_liu_values_and_ours_in_one_row():
     assert liu_table2.beside(intervals.iloc[:0]).equals(liu2024.table2())  # no results of ours: Liu's table
 
 
-def test_direction_sentence_counts_the_sides_and_names_the_heads():
+def test_direction_numbers_count_the_sides_and_name_the_heads():
     intervals = pd.DataFrame([
         {"dataset": "CrowS-Pairs", "model": "mlm-a", "measure": "AUL", "n_pairs": 30, "value": 30.0, "ci_low": 13.3,
          "ci_high": 46.7, "side": "anti-stereotypical"},
@@ -89,18 +89,15 @@ def test_direction_sentence_counts_the_sides_and_names_the_heads():
     f = liu_table2.direction_findings(intervals)
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"], f["neither"]) == (3, 1, 1, 1)
     assert (f["paper_results"], f["paper_above_50"], f["paper_min"], f["paper_max"]) == (12, 12, 50.28, 65.45)
-    text = liu_table2.direction_sentence(intervals, {"mlm-a": 0.383, "mlm-b": np.nan})
-    assert text.startswith("All 12 of Liu's indicator values lie above 50 (50.28 to 65.45")
-    assert ("Of our 3 indicator results, the interval lies above 50 for 1, below 50 for 1, and holds 50 for 1 (not "
-            "distinguishable from 50 at this size).") in text
-    assert "Against Liu's direction: AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)." in text
-    # a head with no recorded accuracy is not named
-    assert "`mlm-a` predicts the masked token 38.3% of the time. " in text and "mlm-b" not in text
-    assert "floor" not in text
-    assert "they do not measure the bias of the pretrained encoders" in text
-    agreeing = liu_table2.direction_sentence(intervals.iloc[2:], {})
-    assert "Against" not in agreeing and "describe the heads" not in agreeing
-    assert liu_table2.direction_sentence(intervals.iloc[:0], {}) == ""
+    n = liu_table2.direction_numbers(intervals, {"mlm-a": 0.383, "mlm-b": np.nan})
+    assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (3, 1, 1, 1)
+    assert (n["paper_results"], n["paper_above_50"], n["paper_min"], n["paper_max"]) == (12, 12, 50.28, 65.45)
+    assert n["against_list"] == "AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)"
+    # a head with no recorded accuracy is not a head; none is below the floor
+    assert (n["heads"], n["weak"], n["weak_list"], n["head_list"]) == (1, 0, "none", "`mlm-a` 38.3%")
+    assert liu_table2.direction_numbers(intervals.iloc[2:], {})["against_list"] == "none"
+    empty = liu_table2.direction_numbers(intervals.iloc[:0], {})
+    assert (empty["results"], empty["paper_results"]) == (0, 12)
 
 
 def _two_heads():
@@ -122,14 +119,13 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     assert liu_table2.below_floor({"hub-lm": np.nan}) == []
     f = liu_table2.direction_findings(intervals, excluded=["mlm-weak"])
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"]) == (1, 1, 0)
-    text = liu_table2.direction_sentence(intervals, accuracy, reference=reference)
-    assert ("`mlm-weak` predicts the masked token 13.2% of the time (the most frequent token alone: 5.3%); "
-            "`mlm-good` predicts the masked token 31.0% of the time (the most frequent token alone: 6.1%).") in text
-    assert "A head must reach 30% before its results enter a finding" in text and "`mlm-weak` is below it" in text
-    assert "Of our 1 indicator results from heads at or above the floor, the interval lies above 50 for 1" in text
-    assert "Against Liu's direction" not in text and "describe the heads" not in text  # the weak head's AUL left out
-    alone = liu_table2.direction_sentence(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
-    assert alone.endswith("No indicator result of ours enters a finding here: every head measured is below its floor.")
+    n = liu_table2.direction_numbers(intervals, accuracy, reference=reference)
+    assert n["head_list"] == "`mlm-weak` 13.2% (most frequent token 5.3%); `mlm-good` 31.0% (most frequent token 6.1%)"
+    assert (n["heads"], n["weak"], n["weak_list"], n["floor"]) == (2, 1, "`mlm-weak`", 0.30)
+    assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (1, 1, 0, 0)
+    assert n["against_list"] == "none"  # the weak head's AUL left out
+    alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
+    assert (alone["results"], alone["weak"]) == (0, 1)
     t = liu_table2.beside(intervals, accuracy=accuracy)
     weak = t[t["masked LM"] == "mlm-weak"]
     assert set(weak["head accuracy"]) == {"13.2% (below 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}

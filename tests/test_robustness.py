@@ -167,8 +167,8 @@ def test_stability_findings_by_hand():
     assert list(overall.index) == [0.3, 0.8] and list(overall.columns) == list(rb.MEASURES)
     found = ch4_measures.stability_findings(summary)
     # per panel (mean over rates): all -> eq2 0.75 (indicator 0.725); x -> eq2; y -> kls
-    assert found["most_stable"] == "eq2" and found["most_stable_panels"] == 2 and found["panels"] == 3
-    assert found["wins"] == "**eq2** in 2 of 3 panels, **kls** in 1 of 3 panels"
+    assert found["most_stable"] == "Eq. 2" and found["most_stable_panels"] == 2 and found["panels"] == 3
+    assert found["wins"] == "**Eq. 2** in 2 of 3 panels, **KLS** in 1 of 3 panels"
     assert found["distributional_better"] == 1  # y: kls 0.7 > max(eq2, indicator) 0.4
     assert found["lowest_rate"] == 0.3 and found["tau_eq2_lowest"] == pytest.approx(0.8)
-    assert found["most_stable_by_rate"] == "30% eq2, 80% indicator"
+    assert found["most_stable_by_rate"] == "30% Eq. 2, 80% indicator"

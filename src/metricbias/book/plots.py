@@ -364,7 +364,7 @@ def bias_quality(points: pd.DataFrame, measures: dict, *, reference: str = "BLEU
 
 
 def paper_vs_ours(comparison: pd.DataFrame, *, highlight=(), ax=None, title: str | None = None,
-                  xlabel: str = "printed in the paper", ylabel: str = "recomputed here"):
+                  xlabel: str = "printed in the paper", ylabel: str = "recomputed"):
     """Every cell of a paper's table against our value (``paper``, ``ours``, ``metric`` columns), on the diagonal
     when they agree; the rows named in ``highlight`` get their own colour and legend entry."""
     import matplotlib.pyplot as plt

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...datasets import counterfactuals, lexicons
+from ..display import label
 from .ch4_measures import count_list
 
 
@@ -49,8 +50,9 @@ def worst_groups(vbcm: pd.DataFrame) -> pd.DataFrame:
 
 
 def worst_group_counts(worst: pd.DataFrame) -> str:
-    """"gender: non_binary (13), female (4); race: ...": how many metrics score each group worst, per attribute."""
-    return "; ".join(f"{a}: {count_list(w['group'])}" for a, w in worst.groupby("attribute", sort=False))
+    """"gender: non-binary (13), female (4); race: ...": how many metrics score each group worst, per attribute
+    (names in words)."""
+    return "; ".join(f"{label(a)}: {count_list(w['group'].map(label))}" for a, w in worst.groupby("attribute", sort=False))
 
 
 def families(specs) -> dict[str, str]:
@@ -100,7 +102,7 @@ def findings(worst: pd.DataFrame, family_of: dict, coverage: pd.DataFrame) -> di
     uncovered = uncovered_groups(coverage)
     return {"worst_groups": worst_group_counts(worst), "ngram_worst_nonbinary": n_worst, "ngram_metrics": n_ngram,
             "groups_without_vectors": len(uncovered), "groups": len(coverage),
-            "groups_without_vectors_list": ", ".join(uncovered) or "none"}
+            "groups_without_vectors_list": ", ".join(": ".join(label(x) for x in g.split("/", 1)) for g in uncovered) or "none"}
 
 
 __all__ = ["examples", "exclusion_reasons", "families", "findings", "protected_groups", "set_sizes",

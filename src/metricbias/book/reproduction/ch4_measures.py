@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from ...bias import robustness
+from ..display import label
 
 #: the measures compared across cells: framework instances, then Liu's
 MEASURE_COLUMNS = ["eq2", "group_abs", "group_w1", "stereotypical", "group_mwu", "counterfactual_mwu", "indicator",
@@ -58,6 +59,23 @@ def chapter_attributes(attributes, released, counterfactual, groups: dict) -> tu
         raise ValueError(f"attributes={chosen}: the multi-group section needs at least one set of "
                          f"data/counterfactuals.yml ({', '.join(groups)})")
     return kept, sets
+
+
+def labelled(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``frame`` with the values of ``columns`` in words, as a page heads them (:func:`metricbias.book.display.label`:
+    ``physical_appearance`` -> "physical appearance", ``eq2`` -> "Eq. 2", ``non_binary`` -> "non-binary")."""
+    return frame.assign(**{c: frame[c].map(label) for c in columns if c in frame})
+
+
+def word(name) -> str:
+    """One name as a page heads it (:func:`metricbias.book.display.label`): ``physical_appearance`` -> "physical
+    appearance", ``eq2`` -> "Eq. 2"; for a figure's labels and a frame's index or columns (``rename(columns=word)``)."""
+    return label(name)
+
+
+def words(names) -> list[str]:
+    """:func:`word` of each name, in order."""
+    return [label(n) for n in names]
 
 
 def focus_attribute(attributes, preferred: str = "gender") -> str:
@@ -105,7 +123,7 @@ def normality(liu: pd.DataFrame, *, alpha: float = 0.05, attributes=None) -> dic
     if attributes is not None:
         share = share.reindex(list(attributes))
     return {"both_normal": int(passed.sum()), "cells": len(liu), "both_normal_share": float(passed.mean()),
-            "by_attribute": ", ".join(f"{a} {v:.0%}" for a, v in share.items()),
+            "by_attribute": ", ".join(f"{label(a)} {v:.0%}" for a, v in share.items()),
             "mostly_tied": int((liu["tie_share"] > 0.5).sum())}
 
 
@@ -133,12 +151,12 @@ def stability_findings(summary: pd.DataFrame, measures=robustness.MEASURES) -> d
     wins = best.value_counts()
     overall = robustness.overall_by_rate(summary, measures)
     low = float(min(overall.index))
-    out = {"most_stable": str(wins.index[0]), "most_stable_panels": int(wins.iloc[0]), "panels": len(per_panel),
-           "wins": ", ".join(f"**{m}** in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
+    out = {"most_stable": label(wins.index[0]), "most_stable_panels": int(wins.iloc[0]), "panels": len(per_panel),
+           "wins": ", ".join(f"**{label(m)}** in {int(n)} of {len(per_panel)} panels" for m, n in wins.items()),
            "distributional_better": int((per_panel[["kls", "jss"]].max(axis=1)
                                          > per_panel[["eq2", "indicator"]].max(axis=1)).sum()),
            "lowest_rate": low,
-           "most_stable_by_rate": ", ".join(f"{r:.0%} {m}" for r, m in overall.idxmax(axis=1).items())}
+           "most_stable_by_rate": ", ".join(f"{r:.0%} {label(m)}" for r, m in overall.idxmax(axis=1).items())}
     out.update({f"tau_{m}_lowest": float(overall.loc[low, m]) for m in measures})
     return out
 
@@ -164,5 +182,6 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
     }
 
 
-__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings", "measure_grid", "most_biased",
+__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings",
+           "labelled", "measure_grid", "word", "words", "most_biased",
            "normality", "rank_correlations", "reference_summary", "stability_findings"]

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...bias import generalized, pairwise
 from ...bias.scores import cells
+from ..display import label
 
 
 def eq2_identity(scores: pd.DataFrame) -> dict:
@@ -45,7 +46,22 @@ def instances(names=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["eq2_identity", "instances"]
+#: how a page names the paired instances of the framework and their scoring functions φ
+INSTANCE_NAMES = {"eq2": "Eq. 2", "stereotypical": "stereotypical difference", "group_abs": "group |x − y|",
+                  "group_w1": "group W1", "group_mwu": "group Mann–Whitney",
+                  "counterfactual_mwu": "counterfactual Mann–Whitney"}
+PHI_NAMES = {"rescaled": "Eq. 1 score", "rescaled_set": "Eq. 1 scores, as a set", "set": "scores, as a set",
+             "mean": "mean score"}
+
+
+def instance_table() -> pd.DataFrame:
+    """:func:`instances` as a page shows it: each instance, its measure, version, φ and d in words."""
+    t = instances()
+    return pd.DataFrame({"instance": t["column"].map(INSTANCE_NAMES), "measure": t["measure"],
+                         "version": t["version"], "φ": t["phi"].map(PHI_NAMES), "d": t["d formula"]})
+
+
+__all__ = ["INSTANCE_NAMES", "PHI_NAMES", "eq2_identity", "instance_table", "instances"]
 
 
 def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -78,6 +94,6 @@ def top_separation_findings(separation: pd.DataFrame) -> dict:
     kept = separation[separation["separated"]]
     rest = separation[~separation["separated"]]
     return {"separated": len(kept), "attributes": len(separation),
-            "separated_list": ", ".join(f"{r.attribute}: {r.top}" for r in kept.itertuples()) or "none",
-            "rest_list": ", ".join(f"{r['attribute']}: {r['top']} against {r['runner-up']}"
+            "separated_list": ", ".join(f"{label(r.attribute)}: {r.top}" for r in kept.itertuples()) or "none",
+            "rest_list": ", ".join(f"{label(r['attribute'])}: {r['top']} against {r['runner-up']}"
                                    for r in rest.to_dict("records")) or "none"}

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...bias.pll import RUNS as _pll_runs
+from ..display import label
 from .tables import table
 from .notes import interval_text
 
@@ -178,8 +179,8 @@ def stability_findings(comparison: pd.DataFrame) -> dict:
     distributional = {"kls", "jss"}
     verdict = ("holds" if r0["best"] in distributional and "indicator" in beaten else
                "reverses" if r0["best"] == "indicator" and distributional <= beaten else UNDECIDED)
-    return {"best": r0["best"], "draws": int(r0["draws"]),
-            "differences": "; ".join(f"{r['other']} {interval_text({**r, 'confidence': 0.95}, 3)}"
+    return {"best": label(r0["best"]), "draws": int(r0["draws"]),
+            "differences": "; ".join(f"{label(r['other'])} {interval_text({**r, 'confidence': 0.95}, 3)}"
                                      for r in comparison.to_dict("records")),
             "beaten": len(beaten), "others": len(comparison), "claim_verdict": verdict}
 
@@ -199,7 +200,7 @@ def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
     shown = comparisons.assign(won=comparisons["verdict"] == "higher").groupby("panel", sort=False)["won"].all()
     best = comparisons.drop_duplicates("panel").set_index("panel")["best"]
     return {"shown": int(shown.sum()), "panels": len(shown),
-            "shown_list": ", ".join(f"{p} ({best[p]})" for p in shown.index[shown]) or "none"}
+            "shown_list": ", ".join(f"{label(p)} ({label(best[p])})" for p in shown.index[shown]) or "none"}
 
 
 __all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "measured_models", "jss_variant_findings",

@@ -8,8 +8,8 @@
 * :data:`HEAD_FLOOR`: chapter 3's rule for a trained part applied to the heads: a head below this accuracy enters
   no finding (:func:`below_floor`); its numbers stay in the table, marked;
 * :func:`beside`: the page table, Liu's three models (paper) beside each of ours, with interval and verdicts;
-* :func:`direction_sentence`: what the intervals say about the direction of ours against Liu's, and why a weak
-  head can differ.
+* :func:`direction_numbers`: what the intervals say about the direction of ours against Liu's, as counts and
+  lists for the chapter's prose.
 
 The scores come from :func:`metricbias.book.reproduction.liu2024.pll_scores`; KLS and JSS (on AUL) are shown as point
 values from :func:`metricbias.book.reproduction.liu2024.table2_from_scores`. KLS is at least 50 by construction (the
@@ -162,14 +162,6 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
     return out
 
 
-BESIDE_NOTE = ("Ours: Liu's Eq. 2 (100 = every pair prefers the stereotypical sentence, 50 = no preference) with its "
-               "95% BCa bootstrap interval over the pairs (its side of 50 is in the appendix). \"vs Liu\": where the "
-               "interval lies against Liu's three values. KLS and JSS "
-               "(on AUL) are point values; KLS is at least 50 by construction, so it has no direction. \"head "
-               "accuracy\": the head's masked-token accuracy on held-out sentences; a head below "
-               f"{HEAD_FLOOR:.0%} enters no finding (\"{NO_FINDING}\").")
-
-
 def direction_findings(intervals: pd.DataFrame, paper: pd.DataFrame | None = None, excluded=()) -> dict:
     """Counts for the page: indicator results of ours (those of the ``excluded`` models left out: heads below their
     floor), how many lie above, below or across 50, how many of Liu's indicator values lie above 50, and the range
@@ -184,75 +176,34 @@ def direction_findings(intervals: pd.DataFrame, paper: pd.DataFrame | None = Non
             "paper_min": float(liu.min()), "paper_max": float(liu.max())}
 
 
-def _listing(rows: pd.DataFrame) -> str:
-    return "; ".join(f"{r['measure']} of `{r['model']}` on {r['dataset']} {r['value']:.1f} "
-                     f"(95% CI {r['ci_low']:.1f} to {r['ci_high']:.1f})" for r in rows.to_dict("records"))
-
-
-def floor_sentence(accuracy: dict[str, float], reference: dict[str, float] | None = None,
-                   floor: float = HEAD_FLOOR) -> str:
-    """Each head's masked-token accuracy with its reference point, and which heads are below ``floor`` and so enter
-    no finding (Markdown; empty without a recorded accuracy)."""
+def direction_numbers(intervals: pd.DataFrame, accuracy: dict[str, float], paper: pd.DataFrame | None = None,
+                      reference: dict[str, float] | None = None, floor: float = HEAD_FLOOR) -> dict:
+    """Chapter 4's numbers on the PLL indicator results: :func:`direction_findings` for the heads at or above
+    ``floor`` (``results``, ``stereotypical``, ``anti_stereotypical``, ``neither``, Liu's ``paper_*``), the heads
+    with a recorded accuracy (``heads``) and those below the floor (``weak``), and three lists for prose ("none" when
+    empty): ``head_list`` (each head's accuracy beside its most-frequent-token reference), ``weak_list`` and
+    ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals)."""
     reference = reference or {}
     known = {m: a for m, a in accuracy.items() if not np.isnan(a)}
-    if not known:
-        return ""
-
-    def one(m, a):
-        ref = reference.get(m, np.nan)
-        base = "" if np.isnan(ref) else f" (the most frequent token alone: {ref:.1%})"
-        return f"`{m}` predicts the masked token {a:.1%} of the time{base}"
-
-    text = ("On held-out sentences, " + "; ".join(one(m, a) for m, a in known.items())
-            + ". Each head records these in its `provenance.json`: `masked_token_accuracy`, and as its reference "
-            "point `most_frequent_token_accuracy`, always predicting the most frequent training token, on the same "
-            "positions.")
     weak = below_floor(known, floor)
-    if weak:
-        who = ", ".join(f"`{m}`" for m in weak)
-        verb = "is" if len(weak) == 1 else "are"
-        text += (f" A head must reach {floor:.0%} before its results enter a finding (chapter 3's rule for a trained "
-                 f"part): {who} {verb} below it, so {'its' if len(weak) == 1 else 'their'} rows are shown with "
-                 f"\"{NO_FINDING}\" and are left out of every count and sentence below.")
-    return text
+    f = direction_findings(intervals, paper, excluded=weak) if len(intervals) else {
+        "results": 0, "stereotypical": 0, "anti_stereotypical": 0, "neither": 0,
+        **{k: v for k, v in direction_findings(intervals.iloc[:0], paper).items() if k.startswith("paper")}}
 
+    def head(m, a):
+        ref = reference.get(m, np.nan)
+        return f"`{m}` {a:.1%}" + ("" if np.isnan(ref) else f" (most frequent token {ref:.1%})")
 
-def direction_sentence(intervals: pd.DataFrame, accuracy: dict[str, float], paper: pd.DataFrame | None = None,
-                       reference: dict[str, float] | None = None) -> str:
-    """A paragraph (Markdown): the direction of Liu's indicator values, each head's masked-token accuracy beside its
-    reference point, and the direction of ours as their intervals decide it, for the heads at or above
-    :data:`HEAD_FLOOR` only (:func:`floor_sentence`); when any of those is not on Liu's side of 50, why."""
-    if intervals.empty:
-        return ""
-    weak = below_floor(accuracy)
-    f = direction_findings(intervals, paper, excluded=weak)
-    liu_side = (f"All {f['paper_results']} of Liu's indicator values lie above 50 ({f['paper_min']:.2f} to "
-                f"{f['paper_max']:.2f}, no intervals given): the three pretrained masked LMs prefer the "
-                "stereotypical sentence." if f["paper_above_50"] == f["paper_results"] else
-                f"{f['paper_above_50']} of Liu's {f['paper_results']} indicator values lie above 50.")
-    parts = [liu_side]
-    floor_text = floor_sentence(accuracy, reference)
-    if floor_text:
-        parts.append(floor_text)
-    if not f["results"]:
-        parts.append("No indicator result of ours enters a finding here: every head measured is below its floor.")
-        return " ".join(parts)
-    parts.append(f"Of our {f['results']} indicator results{' from heads at or above the floor' if weak else ''}, "
-                 f"the interval lies above 50 for {f['stereotypical']}, below 50 for {f['anti_stereotypical']}, and "
-                 f"holds 50 for {f['neither']} (not distinguishable from 50 at this size).")
     kept = intervals[~intervals["model"].isin(weak)]
     below = kept[kept["side"] == BELOW]
-    if len(below):
-        parts.append(f"Against Liu's direction: {_listing(below)}.")
-    if f["stereotypical"] < f["results"]:
-        parts.append("Where ours do not lie above 50, the heads are the likely reason: a pseudo-log-likelihood is "
-                     "only as informative as the head that computes it, and these heads are trained on a frozen "
-                     "encoder with far less text than the pretraining of the masked LMs Liu measures, so the "
-                     "preference between the two sentences of a pair need not follow Liu's direction. These results "
-                     "describe the heads; they do not measure the bias of the pretrained encoders behind them.")
-    return " ".join(parts)
+    return {**f, "heads": len(known), "weak": len(weak), "floor": floor,
+            "head_list": "; ".join(head(m, a) for m, a in known.items()) or "none",
+            "weak_list": ", ".join(f"`{m}`" for m in weak) or "none",
+            "against_list": "; ".join(f"{r['measure']} of `{r['model']}` on {r['dataset']} {r['value']:.1f} "
+                                      f"(95% CI {r['ci_low']:.1f} to {r['ci_high']:.1f})"
+                                      for r in below.to_dict("records")) or "none"}
 
 
-__all__ = ["ABOVE", "BELOW", "BESIDE_NOTE", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING",
-           "NO_PREFERENCE", "PAPER_MODELS", "below_floor", "beside", "direction_findings", "direction_sentence",
-           "floor_sentence", "head_accuracy", "head_reference", "indicator_intervals", "side_of_50", "versus_paper"]
+__all__ = ["ABOVE", "BELOW", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
+           "PAPER_MODELS", "below_floor", "beside", "direction_findings", "direction_numbers", "head_accuracy",
+           "head_reference", "indicator_intervals", "side_of_50", "versus_paper"]
