@@ -67,6 +67,7 @@ def test_eq2_identity_and_intervals_on_a_small_table():
                            "pair_id": list(range(6)) * 4, "score_1": rng.random(24), "score_2": rng.random(24)})
     found = czarnowska2021.eq2_identity(scores)
     assert found["cells"] == 4 and found["gap_abs"] < 1e-12 and found["gap_signed"] < 1e-12
+    assert found["verdict"] == "holds" and czarnowska2021.eq2_identity(scores.iloc[0:0])["verdict"] == "not comparable"
     intervals = significance.paired_intervals(scores, "x", n_resamples=99, seed=0)
     assert list(intervals["measure"]) == ["eq2", "stereotypical", "counterfactual_mwu"] * 2
     a = scores[(scores.attribute == "x") & (scores.metric == "a")]

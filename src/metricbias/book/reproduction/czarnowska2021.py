@@ -19,11 +19,16 @@ from ...bias.scores import cells
 from ..display import label
 
 
+#: the largest difference two computations of one value may show from float rounding alone (scores in [0, 100])
+ROUNDING = 1e-9
+
+
 def eq2_identity(scores: pd.DataFrame) -> dict:
     """Eq. 2 vs the counterfactual PCM (d = |x − y|) and the stereotypical difference vs the signed PCM.
 
-    Returns ``cells`` (number of (attribute, metric) cells) and the largest absolute
-    differences ``gap_abs`` and ``gap_signed`` over those cells (0 up to float rounding).
+    Returns ``cells`` (number of (attribute, metric) cells), the largest absolute
+    differences ``gap_abs`` and ``gap_signed`` over those cells (0 up to float rounding), and ``verdict``: "holds"
+    when both are within float rounding (:data:`ROUNDING`), else "reverses" (the identity fails).
     """
     gap_abs = gap_signed = 0.0
     n = 0
@@ -34,7 +39,8 @@ def eq2_identity(scores: pd.DataFrame) -> dict:
         gap_abs = max(gap_abs, abs(pairwise.absolute_bias(g["score_1"], g["score_2"]) - pcm_abs))
         gap_signed = max(gap_signed, abs(pairwise.stereotypical_difference(g["score_1"], g["score_2"]) - pcm_signed))
         n += 1
-    return {"cells": n, "gap_abs": float(gap_abs), "gap_signed": float(gap_signed)}
+    verdict = "holds" if n and max(gap_abs, gap_signed) <= ROUNDING else ("reverses" if n else "not comparable")
+    return {"cells": n, "gap_abs": float(gap_abs), "gap_signed": float(gap_signed), "verdict": verdict}
 
 
 def instances(names=None) -> pd.DataFrame:
