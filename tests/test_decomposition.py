@@ -70,6 +70,20 @@ def test_decompose_point_estimates_match_the_bias_table():
     assert (out["share_paradigm"] > 0.8).all() and (out["p_first_larger"] > 0.95).all()
 
 
+def test_decompose_the_size_robust_bias_matches_its_whole_set_values():
+    from metricbias.bias import reliability
+
+    scores, configs = synthetic_scores()
+    out = decomposition.decompose(scores, configs, n_resamples=49, seed=0, measure="size_robust_bias", cache=False)
+    values = reliability.whole_set_values(scores).merge(configs, on="metric")
+    for attribute in ("gender", "race"):
+        expected = decomposition.two_way(values[values["attribute"] == attribute], "size_robust_bias")
+        assert out.set_index("attribute").loc[attribute, "share_paradigm"] == pytest.approx(expected["share_paradigm"])
+    assert out.attrs["measure"] == "size_robust_bias"
+    with pytest.raises(ValueError, match="unknown measure"):
+        decomposition.pair_term_matrix(scores, list(configs["metric"]), "w1")
+
+
 def test_grid_configurations_hold_the_backbone_fixed():
     c = backbone_grid.configs()
     assert set(c["paradigm"]) == set(backbone_grid.PARADIGMS)
@@ -105,3 +119,16 @@ def test_grid_lays_out_families_by_backbone_and_attribute():
     first = c["metric"].iloc[0]  # BERTScore-F on MiniLM: bias 0 on both attributes
     assert wide.loc[("Matching", "BERTScore", "F"), ("all-MiniLM-L6-v2", "gender")] == "0.00 [-0.50, 0.50]"
     assert first == "BERTScore-F-MiniLM"
+
+
+def test_size_robust_average_reads_the_average_row():
+    from metricbias.book.reproduction import ch3_paradigm_claim
+
+    scores, configs = synthetic_scores()
+    out = decomposition.decompose(scores, configs, n_resamples=49, seed=0, measure="size_robust_bias", cache=False)
+    found = ch3_paradigm_claim.size_robust_average(out)
+    average = out.set_index("attribute").loc["average"]
+    assert found["paradigm"] == average["share_paradigm"] and found["backbone_high"] == average["share_backbone_ci_high"]
+    assert found["verdict"] == "holds"  # the paradigm's share is larger in every resample (p_first_larger > 0.975)
+    empty = ch3_paradigm_claim.size_robust_average(out.iloc[0:0])
+    assert empty["verdict"] == "not comparable" and np.isnan(empty["paradigm"])

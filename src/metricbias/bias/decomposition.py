@@ -27,6 +27,11 @@ from the per-pair terms |Ŝ_1 − Ŝ_2| (the Eq. 1 rescaling fixed on the full d
 :mod:`.pairwise`), and the shares recomputed; percentile intervals over the resamples.
 ``P(share_1 > share_2)`` is the share of resamples in which the first factor's share is
 the larger.
+
+Eq. 2 divides by the range of an attribute's scores, which grows with the number of pairs, so its average over
+attributes of different sizes weighs the small ones up. ``measure="size_robust_bias"`` decomposes the size-robust
+bias instead (per-pair terms 100·|S_1 − S_2| / SD of the attribute's pooled scores, the SD fixed on the full data),
+whose average does not drift with the sets' sizes.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from ..cache import cached_result
 from .pairwise import pair_terms
 
 FACTORS = ("paradigm", "backbone")
+MEASURES = ("eq2", "size_robust_bias")
 AVERAGE = "average"
 
 
@@ -78,8 +84,16 @@ def two_way(cells: pd.DataFrame, value: str = "bias", factors=FACTORS) -> dict:
     return out
 
 
-def pair_term_matrix(scores: pd.DataFrame, metrics) -> dict[str, np.ndarray]:
-    """Per attribute: a (pairs x metrics) matrix of Eq. 2 terms, pairs aligned by ``pair_id`` across metrics."""
+def _size_robust_terms(scores_1, scores_2) -> np.ndarray:
+    s1, s2 = np.asarray(scores_1, dtype=float), np.asarray(scores_2, dtype=float)
+    return 100.0 * np.abs(s1 - s2) / np.concatenate([s1, s2]).std(ddof=1)
+
+
+def pair_term_matrix(scores: pd.DataFrame, metrics, measure: str = "eq2") -> dict[str, np.ndarray]:
+    """Per attribute: a (pairs x metrics) matrix of the per-pair terms of ``measure`` (Eq. 2's |Ŝ_1 − Ŝ_2|, or the
+    size-robust bias's 100·|S_1 − S_2| / SD), pairs aligned by ``pair_id`` across metrics."""
+    if measure not in MEASURES:
+        raise ValueError(f"unknown measure {measure!r}; one of {', '.join(MEASURES)}")
     out = {}
     for attribute, block in scores.groupby("attribute", sort=False):
         cols = []
@@ -92,20 +106,22 @@ def pair_term_matrix(scores: pd.DataFrame, metrics) -> dict[str, np.ndarray]:
             m = m.reindex(index)
             if m["score_1"].isna().any():
                 raise ValueError(f"metric {metric!r} did not score every pair of attribute {attribute!r}")
-            cols.append(pair_terms(m["score_1"], m["score_2"], metric=metric, attribute=attribute))
+            cols.append(pair_terms(m["score_1"], m["score_2"], metric=metric, attribute=attribute)
+                        if measure == "eq2" else _size_robust_terms(m["score_1"], m["score_2"]))
         out[attribute] = np.column_stack(cols)
     return out
 
 
 @cached_result("decomposition.decompose")
 def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n_resamples: int = 999,
-              seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+              seed: int = 0, confidence: float = 0.95, measure: str = "eq2") -> pd.DataFrame:
     """Two-way decomposition of the bias of each attribute and of the average over attributes.
 
     ``scores``: the long live-score table (``attribute, pair_id, metric, score_1, score_2``);
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
     One row per attribute (and ``average``): the shares with percentile CIs, and
-    ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples.
+    ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples. ``measure``: the bias
+    decomposed, "eq2" (Sun et al.'s) or "size_robust_bias".
     Kept in the result cache (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """
     configs = configs.drop_duplicates("metric").set_index("metric")
@@ -114,7 +130,7 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
         raise ValueError(f"no scores for configuration(s) {missing}")
     f1, f2 = factors
     metrics = list(configs.index)
-    terms = pair_term_matrix(scores, metrics)
+    terms = pair_term_matrix(scores, metrics, measure)
     keys = [f"share_{f1}", f"share_{f2}", "share_interaction"]
 
     def shares(biases: dict[str, np.ndarray]) -> dict[str, list[float]]:
@@ -145,8 +161,8 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
         row["p_first_larger"] = float(np.mean(d[:, 0] > d[:, 1])) if len(d) else float("nan")
         rows.append(row)
     out = pd.DataFrame(rows)
-    out.attrs.update(factors=list(factors), n_resamples=n_resamples, seed=seed, confidence=confidence)
+    out.attrs.update(factors=list(factors), n_resamples=n_resamples, seed=seed, confidence=confidence, measure=measure)
     return out
 
 
-__all__ = ["AVERAGE", "FACTORS", "decompose", "pair_term_matrix", "two_way", "variance_explained"]
+__all__ = ["AVERAGE", "FACTORS", "MEASURES", "decompose", "pair_term_matrix", "two_way", "variance_explained"]

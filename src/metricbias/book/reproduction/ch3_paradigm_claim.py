@@ -88,6 +88,23 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
+def size_robust_average(decomposition: pd.DataFrame) -> dict:
+    """The fixed-backbone reading on the size-robust bias averaged over the attributes (a decomposition with
+    ``measure="size_robust_bias"``), whose average does not weigh the small attributes up: ``paradigm``,
+    ``paradigm_low``, ``paradigm_high``, ``backbone``, ``backbone_low``, ``backbone_high`` and ``verdict``
+    (:func:`claim_verdict`); NaN and "not comparable" without a decomposition."""
+    from ...bias.decomposition import AVERAGE
+
+    keys = {"paradigm": "share_paradigm", "paradigm_low": "share_paradigm_ci_low",
+            "paradigm_high": "share_paradigm_ci_high", "backbone": "share_backbone",
+            "backbone_low": "share_backbone_ci_low", "backbone_high": "share_backbone_ci_high"}
+    average = decomposition[decomposition["attribute"] == AVERAGE]
+    if average.empty:
+        return {**{k: float("nan") for k in keys}, "verdict": "not comparable"}
+    row = average.iloc[0]
+    return {**{k: float(row.get(c, np.nan)) for k, c in keys.items()}, "verdict": claim_verdict(row["p_first_larger"])}
+
+
 def _fix(reason: str) -> str:
     """The command an unavailable configuration's error names (the last `...` in it), without the machine's paths."""
     import re
@@ -150,9 +167,10 @@ def grid_entries(availability: pd.DataFrame) -> list:
 
 
 def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_resamples: int = 999,
-                       seed: int = 0) -> pd.DataFrame:
+                       seed: int = 0, measure: str = "eq2") -> pd.DataFrame:
     """:func:`metricbias.bias.decomposition.decompose` on the decomposed configurations of the backbones complete
-    here (:func:`grid_backbones`); an empty table (same columns) with fewer than two such backbones."""
+    here (:func:`grid_backbones`) of ``measure`` (Eq. 2 or the size-robust bias); an empty table (same columns) with
+    fewer than two such backbones."""
     from ...bias import decomposition
     from ...bias.scores import drop_identical
 
@@ -167,7 +185,7 @@ def grid_decomposition(scores: pd.DataFrame, availability: pd.DataFrame, *, n_re
     # otherwise count twice in their cell
     scores, _ = drop_identical(scores[scores["metric"].isin(configs["metric"])])
     configs = configs[configs["metric"].isin(scores["metric"])]
-    return decomposition.decompose(scores, configs, n_resamples=n_resamples, seed=seed)
+    return decomposition.decompose(scores, configs, n_resamples=n_resamples, seed=seed, measure=measure)
 
 
 def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
