@@ -59,6 +59,9 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0}
     assert su.drawn_sets([], tests_drawn=0, sample_size=0, drawn_sample_size=16) == {
         "sets": "Every configuration runs on whole sets.", "power": "Every cell has as many targets as Gao & Wan's."}
+    reason = su.drawn_sets(["R"], tests_drawn=0, sample_size=0, drawn_sample_size=16, pairs=2727914)["sets"]
+    assert reason.endswith("texts per set (seeded, the same positions in X and Y), for the cost of one model pass for "
+                           "each of the 2,727,914 ordered pairs of the whole sets.")
     one = su.drawn_sets(["Regression-MiniLM"], tests_drawn=0, sample_size=0, drawn_sample_size=16)
     assert one["sets"] == ("Every configuration runs on whole sets except Regression-MiniLM, whose sentence-level sets "
                            "are drawn to 16 texts per set (seeded, the same positions in X and Y).")

@@ -66,13 +66,14 @@ def pair_counts(full, chosen) -> dict:
 
 
 def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int,
-               configurations: int | None = None) -> dict:
+               configurations: int | None = None, pairs: int | None = None) -> dict:
     """Which configurations run on drawn sentence-level sets, as two sentences (Markdown, no math) whose structure
     depends on the run: ``sets`` (which, and to how many texts per set) and ``power`` (what that does to the cells).
 
     ``drawn``: the configurations :func:`run_tests` ran on drawn sets in an otherwise whole run; ``tests_drawn``:
     the tests a chosen ``sample_size`` drew down (:func:`pair_counts`); ``configurations``: how many ran (when all
-    of them are drawn, none is named)."""
+    of them are drawn, none is named); ``pairs``: the distinct ordered pairs of the whole tests, named as the reason
+    a configuration is drawn (the cost of one model pass for each)."""
     if (sample_size and tests_drawn) or (drawn and len(drawn) == configurations):
         return {"sets": f"Every configuration runs on sentence-level sets drawn to {sample_size or drawn_sample_size} "
                         "texts per set "
@@ -81,8 +82,10 @@ def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: 
                          "has less power, and a difference between levels is not read from these cells."}
     if drawn:
         names = ", ".join(drawn[:-1]) + (" and " if len(drawn) > 1 else "") + drawn[-1]
+        reason = f", for the cost of one model pass for each of the {pairs:,} ordered pairs of the whole sets" if pairs \
+            else ""
         return {"sets": f"Every configuration runs on whole sets except {names}, whose sentence-level sets are "
-                        f"drawn to {drawn_sample_size} texts per set (seeded, the same positions in X and Y).",
+                        f"drawn to {drawn_sample_size} texts per set (seeded, the same positions in X and Y){reason}.",
                 "power": f"The sentence-level cells of {names} have fewer targets than Gao & Wan's, so their "
                          "permutation tests have less power; they enter the comparison with Gao & Wan all the same."}
     return {"sets": "Every configuration runs on whole sets.",
