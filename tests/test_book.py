@@ -80,7 +80,8 @@ LEAK_PATTERNS = [r"\.venv/", r"site-packages", r"\.cache/", r"/root/", r"/home/"
                  r"\$[A-Za-z\\][^$<]{0,40}\$",  # math left as raw TeX (Markdown printed by a code cell)
                  r"(<|&lt;)IPython\.core\.display",  # a Markdown object pasted with {glue:text} instead of {glue:md}
                  r"(?s)<(fig)?caption\b[^>]*>(?:(?!</(fig)?caption>).)*`",  # Markdown code left raw in a caption
-                 r"(?i)\bthis (machine|CPU)\b", r"\(0 warnings\)"]  # the build machine, in the prose
+                 r"(?i)\bthis (machine|CPU)\b", r"\(0 warnings\)",  # the build machine, in the prose
+                 r"(&#39;|&#x27;|')\| [^|<\n]{1,60} \|[^<]*\\n\|"]  # a Markdown table's repr printed by a cell
 
 
 def leaks(html_dir, roots) -> list[str]:

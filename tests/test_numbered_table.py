@@ -18,6 +18,13 @@ def test_markdown_table_headers_formats_and_alignment():
     assert lines[3] == "| a\\|b | — | 25% | 3 |"  # a pipe escaped, an undefined cell as "—"
 
 
+def test_glue_table_returns_nothing_so_its_cell_prints_nothing(monkeypatch):
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda key, value, display=True: glued.update({key: value}))
+    assert numbered.glue_table("t", pd.DataFrame({"metric": ["BLEU"], "share": [0.5]})) is None
+    assert glued["t"].data.startswith("| metric | share |")
+
+
 def test_in_words_names_attributes_and_sources():
     frame = pd.DataFrame({"attribute": ["physical_appearance", "gender"], "source": ["crows_pairs", "winobias"],
                           "pairs": [1, 2]})

@@ -53,15 +53,14 @@ def markdown_table(frame: pd.DataFrame, *, decimals: int = 2, formats: dict | No
     return "\n".join(lines) + "\n"
 
 
-def glue_table(key: str, frame: pd.DataFrame, *, decimals: int = 2, formats: dict | None = None) -> str:
-    """Glue :func:`markdown_table` of ``frame`` under ``key`` for a ``{glue:md}`` inside a ``table`` directive
-    (shown nowhere else); returns the Markdown."""
+def glue_table(key: str, frame: pd.DataFrame, *, decimals: int = 2, formats: dict | None = None) -> None:
+    """Glue :func:`markdown_table` of ``frame`` under ``key`` for a ``{glue:md}`` inside a ``table`` directive,
+    shown nowhere else: nothing is returned, so a cell that ends with this call prints nothing."""
     from IPython.display import Markdown
     from myst_nb import glue
 
     text = markdown_table(frame, decimals=decimals, formats=formats)
     glue(key, Markdown(text), display=False)
-    return text
 
 
 __all__ = ["glue_table", "markdown_table"]
