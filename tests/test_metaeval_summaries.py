@@ -175,10 +175,15 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
     pref = pd.DataFrame({"metric": ["BERTScore", "WMD", "BLEU"], "name": ["bertscore", "wmd", "bleu"],
                          "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
                          "share_equal": [8 / 40, 24 / 40, 1.0]})
-    # one male-preferring configuration against none: the exact sign test gives p = 1, not distinguishable
-    assert ch7_gender_swap.preference_claim_findings(pref) == {"model": 2, "male": 1, "male_names": "BERTScore (max)",
-                                                               "female": 0, "female_names": "none", "neither": 1,
+    # one male-preferring metric against none: the exact sign test gives p = 1, not distinguishable
+    assert ch7_gender_swap.preference_claim_findings(pref) == {"model": 2, "configurations": 2, "male": 1,
+                                                               "male_names": "BERTScore", "female": 0,
+                                                               "female_names": "none", "neither": 1,
                                                                "verdict": claims.UNDECIDED, "p": 1.0}
+    # a metric's two aggregations are one unit: both preferring the male hypothesis count once
+    both = pd.concat([pref, pref.iloc[[0]].assign(aggregation="mean")], ignore_index=True)
+    found = ch7_gender_swap.preference_claim_findings(both)
+    assert (found["model"], found["configurations"], found["male"]) == (2, 3, 1)
     none = ch7_gender_swap.preference_claim_findings(pref[pref["name"] == "bleu"])
     assert none["model"] == 0 and none["verdict"] == "not comparable"
 

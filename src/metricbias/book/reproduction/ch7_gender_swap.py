@@ -211,24 +211,26 @@ def shift_table(claim: pd.DataFrame) -> pd.DataFrame:
 
 def preference_claim_findings(pref: pd.DataFrame) -> dict:
     """Gao & Wan's first claim, that model-based metrics prefer the male hypothesis, against the sign tests of
-    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table): of the
-    ``model`` model-based configurations, those that significantly prefer the male hypothesis (``male``, named in
-    ``male_names``), the female one (``female``, ``female_names``; "none" when no name) and neither (``neither``);
-    and the claim's ``verdict`` with its ``p``: the exact sign test of the male-preferring against the
-    female-preferring configurations (:func:`metricbias.bias.claims.direction_verdict`; "not comparable" when no
-    model-based configuration ran)."""
+    :func:`~metricbias.metaeval.analysis.preference_tests` (BH across the configurations of the table), one unit
+    per metric: a metric's aggregations (max, mean) score the same pairs, so they are not independent. Of the
+    ``model`` model-based metrics, those whose significant aggregations all prefer the male hypothesis (``male``,
+    named in ``male_names``), all the female one (``female``, ``female_names``; "none" when no name), and the rest
+    (``neither``: no significant aggregation, or both directions); ``configurations``: the (metric, aggregation)
+    rows. The claim's ``verdict`` with its ``p``: the exact sign test of the male- against the female-preferring
+    metrics (:func:`metricbias.bias.claims.direction_verdict`; "not comparable" when no model-based metric ran)."""
     from ...bias.claims import direction_verdict
     from ...metaeval.analysis import preference_tests
 
     tested = preference_tests(pref)
     model = tested[tested["name"].map(metric_group) == "model-based"]
-    label = model["metric"] + " (" + model["aggregation"] + ")"
-    male, female = label[model["prefers"] == "male"], label[model["prefers"] == "female"]
+    directions = model.groupby("metric", sort=False)["prefers"].agg(lambda p: set(p) & {"male", "female"})
+    male = [m for m, d in directions.items() if d == {"male"}]
+    female = [m for m, d in directions.items() if d == {"female"}]
     verdict = direction_verdict(len(male), len(female)) if len(model) else {"verdict": "not comparable",
                                                                             "p": float("nan")}
-    return {"model": len(model), "male": len(male), "male_names": ", ".join(male) or "none",
-            "female": len(female), "female_names": ", ".join(female) or "none",
-            "neither": len(model) - len(male) - len(female), **verdict}
+    return {"model": len(directions), "configurations": len(model), "male": len(male),
+            "male_names": ", ".join(male) or "none", "female": len(female), "female_names": ", ".join(female) or "none",
+            "neither": len(directions) - len(male) - len(female), **verdict}
 
 
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
