@@ -226,6 +226,9 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     both = ch7_gender_swap.shift_claim({"Toy": perf, "Toy 2": perf.assign(subset="single_gender")}, n_resamples=999)
     found = ch7_gender_swap.shift_findings(both)
     assert found["toy_all_verdict"] == "model-based shift more" and found["toy_2_single_gender_n_model"] == 3
+    assert found["toy_all_claim"] == "holds"
+    assert ch7_gender_swap.shift_findings(ch7_gender_swap.shift_claim({"Toy": perf.iloc[:4]},
+                                                                      n_resamples=99))["toy_all_claim"] == "not comparable"
     assert found["toy_all_model"] == pytest.approx(0.05) and found["toy_all_ngram"] == pytest.approx(0.001)
     table = ch7_gender_swap.shift_table(both)
     assert table["set"].tolist() == ["Toy", "Toy 2 (male-only hypotheses)"] and len(table.columns) <= 8
