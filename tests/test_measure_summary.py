@@ -108,3 +108,10 @@ def test_headline_findings_pick_the_section_numbers():
         counterfactual={"ngram_worst_nonbinary": 9, "ngram_metrics": 10, "groups_without_vectors": 5, "groups": 14})
     assert out["most_stable"] == "eq2" and out["most_stable_panels"] == out["panels"] == 7
     assert out["differ_from_bleu"] == 152 and out["groups_without_vectors"] == 5
+
+
+def test_elsewhere_appears_only_when_some_cases_are_left():
+    clause = "its lead is not distinguishable at this size"
+    assert ms.elsewhere(5, 7, clause) == f"; elsewhere {clause}."
+    assert ms.elsewhere(7, 7, clause) == "."  # "7 of 7 panels": there is no elsewhere
+    assert ms.elsewhere(0, 7, clause) == "."  # "0 of 7": no lead anywhere to contrast with

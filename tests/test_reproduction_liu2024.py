@@ -61,7 +61,7 @@ def test_stability_comparison_pairs_the_measures_over_the_same_draws():
     f = liu2024.stability_findings(comparison.reset_index())
     assert (f["best"], f["draws"], f["beaten"], f["others"]) == ("Eq. 2", 20, 2, 2)  # jss trails by 0.01 in noise of 0.007
     assert f["differences"].split()[0] in {"KLS", "JSS"}
-    assert f["claim_verdict"] == "not distinguishable at this size"  # eq2 leads: kls against the indicator untested
+    assert "claim_verdict" not in f  # Liu's claim has its own test: liu_claim
     assert liu2024.stability_findings(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0]))["draws"] == 0
 
 
@@ -81,3 +81,52 @@ def test_stability_panels_test_each_panel_leader():
     assert tests.set_index("panel").loc["all", "verdict"] == "higher"
     assert tests.set_index("panel").loc["gender", "verdict"] != "higher"  # a lead of 0.001 in noise of 0.02
     assert liu2024.stability_panels_findings(tests) == {"shown": 1, "panels": 2, "shown_list": "all (Eq. 2)"}
+
+
+def _planted_taus(shifts: dict, n_seeds: int = 15, noise: float = 0.005, seed: int = 2) -> pd.DataFrame:
+    """Kendall τ per (rate, seed) on the ``all`` panel: one shared draw effect plus each measure's planted shift."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for rate in (0.3, 0.8):
+        for s in range(n_seeds):
+            base = rng.normal(0.6, 0.1)  # shared by every measure on the draw: pairing removes it
+            rows += [{"rate": rate, "seed": s, "attribute": "all", "measure": m,
+                      "kendall_tau": base + shift + rng.normal(0, noise)} for m, shift in shifts.items()]
+    return pd.DataFrame(rows)
+
+
+def test_liu_claim_pairs_kls_and_jss_with_the_indicator():
+    # planted: KLS 0.05 above the indicator, JSS 0.03 above; the draw effect (sd 0.1) cancels in the pairs
+    taus = _planted_taus({"eq2": 0.3, "indicator": 0.0, "kls": 0.05, "jss": 0.03})
+    c = liu2024.liu_claim(taus, n_resamples=999)
+    wide = taus.pivot_table(index=["rate", "seed"], columns="measure", values="kendall_tau")
+    assert c["draws"] == 30
+    assert c["kls_difference"] == pytest.approx((wide["kls"] - wide["indicator"]).mean())  # the paired mean
+    assert c["kls_difference"] == pytest.approx(0.05, abs=0.004)
+    assert c["jss_difference"] == pytest.approx(0.03, abs=0.004)
+    assert 0 < c["kls_ci_low"] < c["kls_difference"] < c["kls_ci_high"] < 0.06
+    assert c["kls_stability"] == c["jss_stability"] == "more stable than the indicator"
+    assert c["verdict"] == "holds"
+    # both below: reverses; one each side, or one undecided: not distinguishable, said per measure
+    assert liu2024.liu_claim(_planted_taus({"indicator": 0.0, "kls": -0.05, "jss": -0.03}),
+                             n_resamples=999)["verdict"] == "reverses"
+    mixed = liu2024.liu_claim(_planted_taus({"indicator": 0.0, "kls": -0.02, "jss": 0.03}), n_resamples=999)
+    assert (mixed["kls_stability"], mixed["jss_stability"]) == ("less stable than the indicator",
+                                                               "more stable than the indicator")
+    assert mixed["verdict"] == "not distinguishable at this size"
+    tied = liu2024.liu_claim(_planted_taus({"indicator": 0.0, "kls": 0.0, "jss": 0.05}, noise=0.02),
+                             n_resamples=999)
+    assert tied["kls_stability"] == "not distinguishable from the indicator at this size"
+    assert tied["verdict"] == "not distinguishable at this size"
+    with pytest.raises(ValueError, match="jss"):
+        liu2024.liu_claim(taus[taus["measure"] != "jss"], n_resamples=99)
+
+
+def test_claim_verdict_needs_every_interval_on_one_side():
+    assert liu2024.claim_verdict(["higher", "higher"]) == "holds"
+    assert liu2024.claim_verdict(["lower", "lower"]) == "reverses"
+    assert liu2024.claim_verdict(["higher", "lower"]) == liu2024.claim_verdict(["higher", "x"]) == \
+        "not distinguishable at this size"
+    assert liu2024.claim_verdict([]) == "not distinguishable at this size"

@@ -92,9 +92,9 @@ def test_direction_numbers_count_the_sides_and_name_the_heads():
     n = liu_table2.direction_numbers(intervals, {"mlm-a": 0.383, "mlm-b": np.nan})
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (3, 1, 1, 1)
     assert (n["paper_results"], n["paper_above_50"], n["paper_min"], n["paper_max"]) == (12, 12, 50.28, 65.45)
-    assert n["against_list"] == "AUL of `mlm-a` on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)"
+    assert n["against_list"] == "AUL of mlm-a on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)"
     # a head with no recorded accuracy is not a head; none is below the floor
-    assert (n["heads"], n["weak"], n["weak_list"], n["head_list"]) == (1, 0, "none", "`mlm-a` 38.3%")
+    assert (n["heads"], n["weak"], n["weak_list"], n["head_list"]) == (1, 0, "none", "mlm-a 38.3%")
     assert liu_table2.direction_numbers(intervals.iloc[2:], {})["against_list"] == "none"
     empty = liu_table2.direction_numbers(intervals.iloc[:0], {})
     assert (empty["results"], empty["paper_results"]) == (0, 12)
@@ -120,16 +120,27 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     f = liu_table2.direction_findings(intervals, excluded=["mlm-weak"])
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"]) == (1, 1, 0)
     n = liu_table2.direction_numbers(intervals, accuracy, reference=reference)
-    assert n["head_list"] == "`mlm-weak` 13.2% (most frequent token 5.3%); `mlm-good` 31.0% (most frequent token 6.1%)"
-    assert (n["heads"], n["weak"], n["weak_list"], n["floor"]) == (2, 1, "`mlm-weak`", 0.30)
+    assert n["head_list"] == "mlm-weak 13.2% (most frequent token 5.3%); mlm-good 31.0% (most frequent token 6.1%)"
+    assert (n["heads"], n["weak"], n["weak_list"], n["floor"]) == (2, 1, "mlm-weak", 0.30)
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (1, 1, 0, 0)
     assert n["against_list"] == "none"  # the weak head's AUL left out
     alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
     assert (alone["results"], alone["weak"]) == (0, 1)
     t = liu_table2.beside(intervals, accuracy=accuracy)
-    weak = t[t["masked LM"] == "mlm-weak"]
+    weak = t[t["masked LM"] == "mlm-weak" + liu_table2.BELOW_FLOOR_MARK]  # marked: the caption says it enters no finding
     assert set(weak["head accuracy"]) == {"13.2% (below 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
     assert set(weak["vs Liu"]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # numbers kept
     good = t[t["masked LM"] == "mlm-good"].iloc[0]
     assert (good["head accuracy"], good["vs 50"]) == ("31.0%", "stereotypical")
     assert "head accuracy" not in liu_table2.beside(intervals).columns  # without accuracies, as before
+
+
+def test_the_table_names_the_heads_in_words_and_marks_one_below_its_floor():
+    """A trained head's folder reads as words (names.part_name), and a head below its floor carries the mark."""
+    intervals = _two_heads().replace({"mlm-weak": "mlm-all-MiniLM-L6-v2", "mlm-good": "mlm-all-mpnet-base-v2"})
+    accuracy = {"mlm-all-MiniLM-L6-v2": 0.132, "mlm-all-mpnet-base-v2": 0.322}
+    t = liu_table2.beside(intervals, accuracy=accuracy)
+    assert list(dict.fromkeys(t["masked LM"])) == ["MiniLM masked-LM head †", "MPNet masked-LM head"]
+    n = liu_table2.direction_numbers(intervals, accuracy)
+    assert (n["weak_list"], n["head_list"]) == ("MiniLM masked-LM head",
+                                                "MiniLM masked-LM head 13.2%; MPNet masked-LM head 32.2%")

@@ -7,6 +7,7 @@
 * :func:`normality`: how often both candidate sets pass Shapiro–Wilk, the
   assumption behind KLS and JSS;
 * :func:`stability_findings`: what the robustness study under subsampling finds;
+* :func:`elsewhere`: how a "shown in k of n" sentence ends, so that "elsewhere" appears only when there is one;
 * :func:`headline_findings`: chapter 4's headline numbers, from the frames the
   chapter computes.
 
@@ -32,6 +33,12 @@ def count_list(values: Iterable, *, bold: bool = False) -> str:
     counts = pd.Series(list(values), dtype=object).value_counts(sort=True)
     fmt = "**{}** ({})" if bold else "{} ({})"
     return ", ".join(fmt.format(v, int(n)) for v, n in counts.items())
+
+
+def elsewhere(shown: int, total: int, clause: str) -> str:
+    """How a count sentence ends ("… in 5 of 7 panels (…)" + this): "; elsewhere <clause>." when some but not all
+    of the ``total`` cases are ``shown``, else "." (in all of them, or in none, there is no "elsewhere")."""
+    return f"; elsewhere {clause}." if 0 < shown < total else "."
 
 
 def chapter_attributes(attributes, released, counterfactual, groups: dict) -> tuple[list[str], dict]:
@@ -182,6 +189,7 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
     }
 
 
-__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "focus_attribute", "headline_findings",
+__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "elsewhere", "focus_attribute",
+           "headline_findings",
            "labelled", "measure_grid", "word", "words", "most_biased",
            "normality", "rank_correlations", "reference_summary", "stability_findings"]

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ...bias.pll import RUNS as _pll_runs
 from ..display import label
+from .names import part_name
 from .tables import table
 from .notes import interval_text
 
@@ -100,8 +101,9 @@ def pll_table2(lms, *, sample_size: int = 0, seed: int = 0, progress: bool = Fal
 
 
 def measured_models(lms) -> str:
-    """The masked LMs chapter 4 measures, as a list of names (Markdown); "none" when no head is available."""
-    return ", ".join(f"`{lm.name}`" for lm in lms) or "none"
+    """The masked LMs chapter 4 measures, as a list of names in words (:func:`~.names.part_name`: "MiniLM
+    masked-LM head"); "none" when no head is available."""
+    return ", ".join(part_name(lm.name) for lm in lms) or "none"
 
 
 # --- JSS as the author's released code computes it -------------------------------------------------
@@ -139,6 +141,13 @@ def jss_variant_findings(variants: pd.DataFrame, cell=("gender", "BERTScore-RoBE
     return out
 
 
+def _paired_taus(stability: pd.DataFrame, panel: str) -> pd.DataFrame:
+    """Kendall τ of ``panel``, one row per subsample (rate, seed) and one column per measure, draws that miss a
+    measure left out: every measure is computed on the same draws, so the columns pair row by row."""
+    return stability[stability["attribute"] == panel].pivot_table(index=["rate", "seed"], columns="measure",
+                                                                  values="kendall_tau").dropna()
+
+
 def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999,
                          seed: int = 0) -> pd.DataFrame:
     """The measure whose ranking keeps the highest mean Kendall τ on ``panel`` against each other measure, paired
@@ -147,8 +156,7 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
     ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
     from ...bias import claims
 
-    wide = stability[stability["attribute"] == panel].pivot_table(index=["rate", "seed"], columns="measure",
-                                                                   values="kendall_tau").dropna()
+    wide = _paired_taus(stability, panel)
     if wide.empty or wide.shape[1] < 2:
         return pd.DataFrame(columns=["panel", "best", "other", "draws", "difference", "ci_low", "ci_high", "verdict"])
     best = wide.mean().idxmax()
@@ -161,28 +169,64 @@ def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resam
     return pd.DataFrame(rows)
 
 
-def stability_findings(comparison: pd.DataFrame) -> dict:
-    """Chapter 4's numbers on :func:`stability_comparison` of one panel: the measure with the highest mean τ, the
-    draws, each other measure's difference with its interval (a list), how many others it is shown more stable
-    than, and the verdict on Liu's claim that KLS and JSS rank more stably than the indicator measure ("holds": one
-    of them leads and is shown more stable than the indicator; "reverses": the indicator leads and is shown more
-    stable than both; otherwise, a leader on neither side included, not distinguishable by this test)."""
+#: Liu's claim: these measures rank more stably under subsampling than :data:`LIU_BASELINE`
+LIU_MEASURES = ("kls", "jss")
+LIU_BASELINE = "indicator"
+#: :func:`metricbias.bias.claims.compare`'s verdict on "measure minus the indicator" -> what the page says of it
+STABILITY_WORDS = {"higher": "more stable than the indicator", "lower": "less stable than the indicator"}
+
+
+def claim_verdict(verdicts) -> str:
+    """Liu's claim from the :func:`~metricbias.bias.claims.compare` verdicts of KLS − indicator and JSS − indicator:
+    "holds" when every interval lies above 0, "reverses" when every one lies below 0, otherwise
+    :data:`~metricbias.bias.claims.UNDECIDED`."""
     from ...bias.claims import UNDECIDED
 
+    verdicts = list(verdicts)
+    if verdicts and all(v == "higher" for v in verdicts):
+        return "holds"
+    if verdicts and all(v == "lower" for v in verdicts):
+        return "reverses"
+    return UNDECIDED
+
+
+def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """The direct test of Liu's claim that KLS and JSS rank more stably than the indicator measure: on ``panel``,
+    each one's Kendall τ minus the indicator's, paired over the same subsamples (:func:`_paired_taus`), with its 95%
+    bootstrap interval (:func:`metricbias.bias.claims.compare`, ``paired=True``). Returns ``draws`` and, per measure
+    (``kls_``, ``jss_``), ``difference``, ``ci_low``, ``ci_high`` and ``stability`` (:data:`STABILITY_WORDS`, else
+    "not distinguishable from the indicator at this size"), and the claim's ``verdict`` (:func:`claim_verdict`).
+    ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
+    from ...bias import claims
+
+    wide = _paired_taus(stability, panel)
+    missing = [m for m in (*LIU_MEASURES, LIU_BASELINE) if m not in wide.columns]
+    if missing or len(wide) < 2:
+        raise ValueError(f"liu_claim: panel {panel!r} needs at least two subsamples with τ for "
+                         f"{', '.join((*LIU_MEASURES, LIU_BASELINE))}; missing: {', '.join(missing) or 'draws'}")
+    out, verdicts = {"draws": len(wide)}, []
+    for m in LIU_MEASURES:
+        c = claims.compare(wide[m].to_numpy(), wide[LIU_BASELINE].to_numpy(), paired=True, n_resamples=n_resamples,
+                           seed=seed)
+        verdicts.append(c["verdict"])
+        out.update({f"{m}_difference": c["difference"], f"{m}_ci_low": c["ci_low"], f"{m}_ci_high": c["ci_high"],
+                    f"{m}_stability": STABILITY_WORDS.get(c["verdict"],
+                                                          "not distinguishable from the indicator at this size")})
+    return {**out, "verdict": claim_verdict(verdicts)}
+
+
+def stability_findings(comparison: pd.DataFrame) -> dict:
+    """Chapter 4's numbers on :func:`stability_comparison` of one panel: the measure with the highest mean τ, the
+    draws, each other measure's difference with its interval (a list), and how many others it is shown more stable
+    than. Liu's claim itself is tested by :func:`liu_claim`."""
     if comparison.empty:
-        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0,
-                "claim_verdict": UNDECIDED}
+        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0}
     r0 = comparison.iloc[0]
     beaten = set(comparison.loc[comparison["verdict"] == "higher", "other"])
-    # Liu's claim: the distributional measures (KLS, JSS) rank more stably than the indicator measure; the test
-    # pairs the leader with each other measure, so it decides the claim only when the leader is one of the two sides
-    distributional = {"kls", "jss"}
-    verdict = ("holds" if r0["best"] in distributional and "indicator" in beaten else
-               "reverses" if r0["best"] == "indicator" and distributional <= beaten else UNDECIDED)
     return {"best": label(r0["best"]), "draws": int(r0["draws"]),
             "differences": "; ".join(f"{label(r['other'])} {interval_text({**r, 'confidence': 0.95}, 3)}"
                                      for r in comparison.to_dict("records")),
-            "beaten": len(beaten), "others": len(comparison), "claim_verdict": verdict}
+            "beaten": len(beaten), "others": len(comparison)}
 
 
 def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
@@ -203,7 +247,8 @@ def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
             "shown_list": ", ".join(f"{label(p)} ({label(best[p])})" for p in shown.index[shown]) or "none"}
 
 
-__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "RUNS", "measured_models", "jss_variant_findings",
+__all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "LIU_BASELINE", "LIU_MEASURES", "RUNS", "STABILITY_WORDS",
+           "claim_verdict", "liu_claim", "measured_models", "jss_variant_findings",
            "jss_variant_table", "masked_lms", "pll_scores", "pll_table2", "stability_comparison", "stability_panels",
            "stability_findings", "stability_panels_findings",
            "table2", "table2_from_scores"]

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 from .liu2024 import PAPER, RUNS, table2
+from .names import part_name
 
 #: PLL methods -> how Liu's Table 2 names their indicator measure
 MEASURES = {"sss": "SSS", "cps": "CPS", "aul": "AUL"}
@@ -39,6 +40,8 @@ INTERVAL_COLUMNS = ["dataset", "model", "measure", "n_pairs", "value", "ci_low",
 HEAD_FLOOR = 0.30
 #: what the verdict columns say for a head below :data:`HEAD_FLOOR`
 NO_FINDING = "no finding: head below its floor"
+#: the mark after the name of a head below :data:`HEAD_FLOOR` in :func:`beside` (the caption says what it means)
+BELOW_FLOOR_MARK = " †"
 
 
 def side_of_50(ci_low: float, ci_high: float) -> str:
@@ -125,7 +128,8 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
     its interval, its side of 50 and where its interval lies against Liu's three values. ``ours``
     (:func:`~metricbias.book.reproduction.liu2024.table2_from_scores`) adds KLS and JSS on AUL as point values. Without
     results of ours, Liu's Table 2 as printed. With ``accuracy`` (:func:`head_accuracy`), a column gives each
-    head's masked-token accuracy, and the verdicts of a head below :data:`HEAD_FLOOR` read :data:`NO_FINDING`."""
+    head's masked-token accuracy, and the verdicts of a head below :data:`HEAD_FLOOR` read :data:`NO_FINDING`, its
+    name marked with :data:`BELOW_FLOOR_MARK`. Masked LMs are named in words (:func:`~.names.part_name`)."""
     paper = table2() if paper is None else paper
     if intervals.empty:
         return paper
@@ -159,6 +163,7 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
         out.insert(4, "head accuracy", [shown(m, a) for m, a in zip(out["masked LM"], acc)])
         mark = out["masked LM"].isin(weak) & (out["vs 50"] != "—")
         out.loc[mark, ["vs 50", "vs Liu"]] = NO_FINDING
+    out["masked LM"] = [part_name(m) + (BELOW_FLOOR_MARK if m in weak else "") for m in out["masked LM"]]
     return out
 
 
@@ -192,18 +197,18 @@ def direction_numbers(intervals: pd.DataFrame, accuracy: dict[str, float], paper
 
     def head(m, a):
         ref = reference.get(m, np.nan)
-        return f"`{m}` {a:.1%}" + ("" if np.isnan(ref) else f" (most frequent token {ref:.1%})")
+        return f"{part_name(m)} {a:.1%}" + ("" if np.isnan(ref) else f" (most frequent token {ref:.1%})")
 
     kept = intervals[~intervals["model"].isin(weak)]
     below = kept[kept["side"] == BELOW]
     return {**f, "heads": len(known), "weak": len(weak), "floor": floor,
             "head_list": "; ".join(head(m, a) for m, a in known.items()) or "none",
-            "weak_list": ", ".join(f"`{m}`" for m in weak) or "none",
-            "against_list": "; ".join(f"{r['measure']} of `{r['model']}` on {r['dataset']} {r['value']:.1f} "
+            "weak_list": ", ".join(part_name(m) for m in weak) or "none",
+            "against_list": "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} "
                                       f"(95% CI {r['ci_low']:.1f} to {r['ci_high']:.1f})"
                                       for r in below.to_dict("records")) or "none"}
 
 
-__all__ = ["ABOVE", "BELOW", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
+__all__ = ["ABOVE", "BELOW", "BELOW_FLOOR_MARK", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
            "PAPER_MODELS", "below_floor", "beside", "direction_findings", "direction_numbers", "head_accuracy",
            "head_reference", "indicator_intervals", "side_of_50", "versus_paper"]
