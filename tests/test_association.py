@@ -432,3 +432,40 @@ def test_weat_cli_writes_floor_p_values_as_flagged_bounds(tmp_path):
     flagged = table["p_value_is_upper_bound"]
     assert (table.loc[flagged, "p_value"] == pytest.approx(1 / 99)).all()
     assert (table.loc[~flagged, "p_value"] > 1 / 99).all()
+
+
+def test_identical_configurations_are_counted_once():
+    """Planted: B repeats A on every cell (one value 1e-14 off, within rounding), C equals A on the word cell only,
+    D and E are undefined everywhere (nothing to merge on), F repeats A's d but not its p."""
+    cells = [("C6-T", "word"), ("C6-T", "sent"), ("C8-N", "sent")]
+    d_a, p_a = [0.5, -0.2, np.nan], [0.01, 0.6, 1.0]
+    columns = {"A": (d_a, p_a), "B": ([0.5 + 1e-14, -0.2, np.nan], p_a), "C": ([0.5, 0.3, 0.1], p_a),
+               "D": ([np.nan] * 3, [1.0] * 3), "E": ([np.nan] * 3, [1.0] * 3), "F": (d_a, [0.02, 0.6, 1.0])}
+    results = pd.DataFrame([{"test": t, "level": lv, "metric": m, "effect_size": d[i], "p_value": p[i]}
+                            for m, (d, p) in columns.items() for i, (t, lv) in enumerate(cells)])
+    same = asc.identical_configurations(results)
+    assert same.to_dict("records") == [{"metric": "B", "same_as": "A", "cells": 3}]
+    merged, table = asc.merge_identical(results)
+    assert list(dict.fromkeys(merged["metric"])) == ["A (= B)", "C", "D", "E", "F"] and len(merged) == 15
+    assert table["label"].tolist() == ["A (= B)"]
+    # a second copy joins the same group; 1e-9 apart is a different function
+    more = pd.concat([results, results[results["metric"] == "A"].assign(metric="G"),
+                      results[results["metric"] == "A"].assign(metric="H", effect_size=[0.5 + 1e-9, -0.2, np.nan])])
+    assert list(dict.fromkeys(asc.merge_identical(more)[0]["metric"]))[0] == "A (= B, G)"
+    assert "H" in set(asc.merge_identical(more)[0]["metric"])
+    unchanged, none = asc.merge_identical(results[results["metric"] != "B"])
+    assert none.empty and unchanged["metric"].nunique() == 5
+    with pytest.raises(ValueError, match="lack column"):
+        asc.identical_configurations(results.drop(columns="p_value"))
+
+
+def test_nearest_configurations_by_hand():
+    """A and B agree on the word cell and differ by 0.02 on the sentence cell; C is 0.5 from both; D is undefined
+    everywhere and not compared."""
+    results = pd.DataFrame({"test": ["C6-T", "C6-T"] * 4, "level": ["word", "sent"] * 4,
+                            "metric": ["A"] * 2 + ["B"] * 2 + ["C"] * 2 + ["D"] * 2,
+                            "effect_size": [0.4, 0.1, 0.4, 0.12, 0.9, 0.6, np.nan, np.nan], "p_value": [0.5] * 8})
+    near = asc.nearest_configurations(results)
+    assert near == {"metric": "B", "other": "A", "largest_difference": pytest.approx(0.02), "cells_equal": 1,
+                    "cells": 2}
+    assert asc.nearest_configurations(results[results["metric"].isin(["A", "D"])]) == {}

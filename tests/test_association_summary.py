@@ -56,7 +56,9 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     # 4 targets x 4 attributes, both directions
     assert overview["pairs"].tolist() == [32, 48]
     counts = su.pair_counts([WORD, WORD, SENT], [WORD, WORD, SENT])
-    assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0}
+    # a generation metric's F: a sequence-to-sequence pass in each direction of each of the 80 ordered pairs
+    assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0,
+                      "seq2seq_passes": 160}
     assert su.drawn_sets([], tests_drawn=0, sample_size=0, drawn_sample_size=16) == {
         "sets": "Every configuration runs on whole sets.", "power": "Every cell has as many targets as Gao & Wan's."}
     reason = su.drawn_sets(["R"], tests_drawn=0, sample_size=0, drawn_sample_size=16, pairs=2727914)["sets"]
@@ -273,3 +275,30 @@ def test_run_tests_reads_whole_sets_from_association_packs_and_draws_the_others(
     chosen = seat.tests("DB:L", "all", sample_size=4)
     again, none = su.run_tests(full, chosen, suite, n_permutations=500, cache=cache, packs=tmp_path / "packs")
     assert none == [] and (again["scoring_seconds"] > 0).all()
+
+
+def test_the_direction_verdict_counts_each_test_once():
+    """Two model-based configurations on three tests: five of six cells positive, but per test the mean d is
+    +0.5 (C6-N), +0.3 (C6-T) and -0.35 (ABW-T: +0.1 and -0.8): two tests positive, one negative, sign test p = 1."""
+    results = pd.DataFrame({"test": ["C6-N", "C6-T", "ABW-T"] * 2, "level": ["word"] * 6,
+                            "metric": ["WMD"] * 3 + ["Embedding average"] * 3,
+                            "name": ["wmd"] * 3 + ["embedding_average"] * 3, "family": ["embedding"] * 6,
+                            "effect_size": [0.4, 0.2, 0.1, 0.6, 0.4, -0.8], "p_value": [0.5] * 6})
+    direction = ch5_table3.direction_findings(results)
+    assert (direction["model_cells"], direction["model_cells_positive_share"]) == (6, pytest.approx(5 / 6))
+    assert (direction["model_tests"], direction["model_positive"], direction["model_negative"]) == (3, 2, 1)
+    assert direction["model_positive_share"] == pytest.approx(2 / 3) and direction["model_sign_p"] == pytest.approx(1)
+    assert direction["claim_verdict"] == "not distinguishable at this size"
+
+
+def test_identical_findings_name_the_merged_and_the_closest_configurations():
+    results = pd.DataFrame({"test": ["C6-T", "C6-T"] * 3, "level": ["word", "sent"] * 3,
+                            "metric": ["MoverScore-MiniLM"] * 2 + ["MoverScore-MiniLM-2gram"] * 2 + ["WMD"] * 2,
+                            "effect_size": [0.4, 0.1, 0.4, 0.1, 0.4, 0.15], "p_value": [0.2, 0.5, 0.2, 0.5, 0.2, 0.4]})
+    kept, identical = asc.merge_identical(results)
+    found = su.identical_findings(identical, kept)
+    assert (found["identical"], found["identical_list"]) == (1, "MoverScore-MiniLM-2gram = MoverScore-MiniLM")
+    assert found["nearest"] == "WMD and MoverScore-MiniLM (= MoverScore-MiniLM-2gram)"
+    assert (found["nearest_gap"], found["nearest_equal"], found["nearest_cells"]) == (pytest.approx(0.05), 1, 2)
+    none = su.identical_findings(identical.iloc[:0], kept[kept["metric"] == "WMD"])
+    assert (none["identical_list"], none["nearest"], none["nearest_cells"]) == ("none", "—", 0)

@@ -150,3 +150,21 @@ def test_direction_verdict_by_hand():
     assert none["verdict"] == claims.UNDECIDED and np.isnan(none["p"])
     with pytest.raises(ValueError):
         claims.direction_verdict(-1, 2)
+
+
+def test_cluster_sign_test_counts_each_cluster_once():
+    """Twelve cells from four tests: test a has three cells (+1, +1, -0.5: mean +0.5), b (+0.2, -0.4: mean -0.1),
+    c (+2, NaN: mean +2), d (0, 0: mean 0, left out), e (NaN only: left out). Ten positive cells would give a
+    cell-level sign test; over the tests it is 2 positive against 1 negative: p = P(|X - 1.5| >= 0.5) = 1."""
+    values = [1, 1, -0.5, 0.2, -0.4, 2, np.nan, 0, 0, np.nan]
+    clusters = list("aaabbccdde")
+    out = claims.cluster_sign_test(values, clusters)
+    assert (out["clusters"], out["positive"], out["negative"]) == (3, 2, 1)
+    assert out["positive_share"] == pytest.approx(2 / 3) and out["p_value"] == pytest.approx(1.0)
+    # six clusters all positive: two-sided p = 2 * (1/2)^6
+    six = claims.cluster_sign_test([0.3] * 12, [i // 2 for i in range(12)])
+    assert (six["clusters"], six["positive"], six["p_value"]) == (6, 6, pytest.approx(2 / 2**6))
+    empty = claims.cluster_sign_test([np.nan], ["a"])
+    assert empty["clusters"] == 0 and math.isnan(empty["p_value"]) and math.isnan(empty["positive_share"])
+    with pytest.raises(ValueError, match="equal length"):
+        claims.cluster_sign_test([1.0, 2.0], ["a"])

@@ -614,3 +614,72 @@ def pairs_of(tests, per_test: bool = False) -> list[tuple[list[str], list[str]]]
 def pairs_needed(tests) -> int:
     """Number of distinct ordered (x, y) pairs the tests need (what one metric scores)."""
     return len(pairs_of(tests)[0][0])
+
+
+#: two configurations' effect sizes (and p-values) on a cell count as the same when they differ by at most this
+SAME_RESULT_ATOL = 1e-12
+#: the columns of :func:`identical_configurations`
+IDENTICAL_COLUMNS = ["metric", "same_as", "cells"]
+
+
+def identical_configurations(results: pd.DataFrame, *, atol: float = SAME_RESULT_ATOL) -> pd.DataFrame:
+    """Configurations (``metric``) of a :func:`run` table whose effect size and p-value equal an earlier
+    configuration's on every (``test``, ``level``) cell, within ``atol`` (undefined where the other is undefined),
+    and which have at least one defined cell: one row per configuration to count once, with ``same_as`` (the first
+    of its group in the table's order, the one kept) and the cells compared. Equal on some cells only (two static
+    metrics on single words, say) is not identity: both stay."""
+    missing = [c for c in ("test", "level", "metric", "effect_size", "p_value") if c not in results.columns]
+    if missing:
+        raise ValueError(f"identical_configurations: the results lack column(s) {missing}; run() returns them")
+    vectors = {}
+    for metric, g in results.groupby("metric", sort=False):
+        g = g.sort_values(["test", "level"], kind="stable")
+        vectors[metric] = (tuple(zip(g["test"], g["level"])), g[["effect_size", "p_value"]].to_numpy(float))
+    kept: list[str] = []
+    rows = []
+    for metric, (cells, values) in vectors.items():
+        twin = None
+        if np.isfinite(values[:, 0]).any():
+            twin = next((k for k in kept if vectors[k][0] == cells
+                         and np.allclose(vectors[k][1], values, rtol=0, atol=atol, equal_nan=True)), None)
+        if twin is None:
+            kept.append(metric)
+        else:
+            rows.append({"metric": metric, "same_as": twin, "cells": len(cells)})
+    return pd.DataFrame(rows, columns=IDENTICAL_COLUMNS)
+
+
+def merge_identical(results: pd.DataFrame, *, atol: float = SAME_RESULT_ATOL) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``results`` with each group of identical configurations (:func:`identical_configurations`) counted once: the
+    rows of the first kept and labelled "first (= second, third)", the others' rows dropped; and the table of those
+    merged (``label``: the kept configuration's new label)."""
+    merged = identical_configurations(results, atol=atol)
+    if merged.empty:
+        return results, merged.assign(label=pd.Series(dtype=object))
+    groups = merged.groupby("same_as", sort=False)["metric"].agg(list)
+    labels = {kept: f"{kept} (= {', '.join(others)})" for kept, others in groups.items()}
+    out = results[~results["metric"].isin(merged["metric"])].copy()
+    out["metric"] = out["metric"].replace(labels)
+    return out.reset_index(drop=True), merged.assign(label=merged["same_as"].map(labels))
+
+
+def nearest_configurations(results: pd.DataFrame) -> dict:
+    """The two configurations of a :func:`run` table whose effect sizes lie closest (the smallest largest |d1 - d2|
+    over the (``test``, ``level``) cells both define; pairs without such a cell are not compared): ``metric``,
+    ``other`` (the earlier in the table's order), ``largest_difference``, ``cells_equal`` (cells whose d agree within
+    :data:`SAME_RESULT_ATOL`) and ``cells`` (cells both define). An empty dict with fewer than two comparable
+    configurations."""
+    d = results.pivot_table(index=["test", "level"], columns="metric", values="effect_size", aggfunc="first",
+                            dropna=False, sort=False)
+    d = d.reindex(columns=list(dict.fromkeys(results["metric"])))
+    best: dict = {}
+    for j, metric in enumerate(d.columns):
+        for other in d.columns[:j]:
+            both = d[[metric, other]].dropna()
+            if both.empty:
+                continue
+            gap = (both[metric] - both[other]).abs()
+            if not best or gap.max() < best["largest_difference"]:
+                best = {"metric": metric, "other": other, "largest_difference": float(gap.max()),
+                        "cells_equal": int((gap <= SAME_RESULT_ATOL).sum()), "cells": len(both)}
+    return best

@@ -59,6 +59,25 @@ def sign_tests(first, second, *, alpha: float = ALPHA) -> pd.DataFrame:
                          "favours": favours})
 
 
+def cluster_sign_test(values, clusters) -> dict:
+    """A sign test over independent units when the values come in dependent clusters (the cells of one association
+    test through many configurations, say): per cluster the mean of its defined values, and the two-sided exact sign
+    test of the clusters with a positive mean against those with a negative one (a mean of exactly 0, or no defined
+    value, leaves the cluster out). Returns ``clusters`` (those counted), ``positive``, ``negative``,
+    ``positive_share`` and ``p_value`` (NaN without clusters)."""
+    v = np.asarray(values, dtype=float)
+    c = np.asarray(clusters, dtype=object)
+    if v.ndim != 1 or v.shape != c.shape:
+        raise ValueError(f"cluster_sign_test: values and clusters must be 1-d of equal length, got {v.shape} and "
+                         f"{c.shape}")
+    means = pd.Series(v).groupby(pd.Series(c), sort=False).mean().dropna()
+    positive, negative = int((means > 0).sum()), int((means < 0).sum())
+    n = positive + negative
+    p = float(stats.binomtest(positive, n).pvalue) if n else float("nan")
+    return {"clusters": n, "positive": positive, "negative": negative,
+            "positive_share": positive / n if n else float("nan"), "p_value": p}
+
+
 def direction_verdict(agree: int, disagree: int, *, alpha: float = ALPHA) -> dict:
     """Does a claimed direction hold over units that each show a significant direction (for example the
     configurations that significantly prefer the male or the female hypothesis)? The two-sided exact sign test of
@@ -189,5 +208,5 @@ def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[
     return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
-__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "compare", "difference_interval", "direction_verdict", "format_p",
+__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "cluster_sign_test", "compare", "difference_interval", "direction_verdict", "format_p",
            "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]

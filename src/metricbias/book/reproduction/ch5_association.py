@@ -57,12 +57,15 @@ def overview(tests) -> pd.DataFrame:
 
 def pair_counts(full, chosen) -> dict:
     """Distinct ordered pairs one metric scores: for the full tests, before sharing pairs between tests, and for
-    the tests this run uses (``chosen``: the same tests, sentence-level sets possibly drawn down)."""
+    the tests this run uses (``chosen``: the same tests, sentence-level sets possibly drawn down); and the model
+    passes a generation metric's F (a pass in each direction per pair) needs over the full tests."""
     full, chosen = list(full), list(chosen)
     return {"tests": len(full), "pairs": association.pairs_needed(full),
             "pairs_unshared": sum(association.pairs_needed([t]) for t in full),
             "pairs_run": association.pairs_needed(chosen),
-            "tests_drawn": sum(f != c for f, c in zip(full, chosen))}
+            "tests_drawn": sum(f != c for f, c in zip(full, chosen)),
+            # a generation metric's F scores an ordered pair with a sequence-to-sequence pass in each direction
+            "seq2seq_passes": 2 * association.pairs_needed(full)}
 
 
 def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int,
@@ -261,6 +264,22 @@ def direction(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
             "model_significant": int((model["p_value"] <= alpha).sum())}
 
 
+def identical_findings(identical: pd.DataFrame, results: pd.DataFrame) -> dict:
+    """The configurations counted once (:func:`metricbias.bias.association.merge_identical`'s table): how many
+    merge with another and which ("MoverScore-MiniLM-2gram = MoverScore-MiniLM", "none"); and, among those left
+    (``results``), the two closest (:func:`metricbias.bias.association.nearest_configurations`): ``nearest`` ("A and
+    B", "—" with fewer than two), ``nearest_gap`` (their largest |d1 - d2|), ``nearest_equal`` and ``nearest_cells``
+    (cells with the same d, of those both define)."""
+    from ..display import UNDEFINED
+
+    pairs = [f"{r.metric} = {r.same_as}" for r in identical.itertuples()]
+    near = association.nearest_configurations(results)
+    return {"identical": len(pairs), "identical_list": ", ".join(pairs) or "none",
+            "nearest": f"{near['metric']} and {near['other']}" if near else UNDEFINED,
+            "nearest_gap": near.get("largest_difference", float("nan")), "nearest_equal": near.get("cells_equal", 0),
+            "nearest_cells": near.get("cells", 0)}
+
+
 def sampling_check(full, drawn, suite: dict, *, name: str = "embedding_average", max_pairs: int = 70_000,
                    cache=True, n_permutations: int = association.N_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
     """Run the drawn-down tests (``drawn``, beside the whole ``full``) that are cheap in full (at most ``max_pairs``
@@ -292,6 +311,6 @@ def as_text(values: dict, decimals: int = 2) -> dict:
 
 
 __all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
-           "drawn_sets", "family_word", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
+           "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
            "ngram_findings", "overview", "pair_counts", "run_tests", "sampling_check", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

@@ -231,24 +231,28 @@ def _lean(positive: int, negative: int, p: float, alpha: float = 0.05) -> str:
 
 def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = None,
                        alpha: float = SIGNIFICANCE) -> dict:
-    """Which way the model-based cells point: our share with d > 0 (the direction of the stereotype the test
-    encodes), the significant cells, a two-sided sign test of the positive against the negative cells
-    (``model_sign_p``, its verdict ``model_lean`` and Gao & Wan's claim's ``claim_verdict``); and, with
-    ``compared`` (:func:`compare_with_gao`), the same cells in the two studies paired (:func:`paired_direction`,
-    keys ``paired_*``, verdict ``paired_verdict``)."""
-    from ...bias.claims import UNDECIDED, format_p, sign_tests
+    """Which way the model-based cells point. The cells share tests and configurations, so they are not independent:
+    the verdict rests on the tests, the independent units (:func:`metricbias.bias.claims.cluster_sign_test`: per
+    test, the sign of the mean d over its model-based configurations and levels), with ``model_tests``, the tests
+    whose mean d is positive (``model_positive``, share ``model_positive_share``) and negative
+    (``model_negative``), the two-sided sign test of the two (``model_sign_p``), its verdict ``model_lean`` and Gao &
+    Wan's claim's ``claim_verdict``. The cells are described too (:func:`.ch5_association.direction`: ``model_cells``,
+    ``model_cells_positive_share``, ``model_significant``). With ``compared`` (:func:`compare_with_gao`), the same
+    cells in the two studies paired (:func:`paired_direction`, keys ``paired_*``, verdict ``paired_verdict``)."""
+    from ...bias.claims import UNDECIDED, cluster_sign_test, format_p
     from .ch5_association import MODEL_FAMILIES, direction
 
-    ours = direction(results, alpha)
-    positive = int(round(ours["model_positive_share"] * ours["model_cells"])) if ours["model_cells"] else 0
-    negative = ours["model_cells"] - positive
-    # the cells share tests and metrics, so they are not independent and the p-value is optimistic
-    p = float(sign_tests([positive], [negative])["p_value"].iloc[0]) if ours["model_cells"] else float("nan")
-    lean = _lean(positive, negative, p)
-    # Gao & Wan's claim: model-based metrics carry the stereotype the tests encode (most cells d > 0)
+    cells = direction(results, alpha)
+    model = results[results["family"].isin(MODEL_FAMILIES)]
+    tests = cluster_sign_test(model["effect_size"], model["test"])
+    lean = _lean(tests["positive"], tests["negative"], tests["p_value"])
+    # Gao & Wan's claim: model-based metrics carry the stereotype the tests encode (most tests lean d > 0)
     verdict = {"mostly positive": "holds", "mostly negative": "reverses"}.get(lean, UNDECIDED)
-    out = {**ours, "model_positive": positive, "model_negative": negative, "model_sign_p": p,
-           "model_sign_test": format_p(p), "model_lean": lean, "claim_verdict": verdict}
+    out = {"model_cells": cells["model_cells"], "model_cells_positive_share": cells["model_positive_share"],
+           "model_significant": cells["model_significant"], "model_tests": tests["clusters"],
+           "model_positive": tests["positive"], "model_negative": tests["negative"],
+           "model_positive_share": tests["positive_share"], "model_sign_p": tests["p_value"],
+           "model_sign_test": format_p(tests["p_value"]), "model_lean": lean, "claim_verdict": verdict}
     if compared is not None:
         pair = paired_direction(compared[compared["family"].isin(MODEL_FAMILIES)])
         more = ("ours" if pair["ours_only"] > pair["paper_only"] else "Gao & Wan's")
