@@ -77,18 +77,19 @@ def crows_subset(sizes: pd.DataFrame, attribute: str = "race") -> dict:
 
 
 def released_match(match: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
-    """Per released attribute: how its pairs fared in the build (``built.match_published()``) and, for the built
-    ones, how often the two references agree exactly or up to case and punctuation, and how far apart they are."""
+    """Per released attribute: how its pairs fared in the build (``built.match_published()``), the share of all its
+    released references rebuilt byte for byte and up to case and punctuation (a pair not built counts as not
+    rebuilt, as in :func:`gender_references`), and the mean token edit distance of the built ones."""
     status = match.groupby(["attribute", "status"]).size().unstack(fill_value=0)
     status = status.reindex(columns=["built", "excluded", "not_in_source"], fill_value=0)
-    built = match[match["status"] == "built"].groupby("attribute").agg(
-        exact=("exact", "mean"), normalized=("same_normalized", "mean"),
-        distance=("token_edit_distance", lambda d: float(d.astype(float).mean())))
-    out = status.join(built).reindex([a for a in attributes if a in status.index])
+    rates = match.groupby("attribute").agg(exact=("exact", "mean"), normalized=("same_normalized", "mean"))
+    distance = match[match["status"] == "built"].groupby("attribute")["token_edit_distance"].agg(
+        lambda d: float(d.astype(float).mean())).rename("distance")
+    out = status.join(rates).join(distance).reindex([a for a in attributes if a in status.index])
     return pd.DataFrame({"attribute": out.index, "built": out["built"].to_numpy(),
                          "excluded": out["excluded"].to_numpy(), "not in source": out["not_in_source"].to_numpy(),
-                         "same reference": out["exact"].to_numpy(),
-                         "same up to case and punctuation": out["normalized"].to_numpy(),
+                         "rebuilt byte for byte": out["exact"].to_numpy(),
+                         "rebuilt up to case and punctuation": out["normalized"].to_numpy(),
                          "token edit distance (mean)": out["distance"].to_numpy()})
 
 
