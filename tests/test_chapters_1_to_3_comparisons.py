@@ -142,6 +142,14 @@ def _match():
     })
 
 
+def test_attribute_words_name_the_source_of_a_shared_attribute():
+    assert ch2_datasets.attribute_words("physical_appearance") == "physical appearance"
+    assert ch2_datasets.attribute_words("gender_crows") == "gender (CrowS-Pairs)"
+    assert ch2_datasets.attribute_words("stereoset_race") == "race (StereoSet)"
+    assert ch2_datasets.in_words(pd.DataFrame({"attribute": ["stereoset_gender", "age"]}))["attribute"].tolist() == [
+        "gender (StereoSet)", "age"]
+
+
 def test_released_match_counts_status_and_reference_agreement():
     out = ch2_datasets.released_match(_match()).set_index("attribute")
     assert out.loc["race", ["built", "excluded", "not in source"]].tolist() == [2, 1, 1]
