@@ -150,6 +150,7 @@ def test_effect_directions_explain_a_reversed_average():
     f = ch3_paradigm_claim.direction_findings(d.reset_index())
     assert (f["attributes"], f["top_backbone"], f["backbone_same"], f["backbone_spread"]) == (2, "B", 2, 2.0)
     assert (f["paradigm_leads"], f["paradigm_spread_min"], f["paradigm_spread"]) == ("m on 1 and r on 1", 4.0, 0.0)
+    assert f["paradigm_average"] == "cancel to"
     assert ch3_paradigm_claim.counted_leads(pd.Series(["Regression", "Matching", "Regression"])) == \
         "regression on 2 and matching on 1"
     assert ch3_paradigm_claim.counted_leads(pd.Series(["Matching"])) == "matching on 1"

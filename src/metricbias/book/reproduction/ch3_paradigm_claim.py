@@ -348,15 +348,17 @@ def direction_findings(directions: pd.DataFrame) -> dict:
     ``top_backbone`` (the more biased backbone of the average bias), ``backbone_same`` (attributes where that
     backbone is also the more biased), ``backbone_spread`` (points, average bias); ``paradigm_leads`` (which paradigm
     is the most biased on how many attributes) and the paradigm spread per attribute (``paradigm_spread_min``,
-    ``paradigm_spread_max``) against the average's (``paradigm_spread``)."""
+    ``paradigm_spread_max``) against the average's (``paradigm_spread``), with ``paradigm_average``: "cancel to"
+    when the average's spread is below every attribute's, else "come to"."""
     if directions.empty:
         return {k: float("nan") for k in ("attributes", "backbone_same", "backbone_spread", "paradigm_spread",
                                           "paradigm_spread_min", "paradigm_spread_max")} | {
-            "top_backbone": "", "paradigm_leads": ""}
+            "top_backbone": "", "paradigm_leads": "", "paradigm_average": ""}
     per = directions[directions["attribute"] != "average"]
     avg = directions[directions["attribute"] == "average"].iloc[0]
     return {"attributes": len(per), "top_backbone": str(avg["top_backbone"]),
             "backbone_same": int((per["top_backbone"] == avg["top_backbone"]).sum()),
             "backbone_spread": float(avg["backbone_spread"]), "paradigm_leads": counted_leads(per["top_paradigm"]),
             "paradigm_spread": float(avg["paradigm_spread"]), "paradigm_spread_min": float(per["paradigm_spread"].min()),
-            "paradigm_spread_max": float(per["paradigm_spread"].max())}
+            "paradigm_spread_max": float(per["paradigm_spread"].max()),
+            "paradigm_average": "cancel to" if avg["paradigm_spread"] < per["paradigm_spread"].min() else "come to"}
