@@ -359,6 +359,7 @@ def direction_findings(directions: pd.DataFrame) -> dict:
     return {"attributes": len(per), "top_backbone": str(avg["top_backbone"]),
             "backbone_same": int((per["top_backbone"] == avg["top_backbone"]).sum()),
             "backbone_spread": float(avg["backbone_spread"]), "paradigm_leads": counted_leads(per["top_paradigm"]),
-            "paradigm_spread": float(avg["paradigm_spread"]), "paradigm_spread_min": float(per["paradigm_spread"].min()),
+            "paradigm_spread": float(avg["paradigm_spread"]),
+            "paradigm_spread_min": float(per["paradigm_spread"].min()),
             "paradigm_spread_max": float(per["paradigm_spread"].max()),
             "paradigm_average": "cancel to" if avg["paradigm_spread"] < per["paradigm_spread"].min() else "come to"}

@@ -184,7 +184,8 @@ SUMMARY_COLUMNS = {"gender bias cut (published)": "cut (released)", "gender bias
 
 
 #: identifiers inside a criterion's name (quality sets and statistics) as the page writes them
-CRITERION_WORDS = {"published": "released", "realsumm": "REALSumm", "spearman": "Spearman", "pearson": "Pearson", "kendall": "Kendall",
+CRITERION_WORDS = {"published": "released", "realsumm": "REALSumm", "spearman": "Spearman", "pearson": "Pearson",
+                   "kendall": "Kendall",
                    "darr_tau": "DARR τ", "wmt19-kk-en": "WMT19 kk-en", "flickr8k": "Flickr8k", "stsb-dev": "STS-B dev"}
 
 

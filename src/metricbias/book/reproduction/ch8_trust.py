@@ -209,4 +209,5 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
 
 
 __all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
-           "grid_summary", "group_summary", "ratio_findings", "ratio_summary", "robustness_findings", "simulation_findings"]
+           "grid_summary", "group_summary", "ratio_findings", "ratio_summary", "robustness_findings",
+           "simulation_findings"]
