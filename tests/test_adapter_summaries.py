@@ -334,7 +334,11 @@ def test_criteria_missed_quality_scale_and_paired_differences():
 
     checks = ch6_adapters.criteria(_results())
     assert ch6_paper.missed_names(checks, "BERTScore") == (
-        "gender bias cut on the built gender set, quality change on realsumm (spearman), bias change on published race")
+        "gender bias cut on the built gender set, quality change on REALSumm (Spearman), bias change on released race")
+    assert ch6_paper.criterion_words("bias change on built sexual_orientation") == \
+        "bias change on built sexual orientation"
+    assert ch6_paper.criterion_words("quality change on wmt19-kk-en (darr_tau)") == \
+        "quality change on WMT19 kk-en (DARR τ)"
     assert ch6_paper.missed_names(checks, "regression") == "none"
     scale = ch6_paper.quality_scale(_results().assign(n=24))
     # Fisher z with Bonett & Wright's standard error: tanh(atanh(0.5) ± 1.96 * sqrt(1.125 / 21))

@@ -115,3 +115,12 @@ def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next
     assert (out["tpo_few_templates"], out["tpo_at_few"], out["tpx_at_few"]) == (25, 0.92, 0.94)
     assert (out["tl_min"], out["tl_max"], out["tpx_in_target"]) == (0.97, 0.98, 1)
     assert out["eq2_bias_smallest"] == 0.4 and out["type1_max"] == 0.05
+
+
+def test_few_templates_sentence_reads_right_for_any_count():
+    assert ch8_trust.few_templates_sentence(0, 30) == ("No cell has fewer than 30 templates, where the template "
+                                                       "bootstrap runs short.")
+    assert ch8_trust.few_templates_sentence(1, 30).startswith("1 cell has fewer than 30 templates")
+    assert ch8_trust.few_templates_sentence(1, 30).endswith("; the download marks it.")
+    assert ch8_trust.few_templates_sentence(1200, 30) == ("1,200 cells have fewer than 30 templates, where the "
+                                                          "template bootstrap runs short; the download marks them.")

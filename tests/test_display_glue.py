@@ -15,3 +15,13 @@ def test_glue_findings_prefixes_keys_and_glues_texts_as_markdown(monkeypatch):
     assert calls[0][1] == 174 and calls[1][1] == 0.09 and not any(c[2] for c in calls)
     assert isinstance(calls[2][1], Markdown) and calls[2][1].data == "ROUGE (5), NIST (5)"
     assert isinstance(calls[3][1], Markdown) and calls[3][1].data == ""
+
+
+def test_counted_puts_the_noun_in_the_number_of_the_count():
+    from metricbias.book import display
+
+    assert display.counted(1, "built pair") == "1 built pair"
+    assert display.counted(1234, "pair") == "1,234 pairs"
+    assert display.counted(0, "finding") == "no findings"
+    assert display.counted(2, "attribute") == "2 attributes"
+    assert display.counted(3, "cell", zero="none") == "3 cells"

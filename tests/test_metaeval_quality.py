@@ -105,7 +105,7 @@ def test_matched_quality_gaps_and_correlations():
                                           f"{matched['ci_high']:+.2f}]")
     assert page.loc[page["comparison"] == "PLM-based − static embedding", "difference [95% CI]"].eq("—").all()
     found = ch3_quality.correlation_findings(corr)  # five configurations: the correlation's interval is wide
-    assert found["darr_verdict"] == "not distinguishable from no relation"
+    assert found["darr_verdict"] == "is not distinguishable from no relation"
 
 
 class Lengths(Metric):

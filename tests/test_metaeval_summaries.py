@@ -10,6 +10,7 @@ from metricbias.bias import claims
 import pytest
 from test_metaeval_analysis import CAPTIONS, Overlap, judged
 
+from metricbias.book import plots
 from metricbias.book.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
@@ -80,6 +81,9 @@ def test_performance_grid_gaps_and_findings():
     assert grid.columns.tolist() == ["all", "single_gender"]
     spearman = one[one["statistic"] == "spearman"].set_index(["aggregation", "subset"])["delta"]
     assert grid.loc[("toy_overlap", "max"), "all"] == spearman[("max", "all")]
+    assert ch7_summaries.labelled_rows(grid).index.tolist() == [f"toy_overlap ({a})" for _, a in grid.index]
+    assert plots._annotations(pd.DataFrame({"d": [0.0001, -0.0001, 0.0123]}), "+.3f").ravel().tolist() == [
+        "0.000", "0.000", "+0.012"]
     assert ch7_summaries.largest_shift(one) == pytest.approx(spearman.xs("all", level="subset").abs().max())
     pref = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)])
     f = ch7_summaries.findings(pref, {"Toy set": one})

@@ -67,7 +67,11 @@ def test_correlation_findings_give_the_verdict_of_the_interval():
          "CI low": -0.3, "CI high": 0.5}])
     found = ch3_quality.correlation_findings(correlations)
     assert found["darr_verdict"] == "rises with quality" and found["darr_rho"] == 0.8
-    assert found["stsb_verdict"] == "not distinguishable from no relation" and found["stsb_configurations"] == 23
+    assert found["stsb_verdict"] == "is not distinguishable from no relation" and found["stsb_configurations"] == 23
+    assert ch3_quality.both_verdicts("rises with quality", "rises with quality") == \
+        "rises with quality on both measures"
+    assert found["verdicts"] == ("rises with quality on the DARR τ and is not distinguishable from no relation on "
+                                 "the STS-B r")
 
 
 def test_live_cells_that_recompute_a_released_column_are_one_function():

@@ -81,12 +81,13 @@ MAX_COLUMNS = 10
 
 
 def _annotations(grid: pd.DataFrame, fmt: str):
-    """Cell labels of a numeric grid in ``fmt``, with "-0.00" written as "0.00" (as the book's tables do)."""
+    """Cell labels of a numeric grid in ``fmt``, with a zero written without a sign ("-0.00" and "+0.00" as
+    "0.00", as the book's tables do)."""
     def one(v):
         if pd.isna(v):
             return ""
         text = format(v, fmt)
-        return text[1:] if text.startswith("-") and float(text) == 0 else text
+        return text[1:] if text[:1] in "+-" and float(text) == 0 else text
 
     return grid.apply(lambda col: col.map(one)).to_numpy()
 

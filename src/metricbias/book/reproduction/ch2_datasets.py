@@ -45,13 +45,28 @@ def built_sizes(summary: pd.DataFrame) -> pd.DataFrame:
 SOURCE_NAMES = {"winobias": "WinoBias", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSet"}
 
 
+#: the source of a built attribute that shares its name with another source's, as its page name shows it
+_ATTRIBUTE_SOURCES = {"_crows": "CrowS-Pairs", "stereoset_": "StereoSet"}
+
+
+def attribute_words(attribute: str) -> str:
+    """An attribute as a page names it: "physical_appearance" -> "physical appearance", "gender_crows" -> "gender
+    (CrowS-Pairs)", "stereoset_race" -> "race (StereoSet)"."""
+    attribute = str(attribute)
+    for affix, source in _ATTRIBUTE_SOURCES.items():
+        if attribute.startswith(affix) or attribute.endswith(affix):
+            bare = attribute.removeprefix(affix) if affix.endswith("_") else attribute.removesuffix(affix)
+            return f"{bare.replace('_', ' ')} ({source})"
+    return attribute.replace("_", " ")
+
+
 def in_words(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` as a page shows it: attribute names in words (``physical_appearance`` -> "physical appearance")
     and sources by their names (:data:`SOURCE_NAMES`), in whichever of the columns ``attribute``, ``source`` and
     ``example`` (a label such as "crows_pairs, drop, race") it has."""
     out = frame.copy()
     if "attribute" in out:
-        out["attribute"] = out["attribute"].astype(str).str.replace("_", " ")
+        out["attribute"] = out["attribute"].astype(str).map(attribute_words)
     if "source" in out:
         out["source"] = out["source"].map(lambda s: SOURCE_NAMES.get(s, s))
     if "example" in out:
@@ -77,18 +92,19 @@ def crows_subset(sizes: pd.DataFrame, attribute: str = "race") -> dict:
 
 
 def released_match(match: pd.DataFrame, attributes=ATTRIBUTES) -> pd.DataFrame:
-    """Per released attribute: how its pairs fared in the build (``built.match_published()``) and, for the built
-    ones, how often the two references agree exactly or up to case and punctuation, and how far apart they are."""
+    """Per released attribute: how its pairs fared in the build (``built.match_published()``), the share of all its
+    released references rebuilt byte for byte and up to case and punctuation (a pair not built counts as not
+    rebuilt, as in :func:`gender_references`), and the mean token edit distance of the built ones."""
     status = match.groupby(["attribute", "status"]).size().unstack(fill_value=0)
     status = status.reindex(columns=["built", "excluded", "not_in_source"], fill_value=0)
-    built = match[match["status"] == "built"].groupby("attribute").agg(
-        exact=("exact", "mean"), normalized=("same_normalized", "mean"),
-        distance=("token_edit_distance", lambda d: float(d.astype(float).mean())))
-    out = status.join(built).reindex([a for a in attributes if a in status.index])
+    rates = match.groupby("attribute").agg(exact=("exact", "mean"), normalized=("same_normalized", "mean"))
+    distance = match[match["status"] == "built"].groupby("attribute")["token_edit_distance"].agg(
+        lambda d: float(d.astype(float).mean())).rename("distance")
+    out = status.join(rates).join(distance).reindex([a for a in attributes if a in status.index])
     return pd.DataFrame({"attribute": out.index, "built": out["built"].to_numpy(),
                          "excluded": out["excluded"].to_numpy(), "not in source": out["not_in_source"].to_numpy(),
-                         "same reference": out["exact"].to_numpy(),
-                         "same up to case and punctuation": out["normalized"].to_numpy(),
+                         "rebuilt byte for byte": out["exact"].to_numpy(),
+                         "rebuilt up to case and punctuation": out["normalized"].to_numpy(),
                          "token edit distance (mean)": out["distance"].to_numpy()})
 
 
@@ -246,11 +262,11 @@ def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dic
             "differ_within_margin": int((tests["verdict"].isin(["higher", "lower"])
                                          & tests.get("equivalent", pd.Series(False, index=tests.index)).astype(bool)
                                          ).sum()),
-            "differ_cells": ", ".join(f"{m} on {a}" for m, a in cmp.loc[verdict.isin(["higher", "lower"]),
-                                                                         ["metric", "attribute"]].to_numpy()) or "none",
+            "differ_cells": ", ".join(f"{m} on {attribute_words(a)}" for m, a in cmp.loc[
+                verdict.isin(["higher", "lower"]), ["metric", "attribute"]].to_numpy()) or "none",
             "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
             "largest_difference": float(abs(cmp.loc[k, "built − released"])),
-            "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {cmp.loc[k, 'attribute']}"}
+            "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {attribute_words(cmp.loc[k, 'attribute'])}"}
 
 
 def minimal_pairs(by_dataset: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:

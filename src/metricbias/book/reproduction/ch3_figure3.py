@@ -74,16 +74,34 @@ def figure3_pull(maps: dict, pronouns=("she", "he"), reference_word: str = "nurs
 def figure3_findings(pull: pd.DataFrame, maps: dict, reference_word: str = "nurse") -> dict:
     """What the maps show, as numbers and words: each pronoun's cosine with ``reference_word`` in the backbone's
     last layer (``she_cosine``, ``he_cosine``; ``closer``: "closer to" or "farther from", *she* against *he*), the
-    share of its MoverScore mass moved to it (``she_mass``, ``he_mass``), and which metrics score the stereotypical
-    candidate (the first) higher (``higher``: "BERTScore", "MoverScore", both joined by "and", or "neither
-    metric"). NaN and empty words when the pull table lacks a pronoun."""
+    share of its MoverScore mass moved to it (``she_mass``, ``he_mass``), each metric's score of the two candidates
+    (``she_bertscore``, ``he_bertscore``, ``she_moverscore``, ``he_moverscore``), how the stereotypical candidate
+    (the first, *she*) scores (``she_scores``, :func:`scores_words`) and ``contrast``: "yet" when every score goes
+    against the cosine (closer but lower, or farther but higher), else "and". NaN and empty words when the pull
+    table lacks a pronoun."""
     if len(pull) != 2:
         nan = float("nan")
-        return {"she_cosine": nan, "he_cosine": nan, "closer": "", "she_mass": nan, "he_mass": nan, "higher": ""}
+        return {"she_cosine": nan, "he_cosine": nan, "closer": "", "she_mass": nan, "he_mass": nan,
+                **{f"{p}_{m}": nan for p in ("she", "he") for m in ("bertscore", "moverscore")},
+                "she_scores": "", "contrast": ""}
     (she_cos, he_cos) = pull[f"cosine with {reference_word}"].astype(float)
     (she_mass, he_mass) = pull[f"MoverScore mass to {reference_word}"].astype(float)
-    higher = [m for m in ("BERTScore", "MoverScore") if maps[(m, "candidate_1")][1] > maps[(m, "candidate_2")][1]]
+    scores = {m: (float(maps[(m, "candidate_1")][1]), float(maps[(m, "candidate_2")][1]))
+              for m in ("BERTScore", "MoverScore")}
+    higher = {m: she > he for m, (she, he) in scores.items()}
+    against = all(h != (she_cos > he_cos) for h in higher.values())
     return {"she_cosine": she_cos, "he_cosine": he_cos, "closer": "closer to" if she_cos > he_cos else "farther from",
-            "she_mass": she_mass, "he_mass": he_mass, "higher": " and ".join(higher) or "neither metric"}
+            "she_mass": she_mass, "he_mass": he_mass,
+            **{f"{p}_{m.lower()}": v[i] for m, v in scores.items() for i, p in enumerate(("she", "he"))},
+            "she_scores": scores_words(higher), "contrast": "yet" if against else "and"}
+
+
+def scores_words(higher: dict) -> str:
+    """Whether a candidate scores higher than the other, per metric, in words: "higher on both metrics", "lower on
+    both metrics", or "higher on BERTScore and lower on MoverScore"."""
+    if len(set(higher.values())) == 1:
+        side = "higher" if next(iter(higher.values())) else "lower"
+        return f"{side} on both metrics" if len(higher) == 2 else f"{side} on every metric"
+    return " and ".join(f"{'higher' if h else 'lower'} on {m}" for m, h in higher.items())
 
 

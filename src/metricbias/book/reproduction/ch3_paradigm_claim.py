@@ -43,7 +43,8 @@ FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
 
 def released_shares() -> dict:
-    """Eta squared of Table 6's average bias by paradigm and by backbone, over the PLM-based configurations."""
+    """Eta squared of Table 6's average bias by paradigm, by backbone and by metric family, over the same set: every
+    PLM-based configuration of Table 6 (P, R and F of the generation metrics each count)."""
     from ...bias.decomposition import variance_explained
 
     t6 = table("sun2022_table6_bias").set_index("published_column")
@@ -51,7 +52,8 @@ def released_shares() -> dict:
     plm = configs[configs["paradigm"].isin(PLM_PARADIGMS)].copy()
     plm["avg"] = plm["metric"].map(t6["avg"])
     return {"share_paradigm": variance_explained(plm["avg"], plm["paradigm"]),
-            "share_backbone": variance_explained(plm["avg"], plm["backbone"]), "n_configurations": len(plm)}
+            "share_backbone": variance_explained(plm["avg"], plm["backbone"]),
+            "share_family": variance_explained(plm["avg"], plm["family"]), "n_configurations": len(plm)}
 
 
 def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
@@ -310,3 +312,54 @@ def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> 
                reversed=int((attributes["verdict"] == "reverses").sum()))
     out["undecided"] = out["attributes"] - out["holds"] - out["reversed"]
     return out
+
+
+def effect_directions(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:
+    """Per attribute and for the bias averaged over the attributes (``average``): the main effects of the
+    decomposed grid, read as directions. Each (paradigm, backbone) cell is the mean bias of its configurations; a
+    paradigm's mean averages its cells over the backbones, a backbone's over the paradigms. Columns: ``attribute``,
+    ``top_paradigm`` (the most biased), ``paradigm_spread`` (largest minus smallest paradigm mean, points),
+    ``top_backbone``, ``backbone_spread``."""
+    configs = availability[availability["decomposed"] & availability["runs"]]
+    t = configs[["metric", "paradigm", "backbone"]].merge(bias[["metric", "attribute", "bias"]], on="metric")
+    average = t.groupby(["metric", "paradigm", "backbone"], as_index=False, sort=False)["bias"].mean()
+    rows = []
+    for attribute, g in [*t.groupby("attribute", sort=False), ("average", average)]:
+        cells = g.groupby(["paradigm", "backbone"], sort=False)["bias"].mean().unstack("backbone")
+        paradigm, backbone = cells.mean(axis=1), cells.mean(axis=0)
+        rows.append({"attribute": attribute, "top_paradigm": paradigm.idxmax(),
+                     "paradigm_spread": paradigm.max() - paradigm.min(), "top_backbone": backbone.idxmax(),
+                     "backbone_spread": backbone.max() - backbone.min()})
+    return pd.DataFrame(rows, columns=["attribute", "top_paradigm", "paradigm_spread", "top_backbone",
+                                       "backbone_spread"])
+
+
+def counted_leads(names: pd.Series) -> str:
+    """How often each name leads, in words: "matching on 3 and regression on 3" (most often first; ties in order
+    of first appearance)."""
+    counts = names.str.lower().value_counts(sort=False)
+    counts = counts.sort_values(ascending=False, kind="stable")
+    parts = [f"{name} on {n}" for name, n in counts.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def direction_findings(directions: pd.DataFrame) -> dict:
+    """Why the average can reverse the per-attribute verdicts (glued as ``ch3_fixed_dir_*``): ``attributes``;
+    ``top_backbone`` (the more biased backbone of the average bias), ``backbone_same`` (attributes where that
+    backbone is also the more biased), ``backbone_spread`` (points, average bias); ``paradigm_leads`` (which paradigm
+    is the most biased on how many attributes) and the paradigm spread per attribute (``paradigm_spread_min``,
+    ``paradigm_spread_max``) against the average's (``paradigm_spread``), with ``paradigm_average``: "cancel to"
+    when the average's spread is below every attribute's, else "come to"."""
+    if directions.empty:
+        return {k: float("nan") for k in ("attributes", "backbone_same", "backbone_spread", "paradigm_spread",
+                                          "paradigm_spread_min", "paradigm_spread_max")} | {
+            "top_backbone": "", "paradigm_leads": "", "paradigm_average": ""}
+    per = directions[directions["attribute"] != "average"]
+    avg = directions[directions["attribute"] == "average"].iloc[0]
+    return {"attributes": len(per), "top_backbone": str(avg["top_backbone"]),
+            "backbone_same": int((per["top_backbone"] == avg["top_backbone"]).sum()),
+            "backbone_spread": float(avg["backbone_spread"]), "paradigm_leads": counted_leads(per["top_paradigm"]),
+            "paradigm_spread": float(avg["paradigm_spread"]),
+            "paradigm_spread_min": float(per["paradigm_spread"].min()),
+            "paradigm_spread_max": float(per["paradigm_spread"].max()),
+            "paradigm_average": "cancel to" if avg["paradigm_spread"] < per["paradigm_spread"].min() else "come to"}

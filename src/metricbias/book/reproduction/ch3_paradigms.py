@@ -197,23 +197,6 @@ def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataF
     return points[keep].sort_values(["paradigm", "family", "params_m"], kind="stable").reset_index(drop=True)
 
 
-def paradigm_variance(points: pd.DataFrame) -> dict:
-    """How much of the variance of the average bias paradigm, family and backbone explain (eta squared).
-
-    Over the released configurations of :func:`figure4_points`; the backbone over those whose backbone serves
-    more than one metric; ``paradigm_all`` with the live ones added.
-    """
-    from ...bias.decomposition import variance_explained
-
-    rel = points[points["source"] == "released"]
-    shared = rel[rel["backbone"].isin(rel["backbone"].value_counts().loc[lambda s: s > 1].index)]
-    return {"released": len(rel), "shared_backbone": len(shared),
-            "paradigm": variance_explained(rel["avg_bias"], rel["paradigm"]),
-            "family": variance_explained(rel["avg_bias"], rel["family"]),
-            "backbone": variance_explained(shared["avg_bias"], shared["backbone"]),
-            "paradigm_all": variance_explained(points["avg_bias"], points["paradigm"])}
-
-
 def live_positions(points: pd.DataFrame) -> pd.DataFrame:
     """Each live configuration's average bias against the range of the released configurations of its paradigm."""
     ranges = points[points["source"] == "released"].groupby("paradigm")["avg_bias"].agg(["min", "max"])
@@ -230,8 +213,9 @@ def live_positions(points: pd.DataFrame) -> pd.DataFrame:
 def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
                       released: pd.DataFrame | None = None, *, profile: str = "offline", n_resamples: int = 0,
                       seed: int = 0) -> dict:
-    """Chapter 3's headline numbers: how much of the released configurations' average bias their paradigm explains
-    (against family and backbone), and where the live configurations of ``profile`` fall.
+    """Chapter 3's headline numbers: where the live configurations of ``profile`` fall against the released ones
+    (Figure 4) and the gender ranges of each group. The shares of the variance that paradigm, backbone and family
+    explain on the released configurations are :func:`.ch3_paradigm_claim.released_shares` (one reading).
 
     ``live`` (bias of the live configurations on the released pairs), ``configs``
     (:func:`metricbias.metrics.configurations`) and ``released`` (:func:`released_bias` on the same pairs)
@@ -251,13 +235,9 @@ def backbones_summary(live: pd.DataFrame | None = None, configs: pd.DataFrame | 
     if released is None:  # live on every released pair
         released = released_bias(published.pairs()["pair_id"], n_resamples=n_resamples, seed=seed)
     points = figure4_points(released, live, configs)
-    eta = paradigm_variance(points)
     positions = live_positions(points)
     ranges = gender_ranges(live, configs)
-    return {"released_configurations": eta["released"], "shared_backbone_configurations": eta["shared_backbone"],
-            "eta_paradigm": eta["paradigm"],
-            "eta_family": eta["family"], "eta_backbone": eta["backbone"], "eta_paradigm_with_live": eta["paradigm_all"],
-            "live_configurations": len(positions),
+    return {"live_configurations": len(positions),
             "live_outside_released_range": int((positions["position"] != "inside").sum()),
             "gender_plm_min": ranges["plm_min"], "gender_plm_max": ranges["plm_max"],
             "gender_surface_min": ranges["surface_min"], "gender_surface_max": ranges["surface_max"],

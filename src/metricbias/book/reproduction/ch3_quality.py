@@ -78,16 +78,27 @@ def gap_table(gaps: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
 def correlation_findings(correlations: pd.DataFrame) -> dict:
     """Plain values of :func:`bias_quality_correlations` for the page: per measure (``darr``, ``stsb``) the
     Spearman ρ, its interval, the number of configurations and ``<measure>_verdict``: "rises with quality" or
-    "falls as quality rises" when the interval excludes 0, else "not distinguishable from no relation"."""
+    "falls as quality rises" when the interval excludes 0, else "is not distinguishable from no relation"; and
+    ``verdicts``, both in one phrase (:func:`both_verdicts`)."""
     keys = {column: key for column, key in zip(QUALITY_MEASURES, ("darr", "stsb"))}
     out = {}
     for r in correlations.to_dict("records"):
         key = keys[next(c for c, label in QUALITY_MEASURES.items() if label == r["measure"])]
         verdict = ("rises with quality" if r["CI low"] > 0 else "falls as quality rises" if r["CI high"] < 0
-                   else "not distinguishable from no relation")
+                   else "is not distinguishable from no relation")
         out.update({f"{key}_rho": r["Spearman ρ"], f"{key}_low": r["CI low"], f"{key}_high": r["CI high"],
                     f"{key}_configurations": r["configurations"], f"{key}_verdict": verdict})
+    if "darr_verdict" in out and "stsb_verdict" in out:
+        out["verdicts"] = both_verdicts(out["darr_verdict"], out["stsb_verdict"])
     return out
+
+
+def both_verdicts(darr: str, stsb: str) -> str:
+    """The two verdicts of :func:`correlation_findings` as one verb phrase: "rises with quality on both measures"
+    when they agree, else "rises with quality on the DARR τ and is not distinguishable ... on the STS-B r"."""
+    if darr == stsb:
+        return f"{darr} on both measures"
+    return f"{darr} on the DARR τ and {stsb} on the STS-B r"
 
 
 def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd.DataFrame,

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -181,11 +183,24 @@ def invariant_findings(comparison: pd.DataFrame, intervals: pd.DataFrame, costs:
 SUMMARY_COLUMNS = {"gender bias cut (published)": "cut (released)", "gender bias cut (built)": "cut (built)"}
 
 
+#: identifiers inside a criterion's name (quality sets and statistics) as the page writes them
+CRITERION_WORDS = {"published": "released", "realsumm": "REALSumm", "spearman": "Spearman", "pearson": "Pearson",
+                   "kendall": "Kendall",
+                   "darr_tau": "DARR τ", "wmt19-kk-en": "WMT19 kk-en", "flickr8k": "Flickr8k", "stsb-dev": "STS-B dev"}
+
+
+def criterion_words(criterion: str) -> str:
+    """A criterion's name as the page writes it: "quality change on realsumm (spearman)" → "quality change on
+    REALSumm (Spearman)", "bias change on built sexual_orientation" → "... built sexual orientation"."""
+    words = re.split(r"([\s()]+)", criterion)
+    return "".join(CRITERION_WORDS.get(w, w.replace("_", " ")) for w in words)
+
+
 def missed_names(checks: pd.DataFrame, metric: str) -> str:
     """The criteria ``metric`` misses in a :func:`~metricbias.book.reproduction.ch6_adapters.criteria` table, as the
-    page names them ("bias change on built sexual orientation"), comma-separated; "none" when it meets them all."""
+    page names them (:func:`criterion_words`), comma-separated; "none" when it meets them all."""
     rows = checks[(checks["metric"] == metric) & ~checks["met"]]
-    return ", ".join(c.replace("_", " ") for c in rows["criterion"]) or "none"
+    return ", ".join(criterion_words(c) for c in rows["criterion"]) or "none"
 
 
 def quality_scale(results: pd.DataFrame, dataset: str = "realsumm", confidence: float = 0.95) -> dict:

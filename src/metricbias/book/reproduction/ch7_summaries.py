@@ -138,6 +138,13 @@ def delta_grid(performance_table: pd.DataFrame, statistic: str = "spearman") -> 
     return rows.pivot_table(index=["metric", "aggregation"], columns="subset", values="delta", sort=False)
 
 
+def labelled_rows(grid: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`delta_grid` with its (metric, aggregation) rows named as a page names them: "BLEU (max)" (the
+    metric alone when it has no aggregation)."""
+    names = [f"{m} ({a})" if isinstance(a, str) and a else str(m) for m, a in grid.index]
+    return grid.set_axis(names, axis=0)
+
+
 def top_k_gaps(curve: pd.DataFrame) -> pd.DataFrame:
     """Per metric of a :func:`top_k` table: mean and largest |swap − origin| over k, largest first."""
     wide = curve.pivot_table(index=["metric", "k"], columns="condition", values="spearman").dropna()
