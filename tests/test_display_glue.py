@@ -4,6 +4,7 @@ import myst_nb
 from IPython.display import Markdown
 
 from metricbias.book import display
+from metricbias.book.reproduction import names
 
 
 def test_glue_findings_prefixes_keys_and_glues_texts_as_markdown(monkeypatch):
@@ -20,8 +21,8 @@ def test_glue_findings_prefixes_keys_and_glues_texts_as_markdown(monkeypatch):
 def test_counted_puts_the_noun_in_the_number_of_the_count():
     from metricbias.book import display
 
-    assert display.counted(1, "built pair") == "1 built pair"
-    assert display.counted(1234, "pair") == "1,234 pairs"
-    assert display.counted(0, "finding") == "no findings"
-    assert display.counted(2, "attribute") == "2 attributes"
-    assert display.counted(3, "cell", zero="none") == "3 cells"
+    assert names.counted(1, "built pair") == "1 built pair"
+    assert names.counted(1234, "pair") == "1,234 pairs"
+    assert names.counted(0, "finding") == "no findings"
+    assert names.counted(2, "attribute") == "2 attributes"
+    assert names.counted(3, "cell", zero="none") == "3 cells"

@@ -65,14 +65,6 @@ def label(column) -> str:
     return name.replace("_", " ")
 
 
-def counted(n: int, singular: str, plural: str | None = None, zero: str = "no") -> str:
-    """A count with its noun in the right number: ``counted(1, "built pair")`` → "1 built pair", ``counted(1234,
-    "pair")`` → "1,234 pairs", ``counted(0, "pair")`` → "no pairs" (``zero``: the word for none)."""
-    n = int(n)
-    noun = singular if n == 1 else (plural or singular + "s")
-    return f"{zero if n == 0 else f'{n:,}'} {noun}"
-
-
 def flat_label(parts: tuple) -> str:
     """One header for a column of a MultiIndex: its labelled parts joined by spaces, the empty ones left out, and a
     last part "value" dropped (``("eq2", "value")`` → "Eq. 2", ``("eq2", "ci_low")`` → "Eq. 2 95% CI low")."""
@@ -283,5 +275,5 @@ class capture_warnings(warnings.catch_warnings):
         return caught
 
 
-__all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "Shown", "capture_warnings", "counted", "download",
+__all__ = ["FORMATS", "LABELS", "PAPER", "UNDEFINED", "Shown", "capture_warnings", "download",
            "downloads_dir", "figure", "flat_label", "glue_all", "label", "p_cell", "table"]

@@ -85,4 +85,12 @@ def part_name(folder: str) -> str:
             return f"{short(rest if rest in BACKBONES else name)} {kind}"
     return folder
 
-__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "part_name", "registry_name"]
+def counted(n: int, singular: str, plural: str | None = None, zero: str = "no") -> str:
+    """A count with its noun in the right number: ``counted(1, "built pair")`` → "1 built pair", ``counted(1234,
+    "pair")`` → "1,234 pairs", ``counted(0, "pair")`` → "no pairs" (``zero``: the word for none)."""
+    n = int(n)
+    noun = singular if n == 1 else (plural or singular + "s")
+    return f"{zero if n == 0 else f'{n:,}'} {noun}"
+
+
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "part_name", "registry_name"]
