@@ -26,3 +26,13 @@ def test_counted_puts_the_noun_in_the_number_of_the_count():
     assert names.counted(0, "finding") == "no findings"
     assert names.counted(2, "attribute") == "2 attributes"
     assert names.counted(3, "cell", zero="none") == "3 cells"
+
+
+def test_glue_findings_takes_every_string_as_text(monkeypatch, tmp_path):
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: glued.update({key: value}))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes").mkdir()
+    display.glue_findings({"empty": "", "folder": "notes", "sentence": "Two *words*."}, "x_")
+    assert [glued[k].data for k in ("x_empty", "x_folder", "x_sentence")] == ["", "notes", "Two *words*."]
+    assert all(isinstance(v, Markdown) for v in glued.values())

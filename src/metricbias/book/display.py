@@ -202,11 +202,20 @@ def glue_findings(values: dict, prefix: str) -> None:
     """Glue a findings dict for a page's prose (MyST-NB) as ``<prefix><key>``: numbers as they are (paste them
     with ``{glue:text}`key:.2f```), texts as Markdown (paste them with ``{glue:md}`key```, so that a sentence
     is not set in bold like a pasted number)."""
-    from IPython.display import Markdown
     from myst_nb import glue
 
     for key, value in values.items():
-        glue(f"{prefix}{key}", Markdown(value) if isinstance(value, str) else value, display=False)
+        glue(f"{prefix}{key}", _markdown(value) if isinstance(value, str) else value, display=False)
+
+
+def _markdown(text: str):
+    """``IPython.display.Markdown`` of ``text`` taken as text: given a string that names an existing path (an empty
+    one names the current folder), ``Markdown(text)`` would read that file instead."""
+    from IPython.display import Markdown
+
+    shown = Markdown(None)
+    shown.data = text
+    return shown
 
 
 def figure(name: str, fig=None) -> None:
