@@ -116,6 +116,7 @@ def test_liu_claim_pairs_kls_and_jss_with_the_indicator():
     assert (mixed["kls_stability"], mixed["jss_stability"]) == ("less stable than the indicator",
                                                                "more stable than the indicator")
     assert mixed["verdict"] == "not distinguishable at this size"
+    assert (mixed["kls_claim"], mixed["jss_claim"]) == ("reverses", "holds")  # the claim per measure
     tied = liu2024.liu_claim(_planted_taus({"indicator": 0.0, "kls": 0.0, "jss": 0.05}, noise=0.02),
                              n_resamples=999)
     assert tied["kls_stability"] == "not distinguishable from the indicator at this size"

@@ -194,8 +194,9 @@ def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int =
     """The direct test of Liu's claim that KLS and JSS rank more stably than the indicator measure: on ``panel``,
     each one's Kendall τ minus the indicator's, paired over the same subsamples (:func:`_paired_taus`), with its 95%
     bootstrap interval (:func:`metricbias.bias.claims.compare`, ``paired=True``). Returns ``draws`` and, per measure
-    (``kls_``, ``jss_``), ``difference``, ``ci_low``, ``ci_high`` and ``stability`` (:data:`STABILITY_WORDS`, else
-    "not distinguishable from the indicator at this size"), and the claim's ``verdict`` (:func:`claim_verdict`).
+    (``kls_``, ``jss_``), ``difference``, ``ci_low``, ``ci_high``, ``stability`` (:data:`STABILITY_WORDS`, else
+    "not distinguishable from the indicator at this size") and ``claim`` (the claim for that measure: holds,
+    reverses or not distinguishable at this size), and the claim's ``verdict`` (:func:`claim_verdict`).
     ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
     from ...bias import claims
 
@@ -210,6 +211,7 @@ def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int =
                            seed=seed)
         verdicts.append(c["verdict"])
         out.update({f"{m}_difference": c["difference"], f"{m}_ci_low": c["ci_low"], f"{m}_ci_high": c["ci_high"],
+                    f"{m}_claim": claim_verdict([c["verdict"]]),
                     f"{m}_stability": STABILITY_WORDS.get(c["verdict"],
                                                           "not distinguishable from the indicator at this size")})
     return {**out, "verdict": claim_verdict(verdicts)}
