@@ -221,7 +221,7 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
                          "statistic": "spearman", "subset": "all",
                          "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06]})
     claim = ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
-    assert (claim["model-based configurations"], claim["n-gram configurations"]) == (3, 3)
+    assert (claim["model-based metrics"], claim["n-gram metrics"]) == (3, 3)
     assert claim["difference"] == pytest.approx(0.05 - 0.001)
     assert 0 < claim["ci_low"] < claim["difference"] < claim["ci_high"]
     assert claim["verdict"] == "model-based shift more"
@@ -236,7 +236,12 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     assert found["toy_all_model"] == pytest.approx(0.05) and found["toy_all_ngram"] == pytest.approx(0.001)
     table = ch7_gender_swap.shift_table(both)
     assert table["set"].tolist() == ["Toy", "Toy 2 (male-only hypotheses)"] and len(table.columns) <= 8
-    assert table["configurations (model-based / n-gram)"].iloc[0] == "3 / 3"
+    assert table["metrics (model-based / n-gram)"].iloc[0] == "3 / 3"
+    # a metric's two aggregations count once, with the mean of their |shift|
+    two = pd.concat([perf, perf[perf["name"] == "bertscore"].assign(aggregation="mean", delta=0.03)], ignore_index=True)
+    once = ch7_gender_swap.shift_claim({"Toy": two}, n_resamples=99).iloc[0]
+    assert once["model-based metrics"] == 3
+    assert once["mean |shift| model-based"] == pytest.approx((0.04 + 0.04 + 0.06) / 3)
 
 
 def test_single_gender_claim_is_paired_by_configuration():

@@ -151,8 +151,8 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     """Gao & Wan's claim that the correlations of model-based metrics move more after swapping than those of n-gram
     metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
     table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
-    n-gram configurations (metric × aggregation), and the difference with its 95% bootstrap interval, the two groups
-    resampled independently (:func:`metricbias.bias.claims.compare`). ``verdict``: "model-based shift more" or
+    n-gram metrics, each metric once (the mean of its aggregations' |shift|: they score the same items), and the
+    difference with its 95% bootstrap interval, the two groups resampled independently (:func:`metricbias.bias.claims.compare`). ``verdict``: "model-based shift more" or
     "... less" (the interval excludes 0), "not distinguishable", or "not tested" (a group of fewer than two)."""
     from ...bias import claims
 
@@ -160,11 +160,12 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     for set_name, table in performances.items():
         stat = "darr_tau" if (table["statistic"] == "darr_tau").any() else "spearman"
         for subset, g in table[table["statistic"] == stat].groupby("subset", sort=False):
-            shift = g["delta"].abs()
-            group = g["name"].map(metric_group)
+            per = g.assign(shift=g["delta"].abs()).groupby("metric", sort=False).agg(
+                shift=("shift", "mean"), name=("name", "first"))
+            shift, group = per["shift"], per["name"].map(metric_group)
             x, y = shift[group == "model-based"].dropna(), shift[group == "n-gram"].dropna()
-            row = {"set": set_name, "subset": subset, "statistic": stat, "model-based configurations": len(x),
-                   "n-gram configurations": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
+            row = {"set": set_name, "subset": subset, "statistic": stat, "model-based metrics": len(x),
+                   "n-gram metrics": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
                    "mean |shift| n-gram": y.mean() if len(y) else np.nan}
             if min(len(x), len(y)) >= 2:
                 c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
@@ -199,8 +200,8 @@ def shift_findings(claim: pd.DataFrame) -> dict:
                     f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"]),
                     f"{key}_model": float(r["mean |shift| model-based"]),
                     f"{key}_ngram": float(r["mean |shift| n-gram"]),
-                    f"{key}_n_model": int(r["model-based configurations"]),
-                    f"{key}_n_ngram": int(r["n-gram configurations"])})
+                    f"{key}_n_model": int(r["model-based metrics"]),
+                    f"{key}_n_ngram": int(r["n-gram metrics"])})
     return out
 
 
@@ -209,8 +210,8 @@ def shift_table(claim: pd.DataFrame) -> pd.DataFrame:
     configurations of each group, the two means, the difference and its interval."""
     subset = claim["subset"].map(lambda s: "" if s == "all" else " (male-only hypotheses)")
     return pd.DataFrame({"set": claim["set"] + subset,
-                         "configurations (model-based / n-gram)": claim["model-based configurations"].astype(str)
-                         + " / " + claim["n-gram configurations"].astype(str),
+                         "metrics (model-based / n-gram)": claim["model-based metrics"].astype(str)
+                         + " / " + claim["n-gram metrics"].astype(str),
                          "mean |shift| model-based": claim["mean |shift| model-based"],
                          "mean |shift| n-gram": claim["mean |shift| n-gram"], "difference": claim["difference"],
                          "ci_low": claim["ci_low"], "ci_high": claim["ci_high"]})
