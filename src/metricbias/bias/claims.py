@@ -73,9 +73,9 @@ def cluster_sign_test(values, clusters) -> dict:
     means = pd.Series(v).groupby(pd.Series(c), sort=False).mean().dropna()
     positive, negative = int((means > 0).sum()), int((means < 0).sum())
     n = positive + negative
-    p = float(stats.binomtest(positive, n).pvalue) if n else float("nan")
     return {"clusters": n, "positive": positive, "negative": negative,
-            "positive_share": positive / n if n else float("nan"), "p_value": p}
+            "positive_share": positive / n if n else float("nan"),
+            "p_value": direction_verdict(positive, negative)["p"]}
 
 
 def direction_verdict(agree: int, disagree: int, *, alpha: float = ALPHA) -> dict:
