@@ -28,6 +28,8 @@ def test_sizes_reasons_and_examples():
     assert reasons["meaning"].str.len().min() > 10
     ex = cs.examples(ROWS)
     assert list(ex["candidate"]) == ["she ran", "he ran", "they ran", "he ran", "a church", "a mosque", "a place"]
+    one = cs.examples(ROWS, "religion")  # the page's single example: one attribute's first source
+    assert list(one["candidate"]) == ["a church", "a mosque", "a place"] and set(one["attribute"]) == {"religion"}
     groups = cs.protected_groups(GROUPS)
     assert groups.to_dict("records")[1] == {"attribute": "religion", "protected groups T": "christian, muslim"}
 

@@ -49,12 +49,12 @@ def test_indicator_value_is_the_table2_value_of_the_same_scores():
     assert list(table["baseline measure"]) == ["SSS", "CPS"]
 
 
-def test_versus_paper_places_the_interval_against_liu_values():
-    assert liu_table2.versus_paper(30, 45, [57.26, 61.97, 58.88]) == "below all 3"
-    assert liu_table2.versus_paper(66, 80, [57.26, 61.97, 58.88]) == "above all 3"
-    assert liu_table2.versus_paper(55, 60, [57.26, 61.97, 58.88]) == "overlaps their range"
-    assert liu_table2.versus_paper(55, 56, [57.26, 61.97, 58.88]) == "below all 3"
-    assert liu_table2.versus_paper(55, 58, [57.26, 61.97, 58.88]) == "overlaps their range"
+def test_paper_inside_names_liu_values_inside_our_interval():
+    liu = {"BERT": 57.26, "RoBERTa": 61.97, "ALBERT": 58.88}
+    assert liu_table2.paper_inside(30, 45, liu) == "none"
+    assert liu_table2.paper_inside(55, 60, liu) == "BERT, ALBERT"
+    assert liu_table2.paper_inside(57.26, 57.26, liu) == "BERT"  # an end of the interval counts as inside
+    assert liu_table2.paper_inside(66, 80, liu) == "none" and liu_table2.paper_inside(float("nan"), 1, liu) == "—"
 
 
 def test_beside_puts_liu_values_and_ours_in_one_row():
@@ -68,13 +68,13 @@ def test_beside_puts_liu_values_and_ours_in_one_row():
     t = liu_table2.beside(intervals)
     liu = [c for c in t.columns if c.endswith(liu2024.PAPER)]
     assert len(t) == 3 and len(liu) == 1
-    assert t.iloc[1]["vs Liu"] == "overlaps their range"
+    assert t.iloc[1][liu_table2.INSIDE] == "BERT, RoBERTa, ALBERT"  # 40 to 70 holds all three AUL values
     sss = t.iloc[0]
     assert sss[liu[0]] == "57.26 / 61.97 / 58.88" and sss["95% CI"] == "23.3 to 56.7"
-    assert sss["vs Liu"] == "below all 3"  # 56.7 < 57.26, the smallest of Liu's three
+    assert sss[liu_table2.INSIDE] == "none"  # 56.7 < 57.26, the smallest of Liu's three
     aul = t.iloc[2]
     assert (aul["dataset"], aul["measure"], aul[liu[0]]) == ("CrowS-Pairs", "AUL", "52.92 / 62.40 / 53.25")
-    assert (aul["vs 50"], aul["vs Liu"]) == ("anti-stereotypical", "below all 3")
+    assert (aul["vs 50"], aul[liu_table2.INSIDE]) == ("anti-stereotypical", "none")
     assert liu_table2.beside(intervals.iloc[:0]).equals(liu2024.table2())  # no results of ours: Liu's table
 
 
@@ -126,13 +126,17 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     assert n["against_list"] == "none"  # the weak head's AUL left out
     alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
     assert (alone["results"], alone["weak"]) == (0, 1)
-    t = liu_table2.beside(intervals, accuracy=accuracy)
+    t = liu_table2.beside(intervals, accuracy=accuracy, reference=reference)
     weak = t[t["masked LM"] == "mlm-weak" + liu_table2.BELOW_FLOOR_MARK]  # marked: the caption says it enters no finding
-    assert set(weak["head accuracy"]) == {"13.2% (below 30%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
-    assert set(weak["vs Liu"]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # numbers kept
+    column = liu_table2.accuracy_column()
+    assert column == "head accuracy (floor 30%)"  # the header names the floor
+    assert set(weak[column]) == {"13.2% † (most frequent token 5.3%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
+    assert set(weak[liu_table2.INSIDE]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # kept
     good = t[t["masked LM"] == "mlm-good"].iloc[0]
-    assert (good["head accuracy"], good["vs 50"]) == ("31.0%", "stereotypical")
-    assert "head accuracy" not in liu_table2.beside(intervals).columns  # without accuracies, as before
+    assert (good[column], good["vs 50"]) == ("31.0% (most frequent token 6.1%)", "stereotypical")
+    bare = liu_table2.beside(intervals, accuracy=accuracy)  # no reference recorded: the accuracy alone
+    assert bare.loc[bare["masked LM"] == "mlm-good", column].iloc[0] == "31.0%"
+    assert column not in liu_table2.beside(intervals).columns  # without accuracies, as before
 
 
 def test_the_table_names_the_heads_in_words_and_marks_one_below_its_floor():

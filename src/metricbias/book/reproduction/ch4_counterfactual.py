@@ -37,8 +37,11 @@ def exclusion_reasons(excluded: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def examples(rows: pd.DataFrame) -> pd.DataFrame:
-    """Every row (protected groups and backgrounds) of the first source example of each attribute."""
+def examples(rows: pd.DataFrame, attribute: str | None = None) -> pd.DataFrame:
+    """Every row (protected groups and backgrounds) of the first source example of each attribute, or of
+    ``attribute`` alone (the page shows one; the appendix keeps one per attribute)."""
+    if attribute is not None:
+        rows = rows[rows["attribute"] == attribute]
     first = rows.groupby("attribute", sort=False)["source"].first()
     return rows[rows["source"].isin(first)][["attribute", "group", "candidate"]].reset_index(drop=True)
 

@@ -7,7 +7,8 @@
   (always predicting the most frequent token, on the same positions);
 * :data:`HEAD_FLOOR`: chapter 3's rule for a trained part applied to the heads: a head below this accuracy enters
   no finding (:func:`below_floor`); its numbers stay in the table, marked;
-* :func:`beside`: the page table, Liu's three models (paper) beside each of ours, with interval and verdicts;
+* :func:`beside`: the page table, Liu's three models (paper) beside each of ours, with its interval and which of
+  Liu's values lie inside it (:func:`paper_inside`);
 * :func:`direction_numbers`: what the intervals say about the direction of ours against Liu's, as counts and
   lists for the chapter's prose.
 
@@ -110,30 +111,38 @@ def _paper_values(paper: pd.DataFrame, dataset: str, measure: str) -> dict[str, 
     return {m: float(rows.loc[m, column]) for m in PAPER_MODELS if m in rows.index}
 
 
-def versus_paper(ci_low: float, ci_high: float, values) -> str:
-    """Where an interval lies against Liu's values (points): below all, above all, or neither."""
-    values = list(values)
-    if not values or np.isnan(ci_low):
+def paper_inside(ci_low: float, ci_high: float, published: dict[str, float]) -> str:
+    """Which of Liu's values (points, no intervals: {model: value}) lie inside our interval: their models' names, or
+    "none". Liu's models are not ours, so this places their points against our uncertainty; it is not a test."""
+    if not published or np.isnan(ci_low):
         return "—"
-    if ci_high < min(values):
-        return f"below all {len(values)}"
-    if ci_low > max(values):
-        return f"above all {len(values)}"
-    return "overlaps their range"
+    return ", ".join(m for m, v in published.items() if ci_low <= v <= ci_high) or "none"
+
+
+#: the page's column for :func:`paper_inside`
+INSIDE = "Liu's values inside our 95% interval"
+
+
+def accuracy_column(floor: float = HEAD_FLOOR) -> str:
+    """The page's head-accuracy column, naming the floor a head must reach to enter a finding."""
+    return f"head accuracy (floor {floor:.0%})"
 
 
 def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.DataFrame | None = None,
-           accuracy: dict[str, float] | None = None) -> pd.DataFrame:
+           accuracy: dict[str, float] | None = None, reference: dict[str, float] | None = None) -> pd.DataFrame:
     """One row per (dataset, measure, masked LM of ours): Liu's BERT / RoBERTa / ALBERT values (paper), ours with
-    its interval, its side of 50 and where its interval lies against Liu's three values. ``ours``
-    (:func:`~metricbias.book.reproduction.liu2024.table2_from_scores`) adds KLS and JSS on AUL as point values. Without
-    results of ours, Liu's Table 2 as printed. With ``accuracy`` (:func:`head_accuracy`), a column gives each
-    head's masked-token accuracy, and the verdicts of a head below :data:`HEAD_FLOOR` read :data:`NO_FINDING`, its
-    name marked with :data:`BELOW_FLOOR_MARK`. Masked LMs are named in words (:func:`~.names.part_name`)."""
+    its interval, its side of 50 and which of Liu's three values lie inside our interval (:func:`paper_inside`).
+    ``ours`` (:func:`~metricbias.book.reproduction.liu2024.table2_from_scores`) adds KLS and JSS on AUL as point
+    values. Without results of ours, Liu's Table 2 as printed. With ``accuracy`` (:func:`head_accuracy`), a column
+    (:func:`accuracy_column`, named with its floor) gives each head's masked-token accuracy beside ``reference``
+    (:func:`head_reference`, always predicting the most frequent token), and the verdicts of a head below
+    :data:`HEAD_FLOOR` read :data:`NO_FINDING`, its name and accuracy marked with :data:`BELOW_FLOOR_MARK`. Masked
+    LMs are named in words (:func:`~.names.part_name`)."""
     paper = table2() if paper is None else paper
     if intervals.empty:
         return paper
     weak = set(below_floor(accuracy or {}))
+    reference = reference or {}
     label = f"Liu: {' / '.join(PAPER_MODELS)}{PAPER}"
     rows = []
     for dataset, (_, methods) in RUNS.items():
@@ -144,25 +153,26 @@ def beside(intervals: pd.DataFrame, ours: pd.DataFrame | None = None, paper: pd.
             if measure in ("KLS", "JSS"):
                 for r in ours[ours["dataset"] == dataset].to_dict("records"):
                     rows.append({"dataset": dataset, "measure": f"{measure} (AUL)", label: liu, "masked LM": r["model"],
-                                 "ours": r[measure], "95% CI": "—", "vs 50": "—", "vs Liu": "—"})
+                                 "ours": r[measure], "95% CI": "—", "vs 50": "—", INSIDE: "—"})
                 continue
             mine = intervals[(intervals["dataset"] == dataset) & (intervals["measure"] == measure)]
             for r in mine.to_dict("records"):
                 rows.append({"dataset": dataset, "measure": measure, label: liu, "masked LM": r["model"],
                              "ours": r["value"], "95% CI": f"{r['ci_low']:.1f} to {r['ci_high']:.1f}",
-                             "vs 50": r["side"], "vs Liu": versus_paper(r["ci_low"], r["ci_high"],
-                                                                         published.values())})
-    columns = ["dataset", "measure", label, "masked LM", "ours", "95% CI", "vs 50", "vs Liu"]
+                             "vs 50": r["side"], INSIDE: paper_inside(r["ci_low"], r["ci_high"], published)})
+    columns = ["dataset", "measure", label, "masked LM", "ours", "95% CI", "vs 50", INSIDE]
     out = pd.DataFrame(rows, columns=columns)
     if accuracy is not None:
-        acc = out["masked LM"].map(lambda m: accuracy.get(m, np.nan))
+        def shown(m):
+            a, ref = accuracy.get(m, np.nan), reference.get(m, np.nan)
+            if np.isnan(a):
+                return "—"
+            mark = BELOW_FLOOR_MARK if m in weak else ""
+            return f"{a:.1%}{mark}" + ("" if np.isnan(ref) else f" (most frequent token {ref:.1%})")
 
-        def shown(m, a):
-            return "—" if np.isnan(a) else f"{a:.1%}" + (f" (below {HEAD_FLOOR:.0%})" if m in weak else "")
-
-        out.insert(4, "head accuracy", [shown(m, a) for m, a in zip(out["masked LM"], acc)])
+        out.insert(4, accuracy_column(), out["masked LM"].map(shown))
         mark = out["masked LM"].isin(weak) & (out["vs 50"] != "—")
-        out.loc[mark, ["vs 50", "vs Liu"]] = NO_FINDING
+        out.loc[mark, ["vs 50", INSIDE]] = NO_FINDING
     out["masked LM"] = [part_name(m) + (BELOW_FLOOR_MARK if m in weak else "") for m in out["masked LM"]]
     return out
 
@@ -210,5 +220,5 @@ def direction_numbers(intervals: pd.DataFrame, accuracy: dict[str, float], paper
 
 
 __all__ = ["ABOVE", "BELOW", "BELOW_FLOOR_MARK", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
-           "PAPER_MODELS", "below_floor", "beside", "direction_findings", "direction_numbers", "head_accuracy",
-           "head_reference", "indicator_intervals", "side_of_50", "versus_paper"]
+           "INSIDE", "PAPER_MODELS", "accuracy_column", "below_floor", "beside", "direction_findings", "direction_numbers", "head_accuracy",
+           "head_reference", "indicator_intervals", "paper_inside", "side_of_50"]
