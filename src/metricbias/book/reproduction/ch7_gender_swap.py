@@ -273,3 +273,46 @@ def compact(page: pd.DataFrame) -> pd.DataFrame:
     if "subset" in out:
         out["subset"] = out["subset"].map(SUBSETS).fillna(out["subset"])
     return out.drop(columns=[c for c in out if c in ("aggregation", "their aggregation") or c.endswith(" difference")])
+
+
+def preference_by_metric(tested: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`~metricbias.metaeval.analysis.preference_tests` table as the page shows it: one row per metric that
+    does not tie on every pair in every aggregation (those are named in the text), per aggregation the counts of pairs
+    where the male hypothesis scores higher, the female one, or neither ("male / female / tied") and the sign test's
+    Benjamini–Hochberg adjusted p, and which hypothesis the metric prefers: "male" or "female" when every aggregation
+    that is significant agrees ("(max only)" when one of them is not significant), "both" when they disagree,
+    "neither" when none is."""
+    tied = tested.groupby("metric", sort=False)["share_equal"].transform("min") >= 1.0
+    rows = []
+    for metric, g in tested[~tied].groupby("metric", sort=False):
+        row = {"metric": metric}
+        for r in g.to_dict("records"):
+            row[f"{r['aggregation']}: male / female / tied"] = \
+                f"{r['n_male_higher']} / {r['n_female_higher']} / {r['n_equal']}"
+            row[f"{r['aggregation']}: p (BH)"] = r["p_sign_adjusted"]
+        significant = g[g["prefers"] != "neither"]
+        directions = set(significant["prefers"])
+        if not directions:
+            row["prefers"] = "neither"
+        elif len(directions) > 1:
+            row["prefers"] = "both"
+        else:
+            only = "" if len(significant) == len(g) else f" ({', '.join(significant['aggregation'])} only)"
+            row["prefers"] = directions.pop() + only
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def flickr_origin_table(side: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`flickr_comparison` table (one way of using the experts) as the page shows it: one row per (paper row,
+    metric of ours) with the original-data Spearman on all examples and on the male-only hypotheses, Table 9's and
+    Table 6's beside ours. The values after swapping are left out: the page plots their shifts."""
+    page = compact(for_page(side, values=("origin",), differences=False))
+    wide = page.pivot_table(index=["paper row", "metric"], columns="subset", values=["origin (paper)", "origin"],
+                            sort=False)
+    out = pd.DataFrame(index=wide.index)
+    for subset, words in (("all", "all examples"), ("male-only", "male-only")):
+        if ("origin", subset) in wide:
+            out[f"{words} (paper)"] = wide[("origin (paper)", subset)]
+            out[words] = wide[("origin", subset)]
+    return out.reset_index()

@@ -1,0 +1,140 @@
+"""Chapter 7: why Table 7's BLEU and static-embedding rows on REALSumm differ from ours.
+
+* :func:`bleu_variants`: BLEU's system-level Spearman with LitePyramid recall under the settings Gao & Wan leave
+  unstated (sentence BLEU averaged per system or corpus BLEU per system; case kept or lowercased; whitespace or
+  sacreBLEU's 13a tokens), on the original and the gender-swapped set, beside Table 7, each with its 95% interval;
+* :func:`bleu_findings`: the numbers the page cites from it (the spread over the settings, the lowercased corpus
+  BLEU's values against Table 7's);
+* :func:`with_nearest_bleu`: a Table 7 comparison with the setting nearest Table 7 as a second BLEU row;
+* :func:`capitalised_share`: the share of words written with a capital inside a sentence (names), which case-
+  sensitive BLEU must match;
+* :func:`vector_share`: the share of word tokens a static-embedding metric finds a vector for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: BLEU settings Table 7 does not state: label -> (level, case, tokens). "sentence": the study's BLEU (sacreBLEU
+#: sentence BLEU, floor smoothing) averaged over a system's summaries; "corpus": sacreBLEU's corpus BLEU over them
+BLEU_VARIANTS: dict[str, tuple[str, str, str]] = {
+    "sentence BLEU, case kept": ("sentence", "kept", "none"),
+    "sentence BLEU, lowercased": ("sentence", "lowercased", "none"),
+    "corpus BLEU per system, case kept": ("corpus", "kept", "none"),
+    "corpus BLEU per system, lowercased": ("corpus", "lowercased", "none"),
+    "corpus BLEU per system, 13a tokens, case kept": ("corpus", "kept", "13a"),
+    "corpus BLEU per system, 13a tokens, lowercased": ("corpus", "lowercased", "13a"),
+}
+#: the variant that is the study's own BLEU row of Table 7's comparison
+STUDY_VARIANT = "sentence BLEU, case kept"
+
+
+def system_bleu(dataset, level: str, case: str, tokens: str, *, cache=None) -> pd.Series:
+    """BLEU per system of a single-reference :class:`~metricbias.datasets.meta_eval.JudgedSet` (index: system):
+    the mean sentence BLEU of its summaries (``level="sentence"``, the study's metric) or sacreBLEU's corpus BLEU over
+    them (``"corpus"``), case ``kept`` or ``lowercased``, on whitespace (``none``) or ``13a`` tokens."""
+    from sacrebleu.metrics import BLEU as SacreBLEU
+
+    from ... import metrics
+    from ...metaeval.scoring import hypothesis_scores
+
+    frame = dataset.frame
+    lowercase = case == "lowercased"
+    if level == "sentence":
+        metric = metrics.get("bleu", tokenize=tokens, lowercase=lowercase)
+        scores = hypothesis_scores(metric, dataset, cache)["single"]
+        return pd.Series(scores, index=frame.index).groupby(frame["system_id"]).mean()
+    if level != "corpus":
+        raise ValueError(f"level={level!r} is not one of ['sentence', 'corpus']")
+    bleu = SacreBLEU(tokenize=tokens, lowercase=lowercase, force=True)
+    refs = frame["references"].str[0]
+    return pd.Series({system: bleu.corpus_score(list(g["hypothesis"]), [list(refs[g.index])]).score / 100
+                      for system, g in frame.groupby("system_id")})
+
+
+def bleu_variants(dataset, paper: pd.DataFrame, *, cache=None) -> pd.DataFrame:
+    """Every :data:`BLEU_VARIANTS` setting's system-level Spearman with the set's human score, before (``origin``)
+    and after (``swap``) swapping gender, our 95% interval of ``origin`` over the systems
+    (:func:`metricbias.bias.claims.spearman_interval`), Table 7's BLEU row (``paper``: :func:`.gao2022.table7`),
+    ``difference`` (ours − paper, origin) and ``paper_inside`` (Table 7's value lies in our interval)."""
+    from ...bias.claims import spearman_interval
+    from ...metaeval.correlation import spearman
+
+    aspect = dataset.aspects[0]
+    row = paper.set_index("paper_metric").loc["BLEU"]
+    rows = []
+    for label, (level, case, tokens) in BLEU_VARIANTS.items():
+        values = {}
+        for condition, data in (("origin", dataset), ("swap", dataset.swapped())):
+            human = pd.Series(data.human(aspect), index=data.frame.index).groupby(data.frame["system_id"]).mean()
+            per_system = system_bleu(data, level, case, tokens, cache=cache)
+            values[condition] = spearman(per_system[human.index], human, f"BLEU ({label})").value
+        low, high = spearman_interval(values["origin"], len(human))
+        rows.append({"variant": label, "level": level, "case": case, "tokens": tokens, **values, "n_systems": len(human),
+                     "ci_low": low, "ci_high": high, "paper_origin": float(row["origin"]),
+                     "paper_swap": float(row["swap"])})
+    out = pd.DataFrame(rows)
+    out["difference"] = out["origin"] - out["paper_origin"]
+    out["paper_inside"] = (out["ci_low"] <= out["paper_origin"]) & (out["paper_origin"] <= out["ci_high"])
+    return out
+
+
+def nearest(variants: pd.DataFrame) -> pd.Series:
+    """The :func:`bleu_variants` row nearest Table 7's value on the original data."""
+    return variants.loc[variants["difference"].abs().idxmin()]
+
+
+def bleu_findings(variants: pd.DataFrame) -> dict:
+    """What the page says of :func:`bleu_variants`: Table 7's value (``paper``), the study's own (``ours``), the
+    lowest and highest over every setting (``low``, ``high``), the lowercased corpus BLEU's lowest and highest over the
+    tokenizers (``corpus_low``, ``corpus_high``) and whether Table 7's value lies between them (``bracketed``:
+    "between" or "outside"), and the nearest setting (``nearest``, its ``nearest_value``, ``nearest_difference``)."""
+    corpus = variants[(variants["level"] == "corpus") & (variants["case"] == "lowercased")]["origin"]
+    paper = float(variants["paper_origin"].iloc[0])
+    near = nearest(variants)
+    return {"paper": paper, "ours": float(variants.set_index("variant").loc[STUDY_VARIANT, "origin"]),
+            "low": float(variants["origin"].min()), "high": float(variants["origin"].max()),
+            "corpus_low": float(corpus.min()), "corpus_high": float(corpus.max()),
+            "bracketed": "between" if corpus.min() <= paper <= corpus.max() else "outside",
+            "nearest": near["variant"], "nearest_value": float(near["origin"]),
+            "nearest_difference": float(near["difference"])}
+
+
+def with_nearest_bleu(t7: pd.DataFrame, variants: pd.DataFrame) -> pd.DataFrame:
+    """A Table 7 comparison (:func:`.gao2022.side_by_side`) with a second BLEU row right after the first: the
+    :func:`bleu_variants` setting nearest Table 7, our metric label naming the setting."""
+    near = nearest(variants)
+    at = int(np.flatnonzero(t7["paper_metric"].to_numpy() == "BLEU")[0])
+    row = t7.iloc[[at]].copy()
+    row["metric"] = f"BLEU ({near['variant'].replace('BLEU ', '')})"
+    row["ours_origin"], row["ours_swap"] = near["origin"], near["swap"]
+    row["diff_origin"], row["diff_swap"] = near["origin"] - near["paper_origin"], near["swap"] - near["paper_swap"]
+    return pd.concat([t7.iloc[:at + 1], row, t7.iloc[at + 1:]], ignore_index=True)
+
+
+def capitalised_share(texts) -> float:
+    """The share of a set's words written with a capital where a sentence does not begin (whitespace tokens that
+    start with a letter, after the first word and after a full stop, question or exclamation mark): names kept in
+    their case."""
+    inside = capital = 0
+    for text in texts:
+        words = text.split()
+        for before, word in zip(words, words[1:]):
+            if before in (".", "!", "?") or before[-1:] in (".", "!", "?") or not word[:1].isalpha():
+                continue
+            inside += 1
+            capital += word[0].isupper()
+    return capital / inside if inside else float("nan")
+
+
+def vector_share(metric, texts) -> float:
+    """The share of the word tokens of ``texts`` (the metric's ``\\w+`` tokens) for which a static-embedding
+    ``metric`` finds a vector (its case policy applied)."""
+    from ...metrics.embedding import _TOKEN
+
+    total = found = 0
+    for text in dict.fromkeys(texts):
+        total += len(_TOKEN.findall(text))
+        found += len(metric.tokens(text))
+    return found / total if total else float("nan")

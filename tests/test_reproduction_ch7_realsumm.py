@@ -1,0 +1,116 @@
+"""Chapter 7: Table 7's BLEU under the settings Gao & Wan leave unstated, the page's compact tables, and the
+figures that explain the REALSumm gaps (capitals inside sentences, static-vector coverage)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metricbias.book.reproduction import ch7_gender_swap, ch7_realsumm, gao2022 as gao
+from metricbias.datasets.meta_eval import JudgedSet
+from metricbias.metaeval import analysis
+
+REFERENCE = "The Cat sat on the Mat today"
+#: four systems, one summary each; human: A 4 > B 3 > D 2 > C 1. Lowercased, A equals the reference (BLEU 1) and
+#: BLEU orders the systems as the humans do. With case kept, B ("The Cat sat on": 4/7, 3/6, 2/5, 1/4 matches) beats
+#: A ("sat on the", "today": 4/7, 2/6, 1/5, 0/4): metric ranks B 4, A 3, D 2, C 1 against A 4, B 3, D 2, C 1,
+#: so rho = 1 − 6 · 2 / (4 · 15) = 0.8.
+SUMMARIES = {"A": ("the cat sat on the mat today", 4.0), "B": ("The Cat sat on a rug yesterday", 3.0),
+             "D": ("the dog ran on grass", 2.0), "C": ("xyz", 1.0)}
+
+
+def _realsumm():
+    frame = pd.DataFrame([{"item_id": "1", "system_id": s, "hypothesis": h, "references": (REFERENCE,),
+                           "human:litepyramid_recall": v} for s, (h, v) in SUMMARIES.items()])
+    return JudgedSet("realsumm", frame, levels=("system",))
+
+
+def test_system_bleu_per_system():
+    data = _realsumm()
+    for level in ("sentence", "corpus"):
+        lower = ch7_realsumm.system_bleu(data, level, "lowercased", "none")
+        kept = ch7_realsumm.system_bleu(data, level, "kept", "none")
+        assert lower["A"] == pytest.approx(1.0)  # the reference, lowercased
+        assert kept["A"] < kept["B"] < 1.0 and kept["D"] > kept["C"]
+    with pytest.raises(ValueError, match="level"):
+        ch7_realsumm.system_bleu(data, "document", "kept", "none")
+
+
+def test_bleu_variants_reorder_the_systems_by_case():
+    v = ch7_realsumm.bleu_variants(_realsumm(), gao.table7()).set_index("variant")
+    assert list(v.index) == list(ch7_realsumm.BLEU_VARIANTS)
+    lowered = v[v["case"] == "lowercased"]
+    kept = v[v["case"] == "kept"]
+    assert lowered["origin"].to_numpy() == pytest.approx(1.0) and kept["origin"].to_numpy() == pytest.approx(0.8)
+    assert (v["swap"] == v["origin"]).all()  # no gendered word: the swap changes nothing
+    assert (v["paper_origin"] == 0.054).all() and (v["n_systems"] == 4).all()  # Table 7's BLEU
+    assert v["difference"].to_numpy() == pytest.approx(v["origin"].to_numpy() - 0.054)
+    # rho 0.8 over 4 systems: z = 1.0986, se = sqrt(1.32), interval tanh(1.0986 ± 2.2518) = -0.82 to 0.997
+    assert kept["ci_low"].iloc[0] == pytest.approx(-0.8185, abs=1e-3) and kept["paper_inside"].all()
+
+
+def _variants(values):
+    rows = [{"variant": label, "level": level, "case": case, "tokens": tokens, "origin": value, "swap": value - 0.01,
+             "paper_origin": 0.054, "paper_swap": 0.054}
+            for (label, (level, case, tokens)), value in zip(ch7_realsumm.BLEU_VARIANTS.items(), values)]
+    return pd.DataFrame(rows).assign(difference=lambda f: f["origin"] - 0.054)
+
+
+def test_bleu_findings_and_the_second_bleu_row():
+    v = _variants([0.501, 0.303, 0.330, 0.096, 0.312, 0.019])
+    f = ch7_realsumm.bleu_findings(v)
+    assert (f["paper"], f["ours"], f["low"], f["high"]) == (0.054, 0.501, 0.019, 0.501)
+    assert (f["corpus_low"], f["corpus_high"], f["bracketed"]) == (0.019, 0.096, "between")
+    assert f["nearest"] == "corpus BLEU per system, 13a tokens, lowercased"
+    assert f["nearest_difference"] == pytest.approx(0.019 - 0.054)
+    assert ch7_realsumm.bleu_findings(_variants([0.5, 0.3, 0.3, 0.2, 0.3, 0.1]))["bracketed"] == "outside"
+    t7 = gao.side_by_side(pd.DataFrame({"metric": ["BLEU", "WMD"], "name": ["bleu", "wmd"],
+                                        "aggregation": ["single", "single"], "origin": [0.501, 0.6],
+                                        "swap": [0.501, 0.6]}), gao.table7())
+    page = ch7_realsumm.with_nearest_bleu(t7, v)
+    assert len(page) == len(t7) + 1
+    at = page.index[page["paper_metric"] == "BLEU"].tolist()
+    assert at[1] == at[0] + 1 and page.loc[at[1], "metric"] == "BLEU (corpus per system, 13a tokens, lowercased)"
+    assert (page.loc[at[1], "ours_origin"], page.loc[at[1], "ours_swap"]) == (0.019, pytest.approx(0.009))
+    assert page.loc[at[0], "ours_origin"] == 0.501
+
+
+def test_capitals_inside_sentences_and_vector_coverage():
+    # words after the first and not after a full stop: cat, met, Anna, Bob, ran (Then follows "."): 2 of 5
+    assert ch7_realsumm.capitalised_share(["The cat met Anna . Then Bob ran"]) == pytest.approx(0.4)
+    assert np.isnan(ch7_realsumm.capitalised_share(["Hello"]))
+
+    class Vectors:  # a static-embedding metric's token lookup: these words have a vector
+        @staticmethod
+        def tokens(text):
+            return [w for w in text.split() if w in {"a", "dog"}]
+
+    # distinct texts only: "a dog runs" (2 of 3) and "the cat" (0 of 2): 2 of 5
+    assert ch7_realsumm.vector_share(Vectors(), ["a dog runs", "the cat", "a dog runs"]) == pytest.approx(0.4)
+
+
+def test_preference_by_metric_keeps_the_metrics_that_do_not_always_tie():
+    pref = pd.DataFrame({"metric": ["BLEU", "BLEU", "chrF", "chrF", "BERTScore", "BERTScore", "VE", "VE"],
+                         "aggregation": ["max", "mean"] * 4,
+                         "n_male_higher": [0, 0, 5, 2, 30, 29, 30, 18], "n_female_higher": [0, 0, 25, 28, 0, 1, 0, 12],
+                         "n_equal": [30, 30, 0, 0, 0, 0, 0, 0]})
+    pref["share_equal"] = pref["n_equal"] / 30
+    t = ch7_gender_swap.preference_by_metric(analysis.preference_tests(pref))
+    assert t["metric"].tolist() == ["chrF", "BERTScore", "VE"]  # BLEU ties on every pair: named in the text
+    assert t.columns.tolist() == ["metric", "max: male / female / tied", "max: p (BH)", "mean: male / female / tied",
+                                  "mean: p (BH)", "prefers"]
+    assert t["prefers"].tolist() == ["female", "male", "male (max only)"]  # VE mean: 18 / 12, p = 0.36
+    assert t.loc[0, "max: male / female / tied"] == "5 / 25 / 0"
+
+
+def test_flickr_origin_table_sets_both_subsets_side_by_side():
+    ours = pd.DataFrame({"metric": ["BLEU", "BLEU"], "name": ["bleu", "bleu"], "aggregation": ["max", "max"],
+                         "subset": ["all", "single_gender"], "statistic": "spearman", "judges": "stacked",
+                         "origin": [0.45, 0.30], "swap": [0.45, 0.31]})
+    side = ch7_gender_swap.flickr_comparison(ours).drop(columns="judges")
+    t = ch7_gender_swap.flickr_origin_table(side)
+    assert t.columns.tolist() == ["paper row", "metric", "all examples (paper)", "all examples",
+                                  "male-only (paper)", "male-only"]
+    # Table 9's BLEU 0.441, Table 6's 0.446 (N = 1685)
+    assert t.iloc[0].tolist() == ["BLEU", "BLEU (max)", 0.441, 0.45, 0.446, 0.30]
