@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from metricbias import backbones, metrics
 from metricbias.book.reproduction import ch7_gender_swap, ch7_realsumm, gao2022 as gao
 from metricbias.datasets.meta_eval import JudgedSet
 from metricbias.metaeval import analysis
@@ -114,3 +115,40 @@ def test_flickr_origin_table_sets_both_subsets_side_by_side():
                                   "male-only (paper)", "male-only"]
     # Table 9's BLEU 0.441, Table 6's 0.446 (N = 1685)
     assert t.iloc[0].tolist() == ["BLEU", "BLEU (max)", 0.441, 0.45, 0.446, 0.30]
+
+
+def test_nlgeval_handling_of_words_on_our_vectors():
+    from metricbias.metrics.embedding import OOVWarning, load_vectors
+
+    kv = load_vectors(str(backbones.resolve("word2vec-googlenews-bolukbasi")))
+    average = metrics.get("embedding_average")
+    # every word has a vector: nlg-eval's handling and ours agree
+    same = ["man walks", "woman runs"]
+    assert ch7_realsumm.nlgeval_scores(average, same, same[::-1]) == pytest.approx(average.score(same, same[::-1]))
+    # an unknown word is the mean vector, not skipped: "man zzqx" against "zzqx" is the cosine of
+    # (v_man + mean) / 2 and the mean
+    unknown = kv.vectors.mean(axis=0)
+    pair = (kv["man"] + unknown) / 2
+    expected = pair @ unknown / (np.linalg.norm(pair) * np.linalg.norm(unknown))
+    assert ch7_realsumm.nlgeval_scores(average, ["man zzqx"], ["zzqx"])[0] == pytest.approx(expected)
+    with pytest.warns(OOVWarning):
+        assert average.score(["man zzqx"], ["zzqx"])[0] == 0.0  # ours: the reference has no word with a vector
+    # greedy matching of a text with itself is 1
+    greedy = metrics.get("greedy_matching")
+    assert ch7_realsumm.nlgeval_scores(greedy, ["a man"], ["a man"])[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="not one of"):
+        ch7_realsumm.nlgeval_scores(metrics.get("wmd"), ["a"], ["a"])
+
+
+def test_nlgeval_variant_and_findings():
+    variant = pd.DataFrame({"metric": ["Greedy matching", "Embedding average"],
+                            "name": ["greedy_matching", "embedding_average"], "nlgeval": [0.751, 0.875],
+                            "paper": [0.730, 0.511]}).assign(difference=lambda f: f["nlgeval"] - f["paper"])
+    f = ch7_realsumm.nlgeval_findings(variant)
+    assert (f["near"], f["far"], f["close"]) == ("Greedy matching", "Embedding average", 0.03)
+    assert (f["greedy_matching"], f["greedy_matching_paper"]) == (0.751, 0.730)
+    assert np.isnan(f["vector_extrema"])  # not run: its keys are there all the same
+    data = _realsumm()
+    out = ch7_realsumm.nlgeval_variant(data, [("avg", metrics.get("embedding_average")), ("bleu", metrics.get("bleu"))],
+                                       gao.table7())
+    assert out["metric"].tolist() == ["avg"] and out["paper"].iloc[0] == 0.511  # Table 7's embedding average

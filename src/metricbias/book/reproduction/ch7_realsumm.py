@@ -8,7 +8,9 @@
 * :func:`with_nearest_bleu`: a Table 7 comparison with the setting nearest Table 7 as a second BLEU row;
 * :func:`capitalised_share`: the share of words written with a capital inside a sentence (names), which case-
   sensitive BLEU must match;
-* :func:`vector_share`: the share of word tokens a static-embedding metric finds a vector for.
+* :func:`vector_share`: the share of word tokens a static-embedding metric finds a vector for;
+* :func:`nlgeval_variant`: embedding average, vector extrema and greedy matching on our vectors with nlg-eval's
+  handling of words (the code Gao & Wan name), beside Table 7.
 """
 
 from __future__ import annotations
@@ -138,3 +140,75 @@ def vector_share(metric, texts) -> float:
         total += len(_TOKEN.findall(text))
         found += len(metric.tokens(text))
     return found / total if total else float("nan")
+
+
+#: the static-embedding metrics Gao & Wan ran with nlg-eval
+NLGEVAL_METRICS = ("embedding_average", "vector_extrema", "greedy_matching")
+
+
+def nlgeval_scores(metric, candidates, references) -> np.ndarray:
+    """Scores of a static-embedding ``metric`` (one of :data:`NLGEVAL_METRICS`) on its own vectors, with nlg-eval's
+    handling of words instead of ours: whitespace tokens, looked up as written, and a word without a vector given
+    the mean of all vectors (ours: ``\\w+`` tokens, a lowercase fallback, such words skipped)."""
+    from ... import backbones
+    from ...metrics.embedding import extrema, load_vectors
+
+    if metric.name not in NLGEVAL_METRICS:
+        raise ValueError(f"metric {metric.name!r} is not one of {list(NLGEVAL_METRICS)}")
+    kv = load_vectors(str(backbones.resolve(metric.options["backbone"])))
+    table, vocab, unknown = kv.vectors, kv.key_to_index, kv.vectors.mean(axis=0)
+
+    def vectors(text):
+        rows = [table[vocab[w]] if w in vocab else unknown for w in text.split()]
+        return np.array(rows) if rows else np.zeros((1, table.shape[1]))
+
+    def cosine(a, b):
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        return float(a @ b / (na * nb)) if na and nb else 0.0
+
+    out = []
+    for c, r in zip(candidates, references):
+        vc, vr = vectors(c), vectors(r)
+        if metric.name == "embedding_average":
+            out.append(cosine(vc.mean(axis=0), vr.mean(axis=0)))
+        elif metric.name == "vector_extrema":
+            out.append(cosine(extrema(vc), extrema(vr)))
+        else:
+            unit_c = vc / np.maximum(np.linalg.norm(vc, axis=1), 1e-12)[:, None]
+            unit_r = vr / np.maximum(np.linalg.norm(vr, axis=1), 1e-12)[:, None]
+            sim = unit_c @ unit_r.T
+            out.append(float((sim.max(axis=0).mean() + sim.max(axis=1).mean()) / 2))
+    return np.array(out)
+
+
+def nlgeval_variant(dataset, scorers, paper: pd.DataFrame) -> pd.DataFrame:
+    """For each of ``scorers`` (``(label, metric)``) among :data:`NLGEVAL_METRICS`: the system-level Spearman with
+    the set's human score under :func:`nlgeval_scores` (``nlgeval``), Table 7's value (``paper``: :func:`.gao2022.table7`)
+    and the difference; a single-reference set."""
+    from ...metaeval.correlation import system_level
+
+    frame = dataset.frame
+    human = dataset.human(dataset.aspects[0])
+    published = paper.set_index("name")["origin"]
+    rows = []
+    for label, metric in scorers:
+        if metric.name not in NLGEVAL_METRICS:
+            continue
+        scores = nlgeval_scores(metric, frame["hypothesis"], frame["references"].str[0])
+        rho = system_level(frame["system_id"], scores, human, f"{label} with nlg-eval's handling").value
+        rows.append({"metric": label, "name": metric.name, "nlgeval": rho, "paper": float(published[metric.name]),
+                     "difference": rho - float(published[metric.name])})
+    return pd.DataFrame(rows, columns=["metric", "name", "nlgeval", "paper", "difference"])
+
+
+def nlgeval_findings(variant: pd.DataFrame, close: float = 0.03) -> dict:
+    """What the page says of :func:`nlgeval_variant`: per name of :data:`NLGEVAL_METRICS` its value (``<name>``,
+    NaN where it did not run) and Table 7's (``<name>_paper``), and which metrics come within ``close`` of Table 7
+    (``near``) and which do not (``far``; labels, or "none")."""
+    near = variant["difference"].abs() <= close + 1e-9
+    out = {"close": close, "near": ", ".join(variant.loc[near, "metric"]) or "none",
+           "far": ", ".join(variant.loc[~near, "metric"]) or "none"}
+    out.update({key: float("nan") for name in NLGEVAL_METRICS for key in (name, f"{name}_paper")})
+    for r in variant.to_dict("records"):
+        out.update({r["name"]: float(r["nlgeval"]), f"{r['name']}_paper": r["paper"]})
+    return out
