@@ -28,6 +28,10 @@ BLEU_VARIANTS: dict[str, tuple[str, str, str]] = {
     "corpus BLEU per system, 13a tokens, case kept": ("corpus", "kept", "13a"),
     "corpus BLEU per system, 13a tokens, lowercased": ("corpus", "lowercased", "13a"),
 }
+#: the words that head :func:`bleu_variants`' columns in the appendix
+VARIANT_COLUMNS = {"variant": "setting", "n_systems": "systems", "ci_low": "95% CI low", "ci_high": "95% CI high",
+                   "paper_origin": "origin (paper)", "paper_swap": "swap (paper)",
+                   "paper_inside": "paper inside our interval"}
 #: the variant that is the study's own BLEU row of Table 7's comparison
 STUDY_VARIANT = "sentence BLEU, case kept"
 
