@@ -127,7 +127,9 @@ def _entry(title: str, content, caption: str | None, formats: dict | None, decim
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
         name = f"{_current.get('stem', 'figure')}-{slug}.png"
         downloads_dir().mkdir(parents=True, exist_ok=True)
-        content.savefig(downloads_dir() / name, dpi=100, bbox_inches="tight")
+        from .plots import capped_dpi
+
+        content.savefig(downloads_dir() / name, dpi=capped_dpi(content, 100), bbox_inches="tight")
         plt.close(content)
         return {"title": title, "kind": "figure", "caption": caption, "file": name}
     if not isinstance(content, str):
