@@ -144,11 +144,25 @@ def robustness_findings(study: pd.DataFrame) -> dict:
     return out
 
 
-def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0) -> dict:
+def median_findings(values, clusters, key: str, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """The median of ``values`` over cells (``key``) with its 95% interval when whole ``clusters`` are resampled
+    (``key_ci_low``, ``key_ci_high``; a metric's cells on different attributes are not independent;
+    :func:`metricbias.bias.clusters.median_interval`). NaN values are left out, as the median leaves them."""
+    from ...bias.clusters import median_interval
+
+    values, clusters = pd.Series(values, dtype=float).reset_index(drop=True), pd.Series(clusters).reset_index(drop=True)
+    kept = values.notna().to_numpy()
+    low, high = median_interval(values[kept], clusters[kept], n_resamples=n_resamples, seed=seed)
+    return {key: float(values.median()), f"{key}_ci_low": low, f"{key}_ci_high": high}
+
+
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0, n_resamples: int = 9999,
+                   seed: int = 0) -> dict:
     """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
     Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
     (``below``), neither (``within``), how many are equivalent to their floor within ± ``margin`` points (the 95%
-    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``)."""
+    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``) with
+    its interval over whole metrics (``ratio_ci_low``, ``ratio_ci_high``; :func:`median_findings`)."""
     tested = floor[floor["p_value"].notna()]
     sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
     up = tested["excess"].to_numpy(float) > 0
@@ -157,7 +171,8 @@ def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0)
     inside = (tested["ci_low"] > -margin) & (tested["ci_high"] < margin)
     return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
             "within": int(len(tested) - np.sum(sig)), "equivalent": int(inside.sum()), "margin": float(margin),
-            "ratio": float(ratio.median()),
+            **median_findings(ratio, tested["metric"] if "metric" in tested else range(len(tested)), "ratio",
+                              n_resamples=n_resamples, seed=seed),
             "controls": int(floor["n_control"].max()) if len(floor) else 0}
 
 
@@ -209,5 +224,5 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
 
 
 __all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
-           "grid_summary", "group_summary", "ratio_findings", "ratio_summary", "robustness_findings",
-           "simulation_findings"]
+           "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
+           "robustness_findings", "simulation_findings"]
