@@ -23,6 +23,15 @@ import pandas as pd
 from ...bias import association
 
 SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
+#: the chapter's computation as one command (the Reproducibility appendix shows it)
+COMMAND_LINE = ("`metricbias weat --test all --metric NAME --out F.csv` runs every test of this chapter through one "
+                "metric with the same code (`metricbias.bias.association`), on whole sets; `--sample-size N` draws each "
+                "sentence-level set to N texts. `--oov drop` (the default) drops the words a static-embedding metric "
+                "has no vector for, as classic WEAT does; `--oov zero` keeps them as zero vectors.")
+#: what the timing table of :func:`timing` reports
+TIMING_CAPTION = ("sets: whole, or sentence-level sets drawn down; pairs: the ordered pairs behind the cells; seconds: "
+                  "the scoring of this run (0: r(t, A, B) of every target of the whole sets computed once from all its "
+                  "pairs, checked on a seeded sample of targets, and read back).")
 MODEL_FAMILIES = ("embedding", "matching", "regression", "generation")
 #: the static-embedding metrics that reduce to a cosine of two word vectors on single words
 STATIC = ("embedding_average", "vector_extrema", "greedy_matching")
@@ -310,7 +319,7 @@ def as_text(values: dict, decimals: int = 2) -> dict:
             for k, v in values.items()}
 
 
-__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
+__all__ = ["COMMAND_LINE", "MODEL_FAMILIES", "SIGNIFICANCE", "TIMING_CAPTION", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
            "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
            "ngram_findings", "overview", "pair_counts", "run_tests", "sampling_check", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

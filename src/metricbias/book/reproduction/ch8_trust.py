@@ -15,6 +15,24 @@ from scipy import stats
 
 from ...bias.simulation import PANELS
 
+#: where the library offers each check of the chapter (the Reproducibility appendix shows it)
+LIBRARY_CHECKS = (
+    "The size-robust bias is the measure `size_robust_bias` (`mb.audit(..., measures=[\"size_robust_bias\"])`), its "
+    "signed version `size_robust_difference`. `mb.measure`, `mb.bias_table` and `mb.audit` resample whole clusters "
+    "(`metricbias.bias.clusters`; a `cluster` column names them) wherever some pairs share one. `mb.group_stereotype` "
+    "separates the pronoun and stereotype effects; `mb.control_pairs` and `mb.noise_floor` give the control pairs and "
+    "the noise floor; `mb.pairs_to_detect(gap, sd)` the pairs needed. `mb.audit(..., gap=G)` warns when an interval "
+    "is wider than G, and `mb.audit(..., tests=True)` adds each row's p-value and Benjamini–Hochberg q-value. The "
+    "studies are in `metricbias.bias.reliability`, `.testing`, `.simulation` and `.power`.")
+#: the method's side notes (the Reproducibility appendix shows them)
+METHOD_NOTES = (
+    "A rank rescaling (percentile ranks) would be size-robust too, but it ignores how far apart two scores are; a "
+    "standardized mean difference is blind to biases that cancel between pairs. Where Eq. 2 and the size-robust bias "
+    "disagree, the ratio of the two is the metric's standard deviation over its range. The built CrowS-Pairs "
+    "attributes with both directions (race, age, gender) separate the pronoun (group) and stereotype effects as the "
+    "WinoBias pairs do; StereoSet pairs share their group and give the stereotype effect only. A two-sided p-value of "
+    "a cell test is reported as a bound where no sign flip was as extreme.")
+
 
 def ratio_summary(ratios: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """Per measure and n: the median over cells of the mean ratio, the median 5th / 95th percentiles, and the 95%
@@ -223,6 +241,6 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
     return float(np.nanmedian(r))
 
 
-__all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
+__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
            "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
            "robustness_findings", "simulation_findings"]
