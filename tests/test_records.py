@@ -42,6 +42,8 @@ def test_parameter_values_read_as_words_not_python_reprs():
         "offline", "none", "yes", "no", "9999", "20,40,80"]
     # a record of an earlier run kept the repr: it reads the same
     assert [records.value_word(v) for v in ("'offline'", "None", "False", "0")] == ["offline", "none", "no", "0"]
+    assert records.value_word([20, 40, 80]) == records.value_word("[20, 40, 80]") == "20, 40, 80"
+    assert records.value_word(["gender", "race"]) == "gender, race" and records.value_word("[x") == "[x"
     assert records._meaning("attributes to compare (None: all)") == "attributes to compare (none: all)"
 
 

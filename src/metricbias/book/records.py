@@ -77,18 +77,24 @@ def start(stem: str, profile: str, values: dict, helps: dict, command: str):
 
 def value_word(value) -> str:
     """A parameter's value as the appendix shows it, in words: ``None`` as "none", a string without quotes,
-    ``True``/``False`` as "yes"/"no". A value kept as its Python repr (a record of an earlier run) reads the same."""
+    ``True``/``False`` as "yes"/"no", a list as its items separated by commas. A value kept as its Python repr (a
+    record of an earlier run) reads the same."""
     if isinstance(value, str):
-        quoted = len(value) > 1 and value[0] == value[-1] and value[0] in "'\""
+        quoted = len(value) > 1 and (value[0] == value[-1] and value[0] in "'\"" or value[0] + value[-1] == "[]")
         if not quoted and value not in ("None", "True", "False"):
             return value
         import ast
 
-        value = ast.literal_eval(value)
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
     if value is None:
         return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(value_word(v) for v in value)
     return value if isinstance(value, str) else str(value)
 
 
