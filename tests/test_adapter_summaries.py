@@ -362,3 +362,19 @@ def test_the_verdict_on_the_papers_claim_follows_the_cut_intervals():
     assert ch6_paper.claim_verdict(cuts) == "holds"
     assert ch6_paper.claim_verdict(cuts.assign(ci_low=[0.88, -0.1])) == "not distinguishable at this size"
     assert ch6_paper.claim_verdict(cuts.assign(ci_low=[-0.3, 0.5], ci_high=[-0.1, 0.7])) == "reverses"
+
+
+def test_the_verdict_on_the_quality_claim_follows_the_quality_criterion_and_the_realsumm_scale():
+    """BERTScore's REALSumm Spearman falls 0.50 → 0.49 (−2.0%, beyond 1%); the other three changes are within 1%."""
+    from metricbias.book.reproduction import ch6_paper
+
+    checks = ch6_adapters.criteria(_results())
+    inside = ch6_paper.quality_scale(_results().assign(n=24))  # 0.49 lies inside [0.095, 0.763]
+    claim = ch6_paper.quality_claim(checks, inside)
+    assert (claim["met"], claim["measures"]) == (3, 4)
+    assert claim["missed"] == "BERTScore on REALSumm (-2.0%)"
+    assert claim["verdict"] == "not distinguishable at this size"
+    assert ch6_paper.quality_claim(checks, {**inside, "bertscore_inside": "outside"})["verdict"] == "does not hold"
+    assert ch6_paper.quality_claim(checks)["verdict"] == "does not hold"  # no scale: nothing says it is noise
+    kept = ch6_paper.quality_claim(checks[checks["metric"] == "regression"], inside)
+    assert (kept["met"], kept["measures"], kept["missed"], kept["verdict"]) == (2, 2, "none", "holds")

@@ -36,3 +36,9 @@ def test_sun_table9_rows_find_their_released_column_in_table6():
     assert sun2022.released_column("BLEU", "-") == "BLEU"
     with pytest.raises(ValueError, match="matches 5 rows"):
         sun2022.released_column("BERTScore", "-")  # five backbones: the configuration must name one
+
+
+def test_joined_lists_words_as_a_sentence_does():
+    assert [names.joined(w) for w in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["none", "a", "a and b",
+                                                                                   "a, b and c"]
+    assert names.joined([], empty="no chapter") == "no chapter"

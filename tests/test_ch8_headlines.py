@@ -95,6 +95,21 @@ def test_floor_findings_count_cells_above_below_and_within_their_floor():
     # BH over the three tests: q = .003, .003, .9
     assert (out["cells"], out["above"], out["below"], out["within"]) == (3, 1, 1, 1)
     assert out["ratio"] == pytest.approx(1.0) and out["controls"] == 40  # median of 2, 0.5, 1
+    # no metric column: each cell its own cluster; a draw's median is one of the three ratios
+    assert (out["ratio_ci_low"], out["ratio_ci_high"]) == pytest.approx((0.5, 2.0))
+    with_metrics = ch8_trust.floor_findings(floor.assign(metric=["a", "b", "c", "d"]), n_resamples=999)
+    assert with_metrics["ratio_ci_low"] <= with_metrics["ratio"] <= with_metrics["ratio_ci_high"]
+
+
+def test_median_findings_resample_whole_metrics():
+    """Two metrics whose cells sit at 1.0 and 3.0: resampling whole metrics, a draw's median is 1, 2 or 3, so the
+    interval spans 1 to 3; every cell its own cluster would give a narrower one."""
+    values = [1.0, 1.0, 1.0, 3.0, 3.0, 3.0, np.nan]
+    out = ch8_trust.median_findings(values, list("aaabbbb"), "width", n_resamples=2000, seed=0)
+    assert out["width"] == 2.0  # the NaN cell is left out, as the median leaves it
+    assert (out["width_ci_low"], out["width_ci_high"]) == (1.0, 3.0)
+    one = ch8_trust.median_findings([1.0, 2.0], ["a", "a"], "x")
+    assert one["x"] == 1.5 and np.isnan(one["x_ci_low"])  # one metric: no interval over metrics
 
 
 def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next_fewest_templates():

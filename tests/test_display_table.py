@@ -56,3 +56,31 @@ def test_identifiers_inside_a_header_of_words_are_labelled():
     assert display.label("effect_size full") == "d full" and display.label("p_value sampled") == "p sampled"
     assert display.label("n_targets full") == "n targets full" and display.label("share changed") == "share changed"
     assert display.label(("eq2", "ci_low")) == "Eq. 2 95% CI low" and display.label(("metric", "")) == "metric"
+
+
+def test_a_tall_figure_is_shown_no_taller_than_a_screen(monkeypatch):
+    """A figure whose page PNG (IPython's: tight bounding box, the figure's dpi) would pass 816 px gets a lower dpi;
+    a short one keeps its own."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import myst_nb
+    from IPython.core.pylabtools import print_figure
+    from PIL import Image
+
+    from metricbias.book import plots
+
+    shown = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: shown.append(
+        Image.open(io.BytesIO(print_figure(value, "png")))))
+    for inches in (12, 3):  # 12 inches at 100 dpi: about 1,200 px
+        fig, ax = plt.subplots(figsize=(5, inches), dpi=100)
+        ax.barh(range(40), range(40))
+        ax.set_title("a tall figure")
+        display.figure("fig-ch0-tall", fig)
+    tall, short = shown
+    assert plots.MAX_HEIGHT_PX - 20 <= tall.size[1] <= plots.MAX_HEIGHT_PX
+    assert 250 <= short.size[1] <= 320 and round(short.info["dpi"][0]) == 100

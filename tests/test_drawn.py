@@ -31,6 +31,16 @@ def test_appendix_table_names_each_draw_in_words():
     assert not table["what is drawn"].str.contains(r"\(").any()
 
 
+def test_drawn_list_names_each_draw_with_its_count_or_says_none(monkeypatch):
+    listed = drawn.drawn_list("smoke")
+    table = drawn.for_appendix("smoke")
+    assert listed.count("; ") == len(table) - 1
+    first = table.iloc[0]
+    assert listed.startswith(f"{first['kept']:,} {first['what is drawn']} ({first['chapter']})")
+    monkeypatch.setattr(drawn, "for_appendix", lambda profile: table.iloc[:0])
+    assert drawn.drawn_list("smoke") == "none"
+
+
 def test_chapters_phrase():
     assert drawn.chapters_phrase([]) == "no chapter"
     assert drawn.chapters_phrase(["04_bias_measures"]) == "chapter 4"

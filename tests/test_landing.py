@@ -176,3 +176,13 @@ def test_the_summary_interval_resamples_whole_clusters_within_each_attribute():
                                                    n_resamples=999, seed=4)
     assert as_pairs[1] - as_pairs[0] < twins[1] - twins[0]
     assert np.isnan(landing.stratified_cluster_interval([values], [np.zeros(30)], n_resamples=99)[0])  # 1 cluster
+
+
+def test_plm_backbones_name_the_encoders_of_the_plm_based_configurations_only():
+    configs = pd.DataFrame({"metric": ["BLEU", "WMD", "BERTScore-a", "MoverScore-a", "BLEURT-b", "BARTScore-c"],
+                            "paradigm": ["n-gram", "static embedding", "Matching", "Matching", "Regression",
+                                         "Generation"],
+                            "backbone": [None, "word2vec", "BERT-base", "BERT-base", "BERT-large", "BART-base"]})
+    assert landing.plm_backbones(configs) == "BERT-base, BERT-large and BART-base"
+    assert landing.plm_backbones(configs, families=True) == "BERT and BART"
+    assert landing.plm_backbones(configs.iloc[:2]) == "none"

@@ -27,6 +27,7 @@ def test_a_chapter_keeps_its_parameters_command_and_entries_and_links_in_one_lin
     record = records.load("05_association_tests", "smoke")
     assert record["command"] == "metricbias run --only 05 --profile smoke"
     assert record["parameters"][0] == {"parameter": "seed", "value": "0", "meaning": "the permutation seed"}
+    assert record["parameters"][1]["value"] == "all"
     assert [e["title"] for e in record["entries"]] == ["Warnings", "Timings"]
     assert record["entries"][0]["text"] == "None."
     assert record["entries"][1]["rows"] == [["chrF", 2.0]]
@@ -34,6 +35,16 @@ def test_a_chapter_keeps_its_parameters_command_and_entries_and_links_in_one_lin
     records.start("05_association_tests", "smoke", {}, {}, "x")
     assert records.load("05_association_tests", "smoke")["entries"] == []
     assert records.load("05_association_tests", "offline") is None
+
+
+def test_parameter_values_read_as_words_not_python_reprs():
+    assert [records.value_word(v) for v in ("offline", None, True, False, 9999, "20,40,80")] == [
+        "offline", "none", "yes", "no", "9999", "20,40,80"]
+    # a record of an earlier run kept the repr: it reads the same
+    assert [records.value_word(v) for v in ("'offline'", "None", "False", "0")] == ["offline", "none", "no", "0"]
+    assert records.value_word([20, 40, 80]) == records.value_word("[20, 40, 80]") == "20, 40, 80"
+    assert records.value_word(["gender", "race"]) == "gender, race" and records.value_word("[x") == "[x"
+    assert records._meaning("attributes to compare (None: all)") == "attributes to compare (none: all)"
 
 
 def test_appendices_keep_a_record_but_show_no_link(record_dir):

@@ -222,7 +222,8 @@ def figure(name: str, fig=None) -> None:
     """Hand ``fig`` (default: the current matplotlib figure) to the page as its figure ``name`` and close it.
 
     The page shows it, numbered and captioned, with a ``glue:figure`` block whose label the prose cites as
-    ``{numref}`name```::
+    ``{numref}`name```; a figure taller than :data:`metricbias.book.plots.MAX_HEIGHT_PX` is shown at a lower dpi
+    (:func:`metricbias.book.plots.fit_height`)::
 
         ```{glue:figure} fig-ch3-heatmap
         :name: fig-ch3-heatmap
@@ -233,7 +234,9 @@ def figure(name: str, fig=None) -> None:
     import matplotlib.pyplot as plt
     from myst_nb import glue
 
-    fig = plt.gcf() if fig is None else fig
+    from .plots import fit_height
+
+    fig = fit_height(plt.gcf() if fig is None else fig)  # no taller than a screen
     glue(name, fig, display=False)
     plt.close(fig)
 

@@ -78,6 +78,24 @@ PAGE_WIDTH = 7.0
 HEATMAP_WIDTH = 5.0
 #: the most columns one heatmap panel holds at that width (wider grids become panels, one above the other)
 MAX_COLUMNS = 10
+#: the tallest a figure is shown, in pixels of its PNG (a laptop screen's height less the browser's bars)
+MAX_HEIGHT_PX = 816
+
+
+def capped_dpi(fig, dpi: float | None = None, *, max_px: int = MAX_HEIGHT_PX, pad_inches: float = 0.1) -> float:
+    """The dpi at which ``fig``, saved with ``bbox_inches="tight"`` (as a page shows it), is at most ``max_px`` tall:
+    ``dpi`` (default: the figure's) or less, everything in the figure scaled alike."""
+    dpi = float(fig.dpi if dpi is None else dpi)
+    height = fig.get_tightbbox(fig.canvas.get_renderer()).height + 2 * pad_inches
+    # one pixel of margin: the PNG's height is the bounding box's, rounded up
+    return dpi if height * dpi <= max_px - 1 else (max_px - 1) / height
+
+
+def fit_height(fig, *, max_px: int = MAX_HEIGHT_PX):
+    """Lower ``fig``'s dpi so that the page's PNG of it (``bbox_inches="tight"``) is at most ``max_px`` tall (the
+    figure's layout is kept; text and lines shrink with it). Returns ``fig``."""
+    fig.set_dpi(capped_dpi(fig, max_px=max_px))
+    return fig
 
 
 def _annotations(grid: pd.DataFrame, fmt: str):

@@ -69,9 +69,40 @@ def start(stem: str, profile: str, values: dict, helps: dict, command: str):
     _current.clear()
     _current.update(stem=stem, profile=profile)
     _write({"stem": stem, "profile": profile, "command": command,
-            "parameters": [{"parameter": k, "value": repr(v), "meaning": helps.get(k, "")} for k, v in values.items()],
+            "parameters": [{"parameter": k, "value": value_word(v), "meaning": _meaning(helps.get(k, ""))}
+                           for k, v in values.items()],
             "entries": []})
     return link(stem) if stem[:1].isdigit() else None  # appendices keep a record but link nowhere
+
+
+def value_word(value) -> str:
+    """A parameter's value as the appendix shows it, in words: ``None`` as "none", a string without quotes,
+    ``True``/``False`` as "yes"/"no", a list as its items separated by commas. A value kept as its Python repr (a
+    record of an earlier run) reads the same."""
+    if isinstance(value, str):
+        quoted = len(value) > 1 and (value[0] == value[-1] and value[0] in "'\"" or value[0] + value[-1] == "[]")
+        if not quoted and value not in ("None", "True", "False"):
+            return value
+        import ast
+
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(value_word(v) for v in value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _meaning(text: str) -> str:
+    """A parameter's help as the appendix shows it: Python's ``None`` as the word "none"."""
+    import re
+
+    return re.sub(r"\bNone\b", "none", text or "")
 
 
 def link(stem: str):
@@ -102,7 +133,9 @@ def _entry(title: str, content, caption: str | None, formats: dict | None, decim
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
         name = f"{_current.get('stem', 'figure')}-{slug}.png"
         downloads_dir().mkdir(parents=True, exist_ok=True)
-        content.savefig(downloads_dir() / name, dpi=100, bbox_inches="tight")
+        from .plots import capped_dpi
+
+        content.savefig(downloads_dir() / name, dpi=capped_dpi(content, 100), bbox_inches="tight")
         plt.close(content)
         return {"title": title, "kind": "figure", "caption": caption, "file": name}
     if not isinstance(content, str):
@@ -183,7 +216,7 @@ def show(stem: str, profile: str) -> None:
     display(Markdown(f"Rerun: `{record['command']}`. Change a parameter with `-p name=value`."))
     _display({"title": "Parameters", "kind": "table", "caption": None, "decimals": 2, "formats": {},
               "columns": ["parameter", "value", "meaning"],
-              "rows": [[p["parameter"], p["value"], p["meaning"]] for p in record["parameters"]]})
+              "rows": [[p["parameter"], value_word(p["value"]), _meaning(p["meaning"])] for p in record["parameters"]]})
     run = load_timings().get(profile, {}).get(stem) or {}
     if run:
         display(Markdown(f"Executed in {run['seconds']:,.0f} s (finished {run['finished']})."))

@@ -85,7 +85,7 @@ class StaticEmbeddingMetric(Metric):
     limits = "Words without a vector are skipped: a text of unknown words has no representation."
     docs = {"backbone": "word2vec-format vectors (registered name or .bin file)",
             "case": "look words up as written, lowercased, or as written then lowercased",
-            "stopwords": "drop gensim's English stop words first"}
+            "stopwords": "drop the English stop words of gensim (Řehůřek & Sojka, 2010) first"}
     #: the score of a pair where either text has no in-vocabulary token
     no_representation: ClassVar[float] = 0.0
 
@@ -241,7 +241,7 @@ class WMD(StaticEmbeddingMetric):
 
     Each text is a normalized bag of words (in-vocabulary tokens, repeated
     tokens weighted by their count); the ground cost is the Euclidean distance
-    between unit word vectors, as gensim's ``wmdistance``. ``output="similarity"``
+    between unit word vectors, as gensim's ``wmdistance`` (Řehůřek & Sojka, 2010). ``output="similarity"``
     (default; higher is better) reports 1 / (1 + WMD), the conversion of Gao
     et al.'s WMD code (Kilickaya et al., 2017), in (0, 1], 1 for identical bags;
     ``output="distance"`` reports the WMD itself (lower is better, in [0, 2]).

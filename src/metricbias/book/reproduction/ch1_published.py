@@ -146,6 +146,9 @@ def stereotypical_intervals(attribute: str = "gender", *, n_resamples: int = 999
     return pd.DataFrame(rows)
 
 
+#: the chapter's computation as one command (the Reproducibility appendix shows it)
+COMMAND_LINE = ("The same computation from the command line: `metricbias bias --dataset published --scores published` "
+                "(`metricbias.bias.pairwise`, `metricbias.book.reproduction.sun2022`).")
 #: the generation models whose precision, recall and F columns were released
 GENERATION_MODELS = ("PRISM", "BARTScore-BART-base", "BARTScore-BART-large")
 

@@ -23,6 +23,15 @@ import pandas as pd
 from ...bias import association
 
 SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
+#: the chapter's computation as one command (the Reproducibility appendix shows it)
+COMMAND_LINE = ("`metricbias weat --test all --metric NAME --out F.csv` runs every test of this chapter through one "
+                "metric with the same code (`metricbias.bias.association`), on whole sets; `--sample-size N` draws each "
+                "sentence-level set to N texts. `--oov drop` (the default) drops the words a static-embedding metric "
+                "has no vector for, as classic WEAT does; `--oov zero` keeps them as zero vectors.")
+#: what the timing table of :func:`timing` reports
+TIMING_CAPTION = ("sets: whole, or sentence-level sets drawn down; pairs: the ordered pairs behind the cells; seconds: "
+                  "the scoring of this run (0: r(t, A, B) of every target of the whole sets computed once from all its "
+                  "pairs, checked on a seeded sample of targets, and read back).")
 MODEL_FAMILIES = ("embedding", "matching", "regression", "generation")
 #: the static-embedding metrics that reduce to a cosine of two word vectors on single words
 STATIC = ("embedding_average", "vector_extrema", "greedy_matching")
@@ -280,7 +289,16 @@ def identical_findings(identical: pd.DataFrame, results: pd.DataFrame) -> dict:
             "nearest_cells": near.get("cells", 0)}
 
 
-def sampling_check(full, drawn, suite: dict, *, name: str = "embedding_average", max_pairs: int = 70_000,
+#: the most pairs a drawn test may need in full to be rerun whole by :func:`sampling_check`
+SAMPLING_CHECK_MAX_PAIRS = 70_000
+#: what the table of :func:`sampling_check` shows
+SAMPLING_CHECK_CAPTION = (f"The drawn sentence-level tests that need at most {SAMPLING_CHECK_MAX_PAIRS:,} pairs in full, "
+                          "through the embedding average, on the whole sets and on the drawn ones. p ≤: no sampled "
+                          "partition as extreme as the data (the test's floor).")
+
+
+def sampling_check(full, drawn, suite: dict, *, name: str = "embedding_average",
+                   max_pairs: int = SAMPLING_CHECK_MAX_PAIRS,
                    cache=True, n_permutations: int = association.N_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
     """Run the drawn-down tests (``drawn``, beside the whole ``full``) that are cheap in full (at most ``max_pairs``
     pairs) both ways with the metric of ``suite`` named ``name`` (a fast one): the full-set effect sizes and
@@ -310,7 +328,8 @@ def as_text(values: dict, decimals: int = 2) -> dict:
             for k, v in values.items()}
 
 
-__all__ = ["MODEL_FAMILIES", "SIGNIFICANCE", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
+__all__ = ["COMMAND_LINE", "MODEL_FAMILIES", "SAMPLING_CHECK_CAPTION", "SAMPLING_CHECK_MAX_PAIRS", "SIGNIFICANCE",
+           "TIMING_CAPTION", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
            "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
            "ngram_findings", "overview", "pair_counts", "run_tests", "sampling_check", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

@@ -15,6 +15,24 @@ from scipy import stats
 
 from ...bias.simulation import PANELS
 
+#: where the library offers each check of the chapter (the Reproducibility appendix shows it)
+LIBRARY_CHECKS = (
+    "The size-robust bias is the measure `size_robust_bias` (`mb.audit(..., measures=[\"size_robust_bias\"])`), its "
+    "signed version `size_robust_difference`. `mb.measure`, `mb.bias_table` and `mb.audit` resample whole clusters "
+    "(`metricbias.bias.clusters`; a `cluster` column names them) wherever some pairs share one. `mb.group_stereotype` "
+    "separates the pronoun and stereotype effects; `mb.control_pairs` and `mb.noise_floor` give the control pairs and "
+    "the noise floor; `mb.pairs_to_detect(gap, sd)` the pairs needed. `mb.audit(..., gap=G)` warns when an interval "
+    "is wider than G, and `mb.audit(..., tests=True)` adds each row's p-value and Benjamini–Hochberg q-value. The "
+    "studies are in `metricbias.bias.reliability`, `.testing`, `.simulation` and `.power`.")
+#: the method's side notes (the Reproducibility appendix shows them)
+METHOD_NOTES = (
+    "A rank rescaling (percentile ranks) would be size-robust too, but it ignores how far apart two scores are; a "
+    "standardized mean difference is blind to biases that cancel between pairs. Where Eq. 2 and the size-robust bias "
+    "disagree, the ratio of the two is the metric's standard deviation over its range. The built CrowS-Pairs "
+    "attributes with both directions (race, age, gender) separate the pronoun (group) and stereotype effects as the "
+    "WinoBias pairs do; StereoSet pairs share their group and give the stereotype effect only. A two-sided p-value of "
+    "a cell test is reported as a bound where no sign flip was as extreme.")
+
 
 def ratio_summary(ratios: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """Per measure and n: the median over cells of the mean ratio, the median 5th / 95th percentiles, and the 95%
@@ -144,11 +162,25 @@ def robustness_findings(study: pd.DataFrame) -> dict:
     return out
 
 
-def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0) -> dict:
+def median_findings(values, clusters, key: str, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """The median of ``values`` over cells (``key``) with its 95% interval when whole ``clusters`` are resampled
+    (``key_ci_low``, ``key_ci_high``; a metric's cells on different attributes are not independent;
+    :func:`metricbias.bias.clusters.median_interval`). NaN values are left out, as the median leaves them."""
+    from ...bias.clusters import median_interval
+
+    values, clusters = pd.Series(values, dtype=float).reset_index(drop=True), pd.Series(clusters).reset_index(drop=True)
+    kept = values.notna().to_numpy()
+    low, high = median_interval(values[kept], clusters[kept], n_resamples=n_resamples, seed=seed)
+    return {key: float(values.median()), f"{key}_ci_low": low, f"{key}_ci_high": high}
+
+
+def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0, n_resamples: int = 9999,
+                   seed: int = 0) -> dict:
     """Numbers for prose from :func:`metricbias.bias.noise_floor.noise_floor`: the cells compared, how many have an
     Eq. 2 above their control's at a Benjamini–Hochberg false discovery rate ``q`` (``above``), below it
     (``below``), neither (``within``), how many are equivalent to their floor within ± ``margin`` points (the 95%
-    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``)."""
+    interval of the excess inside it: ``equivalent``), and the median of Eq. 2 over its control (``ratio``) with
+    its interval over whole metrics (``ratio_ci_low``, ``ratio_ci_high``; :func:`median_findings`)."""
     tested = floor[floor["p_value"].notna()]
     sig = stats.false_discovery_control(tested["p_value"].to_numpy(float), method="bh") < q if len(tested) else []
     up = tested["excess"].to_numpy(float) > 0
@@ -157,7 +189,8 @@ def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0)
     inside = (tested["ci_low"] > -margin) & (tested["ci_high"] < margin)
     return {"cells": len(tested), "above": int((sig & up).sum()), "below": int((sig & ~up).sum()),
             "within": int(len(tested) - np.sum(sig)), "equivalent": int(inside.sum()), "margin": float(margin),
-            "ratio": float(ratio.median()),
+            **median_findings(ratio, tested["metric"] if "metric" in tested else range(len(tested)), "ratio",
+                              n_resamples=n_resamples, seed=seed),
             "controls": int(floor["n_control"].max()) if len(floor) else 0}
 
 
@@ -208,6 +241,6 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
     return float(np.nanmedian(r))
 
 
-__all__ = ["candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
-           "grid_summary", "group_summary", "ratio_findings", "ratio_summary", "robustness_findings",
-           "simulation_findings"]
+__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
+           "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
+           "robustness_findings", "simulation_findings"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-_NAME = r"[A-Z][a-z\u00C0-\u024F'\u2019-]+(?: [A-Z][a-z\u00C0-\u024F-]+)?"
+_NAME = r"[A-Z\u00C0-\u00DE\u0100-\u024F][a-z\u00C0-\u024F'\u2019-]+(?: [A-Z][a-z\u00C0-\u024F-]+)?"
 _NAMES = rf"{_NAME}(?: et al\.|,? (?:&|and) {_NAME})?"
 _YEAR = r"(?:19|20)\d\d[a-z]?"
 #: an author–year mention: "(Name et al., 2002)" (parenthetical) or "Name & Name (2020)", "Name et al. 2022",

@@ -52,6 +52,15 @@ def for_appendix(profile: str) -> pd.DataFrame:
                          "kept": table["value"], "parameter (0: whole set)": table["parameter"]})
 
 
+def drawn_list(profile: str) -> str:
+    """What ``profile`` draws, as a list for a sentence: "12 Flickr8k images kept (chapter 7); 8 released pairs per
+    attribute (chapter 9)", each draw's count and what it counts; "none" when every data set runs whole."""
+    table = for_appendix(profile)
+    if table.empty:
+        return "none"
+    return "; ".join(f"{int(r['kept']):,} {r['what is drawn']} ({r['chapter']})" for r in table.to_dict("records"))
+
+
 def left_out(profile: str) -> pd.DataFrame:
     """One row per chapter that leaves configurations of ``profile``'s suite out (its ``skip_metrics``):
     ``chapter`` (e.g. "chapter 4") and ``left out`` (the configurations' labels)."""
@@ -71,12 +80,12 @@ def left_out(profile: str) -> pd.DataFrame:
 
 def chapters_phrase(stems) -> str:
     """``["04_x", "05_y", "07_z"]`` -> "chapters 4, 5 and 7"; one -> "chapter 4"; none -> "no chapter"."""
+    from .names import joined
+
     numbers = [str(int(s.split("_", 1)[0])) for s in stems]
     if not numbers:
         return "no chapter"
-    if len(numbers) == 1:
-        return f"chapter {numbers[0]}"
-    return f"chapters {', '.join(numbers[:-1])} and {numbers[-1]}"
+    return f"chapter{'s' if len(numbers) > 1 else ''} {joined(numbers)}"
 
 
 def left_out_by_kind(profile: str) -> dict:
@@ -105,4 +114,5 @@ def left_out_by_kind(profile: str) -> dict:
     return {kind: chapters_phrase(stems) for kind, stems in found.items()} | {"left_out": any_left}
 
 
-__all__ = ["COLUMNS", "chapters_phrase", "drawn", "for_appendix", "is_draw", "left_out", "left_out_by_kind"]
+__all__ = ["COLUMNS", "chapters_phrase", "drawn", "drawn_list", "for_appendix", "is_draw", "left_out",
+           "left_out_by_kind"]

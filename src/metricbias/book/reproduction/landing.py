@@ -149,6 +149,16 @@ def summary_figure(by_attribute: pd.DataFrame):
     return fig
 
 
+def plm_backbones(configs: pd.DataFrame, *, families: bool = False) -> str:
+    """The backbones of the PLM-based configurations of ``configs`` (``paradigm``, ``backbone`` columns), in order
+    of appearance, as a list for a sentence ("all-MiniLM-L6-v2 and all-mpnet-base-v2"); with ``families``, each
+    backbone's family, the name before its size ("BERT" for BERT-base and BERT-large)."""
+    from .names import joined
+
+    plm = configs[configs["paradigm"].isin(PLM_PARADIGMS)]["backbone"].dropna().astype(str)
+    return joined(dict.fromkeys(plm.str.split("-").str[0] if families else plm))
+
+
 def save_figure(fig, root: Path | None = None) -> Path:
     """Write ``fig`` as the landing page's summary figure (:data:`FIGURE` under ``root``, the project root by
     default), atomically; returns the path."""

@@ -93,4 +93,13 @@ def counted(n: int, singular: str, plural: str | None = None, zero: str = "no") 
     return f"{zero if n == 0 else f'{n:,}'} {noun}"
 
 
-__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "part_name", "registry_name"]
+def joined(words, empty: str = "none") -> str:
+    """Words as a list in a sentence: "a", "a and b", "a, b and c"; ``empty`` when there are none."""
+    words = [str(w) for w in words]
+    if not words:
+        return empty
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "joined",
+           "part_name", "registry_name"]
