@@ -374,7 +374,9 @@ def test_the_verdict_on_the_quality_claim_follows_the_quality_criterion_and_the_
     assert (claim["met"], claim["measures"]) == (3, 4)
     assert claim["missed"] == "BERTScore on REALSumm (-2.0%)"
     assert claim["verdict"] == "not distinguishable at this size"
-    assert ch6_paper.quality_claim(checks, {**inside, "bertscore_inside": "outside"})["verdict"] == "does not hold"
-    assert ch6_paper.quality_claim(checks)["verdict"] == "does not hold"  # no scale: nothing says it is noise
+    assert ch6_paper.quality_claim(checks, {**inside, "bertscore_inside": "outside"})["verdict"] == "reverses"
+    assert ch6_paper.quality_claim(checks)["verdict"] == "reverses"  # no scale: nothing says it is noise
+    risen = checks.assign(value=checks["value"].abs())  # a rise beyond the tolerance keeps the quality
+    assert ch6_paper.quality_claim(risen)["verdict"] == "holds"
     kept = ch6_paper.quality_claim(checks[checks["metric"] == "regression"], inside)
     assert (kept["met"], kept["measures"], kept["missed"], kept["verdict"]) == (2, 2, "none", "holds")

@@ -207,18 +207,20 @@ def quality_claim(checks: pd.DataFrame, scale: dict | None = None, scale_dataset
     """The verdict on Sun et al.'s claim that the adapter keeps the metric's quality, from the quality criteria of
     a :func:`~metricbias.book.reproduction.ch6_adapters.criteria` table (each (adapter, quality set) change within
     the tolerance, relative): ``met`` of ``measures``, ``missed`` (the changes beyond it, "BERTScore on REALSumm
-    (+3.6%)"; "none") and ``verdict``: "holds" when every change is within the tolerance; not distinguishable when
-    every change beyond it is on ``scale_dataset`` and lies inside the 95% interval of the undebiased metric's
-    correlation there (``scale``: :func:`quality_scale`); otherwise "does not hold"."""
+    (+3.6%)"; "none") and ``verdict``: "holds" when no change falls beyond the tolerance (a rise keeps the quality);
+    not distinguishable when every fall beyond it is on ``scale_dataset`` and lies inside the 95% interval of the
+    undebiased metric's correlation there (``scale``: :func:`quality_scale`); otherwise "reverses" (a fall that is
+    not noise: the adapter loses quality)."""
     from ...bias.claims import UNDECIDED
     from .names import joined
 
     quality = checks[checks["kind"] == "quality"]
     missed = quality[~quality["met"].astype(bool)]
     scale = scale or {}
+    falls = missed[missed["value"] < 0]
     inside = [r["dataset"] == scale_dataset and scale.get(f"{r['metric'].lower().replace(' ', '_')}_inside") == "inside"
-              for r in missed.to_dict("records")]
-    verdict = "holds" if missed.empty else UNDECIDED if all(inside) else "does not hold"
+              for r in falls.to_dict("records")]
+    verdict = "holds" if falls.empty else UNDECIDED if all(inside) else "reverses"
     return {"met": int(quality["met"].astype(bool).sum()), "measures": len(quality), "verdict": verdict,
             "missed": joined(f"{r['metric']} on {CRITERION_WORDS.get(r['dataset'], r['dataset'])} ({r['value']:+.1%})"
                              for r in missed.to_dict("records"))}
