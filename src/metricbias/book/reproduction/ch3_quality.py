@@ -45,6 +45,23 @@ def quality_points(bias: pd.DataFrame, configs: pd.DataFrame, quality: pd.DataFr
     return out.reset_index(drop=True)
 
 
+def reference_spec(entries=()):
+    """The reference configuration (BLEU, :data:`REFERENCE_LABEL`) as a :class:`~metricbias.metrics.Spec`: the one
+    in ``entries`` where there is one, else BLEU with its defaults."""
+    from ...metrics.registry import Spec
+
+    return next((Spec(*e) for e in entries if e.label == REFERENCE_LABEL), Spec(REFERENCE_LABEL, QUALITY_REFERENCE, {}))
+
+
+def configuration_floors(entries, **options) -> pd.DataFrame:
+    """Every configuration of ``entries`` against the reference on the same items, paired
+    (:func:`metricbias.metaeval.quality.paired_quality`; ``options``: its sizes, seed, device and resamples): what
+    :func:`quality_points` reads as ``floors``."""
+    from ...metaeval.quality import paired_quality
+
+    return paired_quality(list(entries), reference_spec(entries), **options)
+
+
 def quality_table(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> pd.DataFrame:
     """:func:`quality_points` for the page: each configuration's quality beside the reference's (differences)."""
     ref = points.set_index("metric").loc[reference]

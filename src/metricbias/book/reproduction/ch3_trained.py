@@ -205,14 +205,13 @@ def part_floors(parts: dict, entries=(), *, darr_pairs: int = 0, stsb_pairs: int
     (the page's name), the difference from BLEU with its 95% interval and the ``floor`` word ("above", "below",
     "not distinguishable")."""
     from ...metaeval.quality import PAIRED_COLUMNS, paired_quality
-    from ...metrics.registry import Spec
-    from .ch3_quality import REFERENCE_LABEL
+    from .ch3_quality import reference_spec
 
     specs = part_specs(parts, entries)
     if not specs:
         return pd.DataFrame(columns=["part", *PAIRED_COLUMNS])
-    reference = next((Spec(*e) for e in entries if e.label == REFERENCE_LABEL), Spec(REFERENCE_LABEL, "bleu", {}))
-    paired = paired_quality(list(dict.fromkeys(specs.values())), reference, darr_pairs=darr_pairs,
+    paired = paired_quality(list({s.label: s for s in specs.values()}.values()), reference_spec(entries),
+                            darr_pairs=darr_pairs,
                             stsb_pairs=stsb_pairs, seed=seed, device=device, n_resamples=n_resamples)
     by_label = {spec.label: part for part, spec in specs.items()}
     names = dict(MEASURES.values())
