@@ -122,7 +122,9 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
     One row per attribute (and ``average``): the shares with percentile CIs; ``difference``, the share of
     factors[0] minus that of factors[1], with its percentile CI (the interval a claim's verdict reads); per factor
-    ``f`` the main effect as a difference, ``gap_<f>``: the mean bias of its most biased level (``top_<f>``) minus its
+    ``f`` the main effect as a difference (the difference's interval takes the order statistics at or outside its
+    ends, so that it excludes 0 only when at most alpha/2 of the resamples fall on the other side; interpolating
+    between them could exclude 0 on a resample count that the sign of the resamples does not support), ``gap_<f>``: the mean bias of its most biased level (``top_<f>``) minus its
     least biased (``bottom_<f>``), both named on the point values and held fixed over the resamples, with its
     percentile CI; and ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples.
     ``measure``: the bias
@@ -164,7 +166,10 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
                else len(terms[attribute])}
         for j, key in enumerate(keys):
             row[key] = values[j]
-            if len(d):
+            if len(d) and key == "difference":  # the verdict's interval: the order statistics outside, not between
+                row[f"{key}_ci_low"] = np.nanquantile(d[:, j], alpha, method="lower")
+                row[f"{key}_ci_high"] = np.nanquantile(d[:, j], 1 - alpha, method="higher")
+            elif len(d):
                 row[f"{key}_ci_low"], row[f"{key}_ci_high"] = np.nanquantile(d[:, j], [alpha, 1 - alpha])
         for f in factors:
             row[f"top_{f}"], row[f"bottom_{f}"] = top[attribute][f]
