@@ -121,13 +121,13 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
     ``scores``: the long live-score table (``attribute, pair_id, metric, score_1, score_2``);
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
     One row per attribute (and ``average``): the shares with percentile CIs; ``difference``, the share of
-    factors[0] minus that of factors[1], with its percentile CI (the interval a claim's verdict reads); per factor
-    ``f`` the main effect as a difference (the difference's interval takes the order statistics at or outside its
-    ends, so that it excludes 0 only when at most alpha/2 of the resamples fall on the other side; interpolating
-    between them could exclude 0 on a resample count that the sign of the resamples does not support), ``gap_<f>``: the mean bias of its most biased level (``top_<f>``) minus its
-    least biased (``bottom_<f>``), both named on the point values and held fixed over the resamples, with its
-    percentile CI; and ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples.
-    ``measure``: the bias
+    factors[0] minus that of factors[1], with its CI (the interval a claim's verdict reads; it takes the order
+    statistics at or outside its ends, so that it excludes 0 only when at most alpha/2 of the resamples fall on the
+    other side, where interpolating between them could exclude 0 on a count the resamples do not support); per
+    factor ``f`` the main effect as a difference, ``gap_<f>``: the mean bias of its most biased level (``top_<f>``)
+    minus its least biased (``bottom_<f>``), both named on the point values and held fixed over the resamples,
+    with its percentile CI; and ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the
+    resamples. ``measure``: the bias
     decomposed, "eq2" (Sun et al.'s) or "size_robust_bias".
     Kept in the result cache (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """

@@ -212,11 +212,12 @@ def paired_difference(values, reference, human=None, *, n_resamples: int = 9999,
 
 @cached_result("metaeval.paired_quality", ignore=("device",))
 def _paired_quality(configurations: pd.DataFrame, darr_pairs: int, stsb_pairs: int, seed: int, device: str,
-                    n_resamples: int) -> pd.DataFrame:
+                    n_resamples: int, measures: tuple) -> pd.DataFrame:
     from .. import metrics
     from ..cache import ScoreCache
 
-    sizes = {"wmt19-kk-en": darr_pairs, "stsb-dev": stsb_pairs}
+    sizes = {name: size for name, size in {"wmt19-kk-en": darr_pairs, "stsb-dev": stsb_pairs}.items()
+             if CONFIGURATION_MEASURES[name] in measures}
     sets = {name: load_quality_sets((name,), sample_size=size, seed=seed)[name] for name, size in sizes.items()}
     store = ScoreCache.default()
     made = []
@@ -228,7 +229,8 @@ def _paired_quality(configurations: pd.DataFrame, darr_pairs: int, stsb_pairs: i
     reference = {name: _item_values(made[0][1], name, data, store) for name, data in sets.items()}
     rows = []
     for label, metric in made[1:]:
-        for name, column in CONFIGURATION_MEASURES.items():
+        for name in sets:
+            column = CONFIGURATION_MEASURES[name]
             values, human = _item_values(metric, name, sets[name], store)
             rows.append({"metric": label, "measure": column, **paired_difference(
                 values, reference[name][0], human, n_resamples=n_resamples, seed=seed)})
@@ -236,11 +238,13 @@ def _paired_quality(configurations: pd.DataFrame, darr_pairs: int, stsb_pairs: i
 
 
 def paired_quality(specs, reference, *, darr_pairs: int = 0, stsb_pairs: int = 0, seed: int = 0,
-                   device: str = "auto", n_resamples: int = 9999, cache=True) -> pd.DataFrame:
+                   device: str = "auto", n_resamples: int = 9999, measures=("darr_tau", "stsb_r"),
+                   cache=True) -> pd.DataFrame:
     """Every configuration of ``specs`` (:class:`~metricbias.metrics.Spec` list) against ``reference`` (a Spec: BLEU,
     the floor) on the same items of the sets :func:`configuration_quality` measures: one row per (configuration,
     measure) with :data:`PAIRED_COLUMNS` (:func:`paired_difference`; ``measure``: ``darr_tau`` or ``stsb_r``). The
-    reference's own rows are left out. Kept in the result cache; ``cache=False``: none."""
+    reference's own rows are left out; ``measures``: the measures compared (both by default). Kept in the result
+    cache; ``cache=False``: none."""
     from .. import metrics
 
     rows = [{"metric": label, "name": name, "options": json.dumps(options, sort_keys=True, default=str),
@@ -248,7 +252,9 @@ def paired_quality(specs, reference, *, darr_pairs: int = 0, stsb_pairs: int = 0
             for label, name, options in [tuple(reference), *[s for s in specs if tuple(s) != tuple(reference)]]]
     if len(rows) < 2:
         return pd.DataFrame(columns=PAIRED_COLUMNS)
-    return _paired_quality(pd.DataFrame(rows), darr_pairs, stsb_pairs, seed, device, n_resamples, cache=cache)
+    measures = tuple(m for m in CONFIGURATION_MEASURES.values() if m in measures)
+    return _paired_quality(pd.DataFrame(rows), darr_pairs, stsb_pairs, seed, device, n_resamples, measures,
+                           cache=cache)
 
 
 __all__ = ["CONFIGURATION_MEASURES", "FLOOR_UNDECIDED", "FLOOR_WORDS", "PAIRED_COLUMNS", "paired_difference",

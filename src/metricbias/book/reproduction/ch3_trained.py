@@ -210,9 +210,13 @@ def part_floors(parts: dict, entries=(), *, darr_pairs: int = 0, stsb_pairs: int
     specs = part_specs(parts, entries)
     if not specs:
         return pd.DataFrame(columns=["part", *PAIRED_COLUMNS])
-    paired = paired_quality(list({s.label: s for s in specs.values()}.values()), reference_spec(entries),
-                            darr_pairs=darr_pairs,
-                            stsb_pairs=stsb_pairs, seed=seed, device=device, n_resamples=n_resamples)
+    # a regression head is judged on STS-B only (its DARR τ is not a figure of the part)
+    heads = {parts[p]["trainer"] == "regression" for p in specs}
+    paired = pd.concat([paired_quality(
+        list({s.label: s for p, s in specs.items() if (parts[p]["trainer"] == "regression") == head}.values()),
+        reference_spec(entries), darr_pairs=darr_pairs, stsb_pairs=stsb_pairs, seed=seed, device=device,
+        n_resamples=n_resamples, measures=("stsb_r",) if head else ("darr_tau", "stsb_r")) for head in sorted(heads)],
+        ignore_index=True)
     by_label = {spec.label: part for part, spec in specs.items()}
     names = dict(MEASURES.values())
     return paired.assign(part=paired["metric"].map(by_label), measure=paired["measure"].map(names))[
