@@ -178,3 +178,19 @@ def test_decompose_gives_each_main_effect_as_a_difference_with_its_interval():
     assert gaps["backbone"] == pytest.approx(row["gap_backbone"]) and gaps["backbone"] >= 0
     assert gaps["backbone_low"] <= gaps["backbone"] <= gaps["backbone_high"]
     assert ch3_paradigm_claim.effect_gaps(out.reset_index().iloc[0:0])["paradigm_word"] == "not comparable"
+
+
+def test_the_verdicts_interval_agrees_with_the_resample_counts():
+    """The share difference's interval excludes 0 exactly where at most 2.5% of the resamples fall on the other
+    side (its ends are order statistics, not interpolations between them): on a strong paradigm effect (every row
+    excluded) and on noise (none)."""
+    strong, configs = synthetic_scores()
+    noisy = strong.assign(score_2=strong["score_1"] + np.random.default_rng(1).normal(0, 0.3, len(strong)))
+    seen = set()
+    for scores in (strong, noisy):
+        out = decomposition.decompose(scores, configs, n_resamples=199, seed=0, cache=False)
+        for r in out.to_dict("records"):
+            assert (r["difference_ci_low"] > 0) == (r["p_first_larger"] >= 0.975)
+            assert (r["difference_ci_high"] < 0) == (r["p_first_larger"] <= 0.025)
+            seen.add(r["difference_ci_low"] > 0 or r["difference_ci_high"] < 0)
+    assert seen == {True, False}
