@@ -429,7 +429,7 @@ def test_grid_decomposition_with_one_and_two_backbones():
     claim = ch3_paradigm_claim.paradigm_claim(d, 10)
     details = ch3_paradigm_claim.claim_details(claim)
     assert details["reading"].tolist()[:2] == ["released (Table 6)", "backbone fixed (live)"]
-    assert details["verdict"].iloc[0] == "point values only (no interval)"
+    assert details["verdict"].iloc[0] == "not comparable"  # the released reading has no interval
     table = ch3_paradigm_claim.claim_table(claim)  # the fixed-backbone rows, at most 8 columns, words for headers
     assert len(table.columns) <= 8 and table["attribute"].iloc[-1] == "average"
     share = table.iloc[-1]["paradigm's share [95% CI]"]
@@ -443,9 +443,9 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert (found["cells"], found["paradigms"], found["backbones"]) == (10, 3, 2)
     assert found["paradigm_names"] == "matching and regression and generation"
     assert found["holds"] == found["attributes"] and found["reversed"] == found["undecided"] == 0
-    assert [ch3_paradigm_claim.claim_verdict(p) for p in (1.0, 0.975, 0.5, 0.02)] == ["holds", "holds",
-                                                                          "not distinguishable at this size",
-                                                                          "reverses"]
+    # the verdict reads the interval of the paradigm's share minus the backbone's; none: not comparable
+    assert [ch3_paradigm_claim.claim_verdict(*ci) for ci in ((0.1, 0.9), (-0.2, 0.5), (-0.9, -0.4), (np.nan, np.nan))
+            ] == ["holds", "not distinguishable at this size", "reverses", "not comparable"]
 
 
 def test_paradigm_share_per_backbone_and_grid_averages():

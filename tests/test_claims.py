@@ -168,3 +168,15 @@ def test_cluster_sign_test_counts_each_cluster_once():
     assert empty["clusters"] == 0 and math.isnan(empty["p_value"]) and math.isnan(empty["positive_share"])
     with pytest.raises(ValueError, match="equal length"):
         claims.cluster_sign_test([1.0, 2.0], ["a"])
+
+
+def test_one_mapping_from_an_interval_to_a_claims_verdict():
+    from metricbias.bias import claims
+
+    assert claims.claim_verdict(0.1, 0.4) == "holds" and claims.claim_verdict(-0.4, -0.1) == "reverses"
+    assert claims.claim_verdict(-0.1, 0.4) == claims.UNDECIDED
+    assert claims.claim_verdict(-0.4, -0.1, claimed="lower") == "holds"  # a claim that the difference is negative
+    assert claims.claim_verdict(0.1, 0.4, comparable=False) == claims.claim_verdict(np.nan, np.nan) == "not comparable"
+    assert set(claims.VERDICTS) == {"holds", "reverses", claims.UNDECIDED, "not comparable"}
+    with pytest.raises(ValueError, match="claimed"):
+        claims.claim_verdict(0.1, 0.4, claimed="more")

@@ -154,3 +154,43 @@ def test_effect_directions_explain_a_reversed_average():
     assert ch3_paradigm_claim.counted_leads(pd.Series(["Regression", "Matching", "Regression"])) == \
         "regression on 2 and matching on 1"
     assert ch3_paradigm_claim.counted_leads(pd.Series(["Matching"])) == "matching on 1"
+
+
+def test_decompose_gives_each_main_effect_as_a_difference_with_its_interval():
+    """Planted: generation pairs differ by up to 1, matching by 0.1 (same backbone spread), so the paradigm gap
+    (generation minus matching) is large and its interval lies above 0; the backbones differ only by noise."""
+    from metricbias.book.reproduction import ch3_paradigm_claim
+
+    scores, configs = synthetic_scores()
+    out = decomposition.decompose(scores, configs, n_resamples=199, seed=0).set_index("attribute")
+    table = bias_table(scores, n_resamples=9).merge(configs, on="metric")
+    avg = table.groupby(["metric", "paradigm", "backbone"], as_index=False)["bias"].mean()
+    means = avg.groupby("paradigm")["bias"].mean()
+    row = out.loc["average"]
+    assert (row["top_paradigm"], row["bottom_paradigm"]) == ("Generation", "Matching")
+    assert row["gap_paradigm"] == pytest.approx(means["Generation"] - means["Matching"])
+    assert 0 < row["gap_paradigm_ci_low"] < row["gap_paradigm"] < row["gap_paradigm_ci_high"]
+    assert row["difference"] == pytest.approx(row["share_paradigm"] - row["share_backbone"])
+    assert row["difference_ci_low"] > 0  # the paradigm's share is the larger in (nearly) every resample
+    gaps = ch3_paradigm_claim.effect_gaps(out.reset_index())
+    assert (gaps["paradigm_top"], gaps["paradigm_bottom"], gaps["paradigm_word"]) == ("generation", "matching",
+                                                                                      "above 0")
+    assert gaps["backbone"] == pytest.approx(row["gap_backbone"]) and gaps["backbone"] >= 0
+    assert gaps["backbone_low"] <= gaps["backbone"] <= gaps["backbone_high"]
+    assert ch3_paradigm_claim.effect_gaps(out.reset_index().iloc[0:0])["paradigm_word"] == "not comparable"
+
+
+def test_the_verdicts_interval_agrees_with_the_resample_counts():
+    """The share difference's interval excludes 0 exactly where at most 2.5% of the resamples fall on the other
+    side (its ends are order statistics, not interpolations between them): on a strong paradigm effect (every row
+    excluded) and on noise (none)."""
+    strong, configs = synthetic_scores()
+    noisy = strong.assign(score_2=strong["score_1"] + np.random.default_rng(1).normal(0, 0.3, len(strong)))
+    seen = set()
+    for scores in (strong, noisy):
+        out = decomposition.decompose(scores, configs, n_resamples=199, seed=0, cache=False)
+        for r in out.to_dict("records"):
+            assert (r["difference_ci_low"] > 0) == (r["p_first_larger"] >= 0.975)
+            assert (r["difference_ci_high"] < 0) == (r["p_first_larger"] <= 0.025)
+            seen.add(r["difference_ci_low"] > 0 or r["difference_ci_high"] < 0)
+    assert seen == {True, False}

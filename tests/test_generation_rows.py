@@ -51,7 +51,36 @@ def test_the_rule_on_recorded_figures_keeps_out_a_paraphraser_below_bleu_or_with
     good = {"trainer": "paraphraser", "figures": {("wmt19-kk-en", "darr_tau"): 0.32, ("stsb-dev", "pearson"): 0.45},
             "bleu": {("wmt19-kk-en", "darr_tau"): 0.26, ("stsb-dev", "pearson"): 0.33}}
     head = {"trainer": "mlm_head", "figures": {"accuracy": 0.1}, "bleu": {}}
-    assert generation_rows.generation_enters_recorded({"a": good, "h": head})
-    below = {**good, "figures": {("wmt19-kk-en", "darr_tau"): 0.04, ("stsb-dev", "pearson"): 0.45}}
-    assert not generation_rows.generation_enters_recorded({"a": good, "b": below})
-    assert not generation_rows.generation_enters_recorded({"a": good, "c": {**good, "figures": {}}})
+
+    def floors(**words):
+        return pd.DataFrame([{"part": p, "measure": m, "floor": w} for p, pair in words.items()
+                             for m, w in zip(["WMT19 kk-en DARR τ", "STS-B dev r"], pair)])
+
+    assert generation_rows.generation_enters_recorded({"a": good, "h": head}, floors(a=("above", "above")))
+    # not distinguishable from BLEU is not below it; one measure below is
+    assert generation_rows.generation_enters_recorded({"a": good}, floors(a=("above", "not distinguishable")))
+    assert not generation_rows.generation_enters_recorded({"a": good, "b": good},
+                                                          floors(a=("above", "above"), b=("below", "above")))
+    # a paraphraser without a paired comparison (no whole-set scores) does not enter
+    assert not generation_rows.generation_enters_recorded({"a": good, "c": good}, floors(a=("above", "above")))
+    assert generation_rows.generation_enters_recorded({"h": head}, floors())  # no paraphraser: nothing to leave out
+
+
+def test_the_rule_reads_the_paired_intervals_not_the_points():
+    """The generation configuration is below BLEU in point value on DARR (0.19 < 0.20) but the paired interval
+    says not distinguishable: it enters; a point above BLEU whose interval lies below 0 cannot happen, so a planted
+    "below" keeps it out whatever the point."""
+    points, configs = quality_points(0.19, 0.50)
+    paired = pd.DataFrame({"metric": ["BERTScore-F", "BERTScore-F", "BARTScore-F-para", "BARTScore-F-para"],
+                           "measure": ["darr_tau", "stsb_r"] * 2,
+                           "floor": ["above", "above", "not distinguishable", "above"]})
+    bias = pd.DataFrame({"metric": configs["metric"], "attribute": "gender", "bias": [1.0, 5.0, 3.0]})
+    quality = pd.DataFrame({"metric": configs["metric"], "darr_tau": [0.20, 0.35, 0.19], "stsb_r": [0.40, 0.70, 0.5],
+                            "darr_pairs": 400, "stsb_pairs": 500})
+    tested = ch3_quality.quality_points(bias, configs, quality, floors=paired)
+    assert tested["floor"].tolist() == ["reference", "above", "not distinguishable"]
+    assert generation_rows.generation_enters(tested) and not generation_rows.generation_enters(points)
+    below = ch3_quality.quality_points(bias, configs, quality, floors=paired.assign(
+        floor=["above", "above", "below", "above"]))
+    assert not generation_rows.generation_enters(below)
+    assert generation_rows.decision_findings(below)["below_names"] == "BARTScore-F-para"

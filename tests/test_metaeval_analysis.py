@@ -226,17 +226,22 @@ def test_one_quality_figure_per_trained_part_beside_its_floor():
     quality = ch3_trained.with_recorded(measured, entries, parts)
     # the recorded whole-set figure replaces the measured one; what is not recorded stays as measured
     assert quality["darr_tau"].tolist() == [0.25, 0.3, 0.05] and quality["stsb_r"].tolist() == [0.35, 0.2, 0.6]
-    table = ch3_trained.parts_quality(parts, quality, entries, sizes=SIZES, head_floor=0.3)
+    # the floor word is the paired comparison's (planted here): para-a's τ is above BLEU's, its r below; para-b's
+    # r is not distinguishable from BLEU's, its τ below; stsb-a's r above
+    floors = pd.DataFrame({"part": ["para-a", "para-a", "para-b", "para-b", "stsb-a"],
+                           "measure": ["WMT19 kk-en DARR τ", "STS-B dev r"] * 2 + ["STS-B dev r"],
+                           "floor": ["above", "below", "below", "not distinguishable", "above"]})
+    table = ch3_trained.parts_quality(parts, quality, entries, sizes=SIZES, head_floor=0.3, floors=floors)
     assert table.columns.tolist() == ch3_trained.COLUMNS and len(table.columns) <= 8
     rows = {(r["part"], r["measure"]): r for r in table.to_dict("records")}
     a = rows["para-a", "WMT19 kk-en DARR τ"]
-    assert (a["value"], a["reference"], a["floor"], a["above floor"]) == (0.3, "BLEU", 0.25, "yes")
+    assert (a["value"], a["reference"], a["floor"], a["above floor"]) == (0.3, "BLEU", 0.25, "above")
     assert rows["para-a", "STS-B dev r"]["value"] == 0.2  # from the chapter's whole-set measurement
-    assert rows["para-b", "STS-B dev r"]["above floor"] == "yes" and rows["para-b", "WMT19 kk-en DARR τ"][
-        "above floor"] == "no"
+    assert rows["para-b", "STS-B dev r"]["above floor"] == "not distinguishable" and rows[
+        "para-b", "WMT19 kk-en DARR τ"]["above floor"] == "below"
     head = rows["mlm-a", "masked-token accuracy"]
     assert (head["reference"], head["reference value"], head["floor"], head["above floor"]) == (
-        "most frequent token", 0.05, 0.3, "no")
+        "most frequent token", 0.05, 0.3, "below")
     assert [k for k in rows if k[0] == "stsb-a"] == [("stsb-a", "STS-B dev r")]  # its STS-B r only
     assert table["kind"].tolist()[:4] == ["paraphraser (BARTScore-F)"] * 4  # paraphrasers first
     # para-a: τ above BLEU's, r (0.2) below BLEU's 0.35; below its floor on one measure is below its floor
@@ -248,12 +253,13 @@ def test_one_quality_figure_per_trained_part_beside_its_floor():
     assert page.index.tolist() == [ch3_trained.REFERENCE_ROWS["BLEU"], "para-a", "para-b", "stsb-a",
                                    ch3_trained.REFERENCE_ROWS["most frequent token"], "mlm-a"]
     assert page.loc[ch3_trained.REFERENCE_ROWS["BLEU"], ["DARR τ", "STS-B r"]].tolist() == [0.25, 0.35]
-    assert page.loc["para-a", "above floor"] == "no" and page.loc["stsb-a", "above floor"] == "yes"
+    assert page.loc["para-a", "above floor"] == "below" and page.loc["stsb-a", "above floor"] == "above"
+    assert page.loc["para-b", "above floor"] == "below"  # below on one measure is below
     assert np.isnan(page.loc["stsb-a", "DARR τ"]) and page.loc["mlm-a", "masked-token accuracy"] == 0.2
     # a draw is not the whole set: the chapter's figure does not stand in, and BLEU's is taken as recorded
     drawn = measured.assign(darr_pairs=12)
     parts["para-b"]["bleu"] = {("wmt19-kk-en", "darr_tau"): 0.26}
-    table = ch3_trained.parts_quality(parts, drawn, entries, sizes=SIZES)
+    table = ch3_trained.parts_quality(parts, drawn, entries, sizes=SIZES, floors=floors)
     b = table[(table["part"] == "para-b") & (table["measure"] == "WMT19 kk-en DARR τ")].iloc[0]
     assert np.isnan(b["value"]) and b["reference value"] == 0.26 and b["above floor"] == "not measured"
 

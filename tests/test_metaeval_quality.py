@@ -133,3 +133,46 @@ def test_an_unknown_set_is_named():
 
 def test_chapter_6_measures_quality_with_it():
     assert evaluation.quality is q.quality and evaluation.QUALITY is q.QUALITY
+
+
+def test_paired_difference_with_bleu_on_the_same_items():
+    from scipy import stats
+
+    from metricbias.metaeval.quality import paired_difference
+
+    # DARR: 150 of 200 pairs ranked right against 110 for the reference (the same 110 among them): τ 0.5 vs 0.1
+    a = np.r_[np.ones(150), -np.ones(50)]
+    b = np.r_[np.ones(110), -np.ones(90)]
+    d = paired_difference(a, b, n_resamples=999)
+    assert (d["value"], d["reference value"], d["difference"], d["items"]) == (0.5, 0.1, pytest.approx(0.4), 200)
+    assert 0 < d["ci_low"] < 0.4 < d["ci_high"] and d["floor"] == "above"
+    assert paired_difference(b, a, n_resamples=999)["floor"] == "below"
+    # 2 of 200 pairs apart: the paired interval straddles 0
+    c = b.copy()
+    c[110:112] = 1
+    assert paired_difference(c, b, n_resamples=999)["floor"] == "not distinguishable"
+    # STS-B: the Pearson r of each with the ratings
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=300)
+    good, weak = human + rng.normal(size=300) * 0.5, human + rng.normal(size=300) * 3
+    d = paired_difference(good, weak, human, n_resamples=999)
+    assert d["value"] == pytest.approx(stats.pearsonr(good, human).statistic)
+    assert d["reference value"] == pytest.approx(stats.pearsonr(weak, human).statistic)
+    assert d["ci_low"] > 0 and d["floor"] == "above"
+    with pytest.raises(ValueError, match="same items"):
+        paired_difference(a, b[:10])
+
+
+@pytest.mark.usefixtures("private_cache")
+def test_paired_quality_reads_the_same_items_as_configuration_quality():
+    real_raw_location()
+    specs = [Spec.of("bleu"), Spec.of("ter"), Spec.of("chrf")]
+    table = configuration_quality(specs, darr_pairs=30, stsb_pairs=40, seed=3, cache=False).set_index("metric")
+    paired = q.paired_quality(specs[1:], specs[0], darr_pairs=30, stsb_pairs=40, seed=3, n_resamples=199,
+                              cache=False)
+    assert paired["metric"].tolist() == ["TER", "TER", "chrF", "chrF"]  # the reference has no row of its own
+    for r in paired.to_dict("records"):
+        assert r["value"] == pytest.approx(table.loc[r["metric"], r["measure"]])
+        assert r["reference value"] == pytest.approx(table.loc["BLEU", r["measure"]])
+        assert r["items"] == (30 if r["measure"] == "darr_tau" else 40)
+        assert r["floor"] in ("above", "below", "not distinguishable")

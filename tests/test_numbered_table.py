@@ -51,12 +51,11 @@ def test_identical_cells_are_counted_once():
     assert len(once) == len(scores) - 2 and not ((once["attribute"] == "gender") & (once["metric"] == "ROUGE-L")).any()
 
 
-def test_left_out_generation_rows_are_marked():
-    configs = pd.DataFrame({"metric": ["BLEU", "BARTScore-F"], "paradigm": ["n-gram", "Generation"]})
-    bias = pd.DataFrame({"metric": ["BLEU", "BARTScore-F"], "bias": [1.0, 2.0]})
-    assert generation_rows.mark_left_out(bias, configs, True) is bias
-    marked = generation_rows.mark_left_out(bias, configs, False)
-    assert marked["metric"].tolist() == ["BLEU", "BARTScore-F" + generation_rows.LEFT_OUT_MARK]
+def test_left_out_generation_rows_are_named():
+    configs = pd.DataFrame({"metric": ["BLEU", "BARTScore-F", "PRISM-F"], "paradigm": ["n-gram", "Generation",
+                                                                                    "Generation"]})
+    assert generation_rows.left_out(configs, True) == []
+    assert generation_rows.left_out(configs, False) == ["BARTScore-F", "PRISM-F"]
 
 
 def test_correlation_findings_give_the_verdict_of_the_interval():

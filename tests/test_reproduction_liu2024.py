@@ -126,8 +126,10 @@ def test_liu_claim_pairs_kls_and_jss_with_the_indicator():
 
 
 def test_claim_verdict_needs_every_interval_on_one_side():
-    assert liu2024.claim_verdict(["higher", "higher"]) == "holds"
-    assert liu2024.claim_verdict(["lower", "lower"]) == "reverses"
-    assert liu2024.claim_verdict(["higher", "lower"]) == liu2024.claim_verdict(["higher", "x"]) == \
-        "not distinguishable at this size"
-    assert liu2024.claim_verdict([]) == "not distinguishable at this size"
+    from metricbias.bias import claims
+
+    assert claims.joint_verdict(["holds", "holds"]) == "holds"
+    assert claims.joint_verdict(["reverses", "reverses"]) == "reverses"
+    assert claims.joint_verdict(["holds", "reverses"]) == "not distinguishable at this size"
+    assert claims.joint_verdict(["holds", "reverses"], reverses_on="any") == "reverses"
+    assert claims.joint_verdict([]) == claims.joint_verdict(["not comparable"]) == "not comparable"

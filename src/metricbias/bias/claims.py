@@ -28,6 +28,10 @@ P_FLOOR = 1e-300
 ALPHA = 0.05
 #: what :func:`compare` concludes when its interval neither excludes 0 nor fits inside the margin
 UNDECIDED = "not distinguishable at this size"
+#: the verdict on a claim that the data cannot test (no interval: a group too small, a decomposition that cannot run)
+NOT_COMPARABLE = "not comparable"
+#: the four words a claim of a paper gets, in the book's tables and prose
+VERDICTS = ("holds", "reverses", UNDECIDED, NOT_COMPARABLE)
 
 
 def bh_adjust(p_values) -> np.ndarray:
@@ -198,6 +202,40 @@ def compare(x, y, *, paired: bool, margin: float | None = None, alpha: float = 0
     return out
 
 
+def claim_verdict(ci_low: float, ci_high: float, *, claimed: str = "higher", comparable: bool = True) -> str:
+    """The one mapping from the interval of a difference to a claim's verdict (:data:`VERDICTS`).
+
+    ``[ci_low, ci_high]`` is the interval of the difference that the claim is about, with ``claimed`` the direction
+    the claim gives it ("higher": the difference is above 0, "lower": below). The claim "holds" when the interval
+    lies wholly on the claimed side of 0, "reverses" when it lies wholly on the other, and is :data:`UNDECIDED`
+    otherwise; "not comparable" when ``comparable`` is false or the interval is undefined (NaN)."""
+    if claimed not in ("higher", "lower"):
+        raise ValueError(f"claim_verdict: claimed must be 'higher' or 'lower', got {claimed!r}")
+    if not comparable or ci_low is None or ci_high is None or np.isnan(ci_low) or np.isnan(ci_high):
+        return NOT_COMPARABLE
+    above, below = ci_low > 0, ci_high < 0
+    if claimed == "lower":
+        above, below = below, above
+    return "holds" if above else "reverses" if below else UNDECIDED
+
+
+def joint_verdict(verdicts, *, reverses_on: str = "all") -> str:
+    """One claim tested on several intervals (several adapters, several measures), from their
+    :func:`claim_verdict` words: "holds" when every one holds; "reverses" when every one reverses
+    (``reverses_on="all"``) or when any reverses (``"any"``: one contrary interval is enough to reverse the claim);
+    "not comparable" when none is comparable; :data:`UNDECIDED` otherwise."""
+    if reverses_on not in ("all", "any"):
+        raise ValueError(f"joint_verdict: reverses_on must be 'all' or 'any', got {reverses_on!r}")
+    verdicts = [v for v in verdicts if v != NOT_COMPARABLE]
+    if not verdicts:
+        return NOT_COMPARABLE
+    if all(v == "holds" for v in verdicts):
+        return "holds"
+    if (all if reverses_on == "all" else any)(v == "reverses" for v in verdicts):
+        return "reverses"
+    return UNDECIDED
+
+
 def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
     """Interval of a Spearman correlation over ``n`` units: Fisher's z with Bonett & Wright's (2000) standard error
     sqrt((1 + rho²/2) / (n − 3)); (NaN, NaN) for fewer than 4 units or an undefined rho."""
@@ -208,5 +246,6 @@ def spearman_interval(rho: float, n: int, *, confidence: float = 0.95) -> tuple[
     return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
-__all__ = ["ALPHA", "P_FLOOR", "UNDECIDED", "bh_adjust", "cluster_sign_test", "compare", "difference_interval", "direction_verdict", "format_p",
+__all__ = ["ALPHA", "NOT_COMPARABLE", "P_FLOOR", "UNDECIDED", "VERDICTS", "bh_adjust", "claim_verdict",
+           "cluster_sign_test", "compare", "difference_interval", "direction_verdict", "format_p", "joint_verdict",
            "p_bounds", "permutation_floor", "sign_tests", "spearman_interval"]

@@ -77,7 +77,8 @@ def two_way(cells: pd.DataFrame, value: str = "bias", factors=FACTORS) -> dict:
     ss = {f1: float(y.shape[1] * ((rows - m) ** 2).sum()), f2: float(y.shape[0] * ((cols - m) ** 2).sum()),
           "interaction": float(((y - rows - cols + m) ** 2).sum())}
     total = float(((y - m) ** 2).sum())
-    out = {"levels": {f1: list(grid.index), f2: list(grid.columns)}, "total_ss": total}
+    out = {"levels": {f1: list(grid.index), f2: list(grid.columns)}, "total_ss": total,
+           "means": {f1: grid.mean(axis=1), f2: grid.mean(axis=0)}}
     for k, v in ss.items():
         out[f"ss_{k}"] = v
         out[f"share_{k}"] = v / total if total > 0 else float("nan")
@@ -119,8 +120,14 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
 
     ``scores``: the long live-score table (``attribute, pair_id, metric, score_1, score_2``);
     ``configs``: one row per metric label in ``scores`` with columns ``metric`` and ``factors``.
-    One row per attribute (and ``average``): the shares with percentile CIs, and
-    ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the resamples. ``measure``: the bias
+    One row per attribute (and ``average``): the shares with percentile CIs; ``difference``, the share of
+    factors[0] minus that of factors[1], with its CI (the interval a claim's verdict reads; it takes the order
+    statistics at or outside its ends, so that it excludes 0 only when at most alpha/2 of the resamples fall on the
+    other side, where interpolating between them could exclude 0 on a count the resamples do not support); per
+    factor ``f`` the main effect as a difference, ``gap_<f>``: the mean bias of its most biased level (``top_<f>``)
+    minus its least biased (``bottom_<f>``), both named on the point values and held fixed over the resamples,
+    with its percentile CI; and ``p_first_larger`` = P(share of factors[0] > share of factors[1]) over the
+    resamples. ``measure``: the bias
     decomposed, "eq2" (Sun et al.'s) or "size_robust_bias".
     Kept in the result cache (:func:`metricbias.cache.cached_result`; ``cache=False``: none).
     """
@@ -131,14 +138,17 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
     f1, f2 = factors
     metrics = list(configs.index)
     terms = pair_term_matrix(scores, metrics, measure)
-    keys = [f"share_{f1}", f"share_{f2}", "share_interaction"]
+    keys = [f"share_{f1}", f"share_{f2}", "share_interaction", "difference", f"gap_{f1}", f"gap_{f2}"]
+    top: dict[str, dict[str, tuple]] = {}  # per attribute and factor: (most, least) biased level of the point values
 
     def shares(biases: dict[str, np.ndarray]) -> dict[str, list[float]]:
         out = {}
         for attribute, b in {**biases, AVERAGE: np.mean(list(biases.values()), axis=0)}.items():
             cells = configs[[f1, f2]].assign(bias=b)
             d = two_way(cells.reset_index(), "bias", factors)
-            out[attribute] = [d[k] for k in keys]
+            ends = top.setdefault(attribute, {f: (d["means"][f].idxmax(), d["means"][f].idxmin()) for f in factors})
+            gaps = [float(d["means"][f][ends[f][0]] - d["means"][f][ends[f][1]]) for f in factors]
+            out[attribute] = [d[k] for k in keys[:3]] + [d[keys[0]] - d[keys[1]], *gaps]
         return out
 
     point = shares({a: t.mean(0) for a, t in terms.items()})
@@ -156,8 +166,13 @@ def decompose(scores: pd.DataFrame, configs: pd.DataFrame, *, factors=FACTORS, n
                else len(terms[attribute])}
         for j, key in enumerate(keys):
             row[key] = values[j]
-            if len(d):
+            if len(d) and key == "difference":  # the verdict's interval: the order statistics outside, not between
+                row[f"{key}_ci_low"] = np.nanquantile(d[:, j], alpha, method="lower")
+                row[f"{key}_ci_high"] = np.nanquantile(d[:, j], 1 - alpha, method="higher")
+            elif len(d):
                 row[f"{key}_ci_low"], row[f"{key}_ci_high"] = np.nanquantile(d[:, j], [alpha, 1 - alpha])
+        for f in factors:
+            row[f"top_{f}"], row[f"bottom_{f}"] = top[attribute][f]
         row["p_first_larger"] = float(np.mean(d[:, 0] > d[:, 1])) if len(d) else float("nan")
         rows.append(row)
     out = pd.DataFrame(rows)

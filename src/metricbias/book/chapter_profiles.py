@@ -74,7 +74,7 @@ PROFILES: dict[str, dict[str, dict]] = {
         "08_trust": {"sample_size": 8, "counterfactual_sample_size": 24, "skip_metrics": "bartscore,prism", "n_draws": 20, "sizes": [20, 40, 80],
                      "comparison_resamples": 99, "sim_sizes": [20, 100], "sim_reps": 100, "sim_resamples": 99,
                      "sim_test_resamples": 99, "counterfactual_attributes": ["gender", "race"]},
-        "09_metric_users": {"sample_size": 8},  # chapter 3's sample
+        "09_metric_users": {"sample_size": 8, "darr_pairs": 12, "stsb_pairs": 40},  # chapter 3's samples
         "A1_using_metricbias": {"darr_pairs": 12, "slice_documents": 3},
     },
     "paper": {

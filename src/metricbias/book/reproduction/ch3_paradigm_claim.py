@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...bias.claims import NOT_COMPARABLE
 from ...metrics import PLM_PARADIGMS
 from .sun2022 import released_configs
 from .tables import table
@@ -56,27 +57,26 @@ def released_shares() -> dict:
             "share_family": variance_explained(plm["avg"], plm["family"]), "n_configurations": len(plm)}
 
 
-def claim_verdict(p_paradigm_larger: float, alpha: float = 0.05) -> str:
-    """"holds" when the paradigm's share exceeds the backbone's in at least 1 − alpha/2 of the bootstrap resamples
-    (the percentile interval of their difference lies above 0), "reverses" when it does so in at most alpha/2,
-    otherwise not distinguishable at this size."""
-    from ...bias.claims import UNDECIDED
+def claim_verdict(difference_low: float, difference_high: float) -> str:
+    """The verdict on "the paradigm matters more than the backbone" from the 95% percentile interval of the paradigm's
+    share minus the backbone's over the bootstrap resamples (:func:`metricbias.bias.claims.claim_verdict`): "holds"
+    above 0, "reverses" below, not distinguishable across it, "not comparable" without an interval (no
+    decomposition)."""
+    from ...bias.claims import claim_verdict as verdict
 
-    if np.isnan(p_paradigm_larger):
-        return "no interval"
-    if p_paradigm_larger >= 1 - alpha / 2:
-        return "holds"
-    if p_paradigm_larger <= alpha / 2:
-        return "reverses"
-    return UNDECIDED
+    return verdict(difference_low, difference_high)
+
+
+def _verdict(row) -> str:
+    """:func:`claim_verdict` of one row of :func:`metricbias.bias.decomposition.decompose`."""
+    return claim_verdict(row.get("difference_ci_low", np.nan), row.get("difference_ci_high", np.nan))
 
 
 def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = None) -> pd.DataFrame:
     """Sun et al.'s released reading and our fixed-backbone decomposition, one row per attribute (and average)."""
     rel = released_shares()
     rows = [{"source": RELEASED, "attribute": "average", **rel,
-             "claim_holds": rel["share_paradigm"] > rel["share_backbone"],
-             "verdict": "point values only (no interval)"}]
+             "claim_holds": rel["share_paradigm"] > rel["share_backbone"], "verdict": NOT_COMPARABLE}]
     for r in decomposition.to_dict("records"):
         rows.append({"source": FIXED, "attribute": r["attribute"], "share_paradigm": r["share_paradigm"],
                      "share_paradigm_ci_low": r.get("share_paradigm_ci_low", np.nan),
@@ -85,8 +85,8 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
                      "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
                      "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
                      "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
-                     "claim_holds": claim_verdict(r["p_first_larger"]) == "holds",
-                     "verdict": claim_verdict(r["p_first_larger"]), "n_configurations": n_configurations})
+                     "claim_holds": _verdict(r) == "holds", "verdict": _verdict(r),
+                     "n_configurations": n_configurations})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
@@ -104,7 +104,38 @@ def size_robust_average(decomposition: pd.DataFrame) -> dict:
     if average.empty:
         return {**{k: float("nan") for k in keys}, "verdict": "not comparable"}
     row = average.iloc[0]
-    return {**{k: float(row.get(c, np.nan)) for k, c in keys.items()}, "verdict": claim_verdict(row["p_first_larger"])}
+    return {**{k: float(row.get(c, np.nan)) for k, c in keys.items()}, "verdict": _verdict(row)}
+
+
+#: the word for where the interval of a main effect's gap lies
+GAP_WORDS = {"holds": "above 0", "reverses": "below 0"}
+
+
+def effect_gaps(decomposition: pd.DataFrame) -> dict:
+    """The main effects of the average bias as differences with their 95% intervals, from the resamples of
+    :func:`metricbias.bias.decomposition.decompose` (glued as ``ch3_fixed_gap_*``): per factor (``paradigm``,
+    ``backbone``) the most biased level (``<f>_top``), the least (``<f>_bottom``), the gap in points (``<f>``) with
+    ``<f>_low``, ``<f>_high`` and ``<f>_word`` ("above 0", or not distinguishable from 0 at this size); NaN and
+    "not comparable" without a decomposition."""
+    from ...bias.claims import UNDECIDED, claim_verdict as verdict
+    from ...bias.decomposition import AVERAGE
+
+    average = decomposition[decomposition["attribute"] == AVERAGE]
+    out = {}
+    for f in ("paradigm", "backbone"):
+        if average.empty or f"gap_{f}" not in average:
+            out.update({f: float("nan"), f"{f}_low": float("nan"), f"{f}_high": float("nan"), f"{f}_top": "",
+                        f"{f}_bottom": "", f"{f}_word": NOT_COMPARABLE})
+            continue
+        row = average.iloc[0]
+        low, high = float(row.get(f"gap_{f}_ci_low", np.nan)), float(row.get(f"gap_{f}_ci_high", np.nan))
+        word = verdict(low, high)
+        out.update({f: float(row[f"gap_{f}"]), f"{f}_low": low, f"{f}_high": high,
+                    f"{f}_top": str(row[f"top_{f}"]).lower() if f == "paradigm" else str(row[f"top_{f}"]),
+                    f"{f}_bottom": str(row[f"bottom_{f}"]).lower() if f == "paradigm" else str(row[f"bottom_{f}"]),
+                    f"{f}_word": GAP_WORDS.get(word, word if word == NOT_COMPARABLE else
+                                               UNDECIDED.replace("distinguishable", "distinguishable from 0"))})
+    return out
 
 
 def _fix(reason: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...metaeval.quality import FLOOR_UNDECIDED
 from ...metrics import metric_class
 from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
@@ -20,18 +21,45 @@ QUALITY_MEASURES = {"darr_tau": "WMT19 kk-en DARR Kendall-like τ", "stsb_r": "S
 
 
 def quality_points(bias: pd.DataFrame, configs: pd.DataFrame, quality: pd.DataFrame,
-                   reference: str = REFERENCE_LABEL) -> pd.DataFrame:
+                   reference: str = REFERENCE_LABEL, floors: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per live configuration: its paradigm, its bias averaged over the attributes (``avg_bias``), its
     quality (``darr_tau``, ``stsb_r`` and their item counts) and ``at_least_reference``: whether it is at least as
-    good as ``reference`` on every quality measure (point values)."""
+    good as ``reference`` on every quality measure. With ``floors`` (:func:`metricbias.metaeval.quality.
+    paired_quality` against the reference) that is the paired test: no measure whose 95% interval of the difference
+    lies below 0 (``floor`` gives the configuration's word: "below" on any measure, else "not distinguishable" on
+    any, else "above"; a configuration without a paired row is not shown to be at least as good); without it,
+    the point values."""
     avg = bias.groupby("metric", sort=False)["bias"].mean().rename("avg_bias")
     out = configs[["metric", "family", "paradigm"]].merge(avg, left_on="metric", right_index=True).merge(
         quality.drop(columns="signature", errors="ignore"), on="metric")
     if reference not in set(out["metric"]):
         raise ValueError(f"quality_points: the reference configuration {reference!r} has no bias or quality row")
     ref = out.set_index("metric").loc[reference]
-    out["at_least_reference"] = np.logical_and.reduce([out[m] >= ref[m] for m in QUALITY_MEASURES])
+    if floors is None:
+        out["at_least_reference"] = np.logical_and.reduce([out[m] >= ref[m] for m in QUALITY_MEASURES])
+        return out.reset_index(drop=True)
+    words = floors.groupby("metric")["floor"].agg(
+        lambda w: next((x for x in ("below", FLOOR_UNDECIDED, "not measured") if x in set(w)), "above"))
+    out["floor"] = out["metric"].map(words).where(out["metric"] != reference, "reference")
+    out["at_least_reference"] = out["floor"].isin(["above", FLOOR_UNDECIDED, "reference"])
     return out.reset_index(drop=True)
+
+
+def reference_spec(entries=()):
+    """The reference configuration (BLEU, :data:`REFERENCE_LABEL`) as a :class:`~metricbias.metrics.Spec`: the one
+    in ``entries`` where there is one, else BLEU with its defaults."""
+    from ...metrics.registry import Spec
+
+    return next((Spec(*e) for e in entries if e.label == REFERENCE_LABEL), Spec(REFERENCE_LABEL, QUALITY_REFERENCE, {}))
+
+
+def configuration_floors(entries, **options) -> pd.DataFrame:
+    """Every configuration of ``entries`` against the reference on the same items, paired
+    (:func:`metricbias.metaeval.quality.paired_quality`; ``options``: its sizes, seed, device and resamples): what
+    :func:`quality_points` reads as ``floors``."""
+    from ...metaeval.quality import paired_quality
+
+    return paired_quality(list(entries), reference_spec(entries), **options)
 
 
 def quality_table(points: pd.DataFrame, reference: str = REFERENCE_LABEL) -> pd.DataFrame:

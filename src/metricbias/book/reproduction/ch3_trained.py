@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...metaeval.quality import FLOOR_UNDECIDED
 from .names import part_name
 
 #: (set, statistic) of a recorded quality row -> (the chapter's quality column, the page's measure)
@@ -120,11 +121,13 @@ def with_recorded(quality: pd.DataFrame, entries, parts: dict) -> pd.DataFrame:
 
 
 def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | None = None,
-                  head_floor: float | None = None) -> pd.DataFrame:
+                  head_floor: float | None = None, floors: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (trained part, measure): :data:`COLUMNS`. ``parts``: :func:`recorded`; ``quality``: the
     chapter's quality table after :func:`with_recorded` (its BLEU row is the floor of a metric, else BLEU's
     figures recorded beside a paraphraser; and it stands in for a paraphraser without a whole-set record, when it
-    was measured on the whole sets)."""
+    was measured on the whole sets). ``floors`` (:func:`part_floors`): a metric part's "above floor" is the word of
+    its paired comparison with BLEU ("above", "below", "not distinguishable"; "not measured" without one); a
+    masked-LM head's is its accuracy against ``head_floor``."""
     from .liu_table2 import HEAD_FLOOR
 
     head_floor = HEAD_FLOOR if head_floor is None else head_floor
@@ -145,6 +148,7 @@ def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | Non
             if np.isnan(bleu[column]) and key in part.get("bleu", {}):
                 bleu[column] = part["bleu"][key]
     live = _paraphraser_configurations(entries)
+    words = {} if floors is None else {(r["part"], r["measure"]): r["floor"] for r in floors.to_dict("records")}
     rows = []
     for name, part in parts.items():
         kind = KINDS[part["trainer"]]
@@ -162,10 +166,61 @@ def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | Non
                 continue  # a regression head records its STS-B r only
             rows.append({"part": name, "kind": kind, "measure": measure, "value": value, "reference": BLEU,
                          "reference value": bleu[column], "floor": bleu[column],
-                         "above floor": _above(value, bleu[column])})
+                         "above floor": "not measured" if np.isnan(value) else words.get((name, measure),
+                                                                                          "not measured")})
     order = {kind: i for i, kind in enumerate(KINDS.values())}
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values("kind", key=lambda c: c.map(order), kind="stable", ignore_index=True)
+
+
+def part_specs(parts: dict, entries=()) -> dict:
+    """{part: :class:`~metricbias.metrics.Spec`} of the metric each trained part makes, as the chapter measures it:
+    a paraphraser's BARTScore-F (the live configuration of ``entries`` where there is one, else the fixed-backbone
+    grid's), a regression head's regression metric, an adapter's metric with the adapter attached. Masked-LM heads
+    are not metrics and have no entry; nor has a part whose files are absent."""
+    from ... import backbones
+    from ...metrics import backbone_grid
+    from ...metrics.registry import Spec
+    from ...mitigation import evaluation, training
+
+    known = [*entries, *backbone_grid.entries(only_available=False)]
+    out = {}
+    for name, part in parts.items():
+        if part["trainer"] in ("paraphraser", "regression"):
+            metric = "bartscore" if part["trainer"] == "paraphraser" else "regression"
+            found = [e for e in known if e.name == metric and e.options.get("backbone") == name
+                     and e.options.get("variant", "F") == "F"]
+            if found:
+                out[name] = Spec(*found[0])
+        elif part["trainer"] == "adapter" and (folder := backbones.trained_path(name)) is not None:
+            metric, options = evaluation.metric_spec(training.read_meta(folder))
+            out[name] = Spec(part_name(name), metric, {**options, "adapter": str(folder)})
+    return out
+
+
+def part_floors(parts: dict, entries=(), *, darr_pairs: int = 0, stsb_pairs: int = 0, seed: int = 0,
+                device: str = "auto", n_resamples: int = 9999) -> pd.DataFrame:
+    """Each trained metric part (:func:`part_specs`) against BLEU on the same items, paired
+    (:func:`metricbias.metaeval.quality.paired_quality`): one row per (part, measure) with ``part``, ``measure``
+    (the page's name), the difference from BLEU with its 95% interval and the ``floor`` word ("above", "below",
+    "not distinguishable")."""
+    from ...metaeval.quality import PAIRED_COLUMNS, paired_quality
+    from .ch3_quality import reference_spec
+
+    specs = part_specs(parts, entries)
+    if not specs:
+        return pd.DataFrame(columns=["part", *PAIRED_COLUMNS])
+    # a regression head is judged on STS-B only (its DARR τ is not a figure of the part)
+    heads = {parts[p]["trainer"] == "regression" for p in specs}
+    paired = pd.concat([paired_quality(
+        list({s.label: s for p, s in specs.items() if (parts[p]["trainer"] == "regression") == head}.values()),
+        reference_spec(entries), darr_pairs=darr_pairs, stsb_pairs=stsb_pairs, seed=seed, device=device,
+        n_resamples=n_resamples, measures=("stsb_r",) if head else ("darr_tau", "stsb_r")) for head in sorted(heads)],
+        ignore_index=True)
+    by_label = {spec.label: part for part, spec in specs.items()}
+    names = dict(MEASURES.values())
+    return paired.assign(part=paired["metric"].map(by_label), measure=paired["measure"].map(names))[
+        ["part", *PAIRED_COLUMNS]]
 
 
 #: the rows of :func:`page_table` that hold the references, not a trained part
@@ -184,7 +239,7 @@ def page_table(table: pd.DataFrame) -> pd.DataFrame:
         row["floor"].append(r["above floor"])
     for row in rows.values():
         marks = row.pop("floor")
-        row["above floor"] = "no" if "no" in marks else "not measured" if "not measured" in marks else "yes"
+        row["above floor"] = next((w for w in ("below", FLOOR_UNDECIDED, "not measured") if w in marks), "above")
     refs = []
     for reference, label in REFERENCE_ROWS.items():
         found = table[table["reference"] == reference]
@@ -200,12 +255,12 @@ def page_table(table: pd.DataFrame) -> pd.DataFrame:
 def _above(value: float, floor: float) -> str:
     if np.isnan(value) or np.isnan(floor):
         return "not measured"
-    return "yes" if value >= floor else "no"
+    return "above" if value >= floor else "below"
 
 
 def below_floor(table: pd.DataFrame) -> list[str]:
     """The parts of :func:`parts_quality` below their floor on at least one measure."""
-    return list(dict.fromkeys(table.loc[table["above floor"] == "no", "part"]))
+    return list(dict.fromkeys(table.loc[table["above floor"] == "below", "part"]))
 
 
 def quality_findings(table: pd.DataFrame) -> dict:
@@ -222,5 +277,5 @@ def quality_findings(table: pd.DataFrame) -> dict:
 
 
 __all__ = ["ACCURACY", "BLEU", "COLUMNS", "KINDS", "MEASURES", "MOST_FREQUENT", "REFERENCE_ROWS", "below_floor",
-           "page_table", "parts_quality",
+           "page_table", "part_floors", "part_specs", "parts_quality",
            "quality_findings", "recorded", "with_recorded"]

@@ -94,13 +94,14 @@ def position(low: float, high: float, paper_min: float, paper_max: float) -> str
 
 
 def claim_verdict(cuts: pd.DataFrame) -> str:
-    """The verdict on the paper's claim that the adapters cut gender bias, from :func:`cut_intervals`: "holds" when
-    every cut's interval lies above 0, "reverses" when any lies below it, otherwise not distinguishable."""
-    from ...bias.claims import UNDECIDED
+    """The verdict on the paper's claim that the adapters cut gender bias, from :func:`cut_intervals`: each cut's
+    interval by :func:`metricbias.bias.claims.claim_verdict`, joined by :func:`metricbias.bias.claims.joint_verdict`:
+    "holds" when every interval lies above 0, "reverses" when any lies below it (an adapter that adds bias), "not
+    comparable" without cuts, otherwise not distinguishable."""
+    from ...bias.claims import claim_verdict as verdict, joint_verdict
 
-    if len(cuts) and (cuts["ci_low"] > 0).all():
-        return "holds"
-    return "reverses" if (cuts["ci_high"] < 0).any() else UNDECIDED
+    return joint_verdict([verdict(low, high) for low, high in zip(cuts["ci_low"], cuts["ci_high"])],
+                         reverses_on="any")
 
 
 def cut_intervals(adapters: dict, paper_min: float, paper_max: float, *, attribute: str = "gender",

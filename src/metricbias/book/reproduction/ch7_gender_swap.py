@@ -184,18 +184,18 @@ def shift_key(set_name: str, subset: str) -> str:
 
 
 def shift_findings(claim: pd.DataFrame) -> dict:
-    """Per row of :func:`shift_claim` (key prefix :func:`shift_key`): ``verdict``, ``claim`` (the same as one of the
-    book's claim verdicts: holds, reverses, not distinguishable at this size, not comparable), ``difference``,
+    """Per row of :func:`shift_claim` (key prefix :func:`shift_key`): ``verdict``, ``claim`` (the verdict on the claim
+    that model-based metrics shift more, from the interval of the difference:
+    :func:`metricbias.bias.claims.claim_verdict`), ``difference``,
     ``ci_low``, ``ci_high``, the two means (``model``, ``ngram``) and the two group sizes (``n_model``,
     ``n_ngram``)."""
-    from ...bias.claims import UNDECIDED
+    from ...bias.claims import claim_verdict
 
-    words = {SHIFT_VERDICTS["higher"]: "holds", SHIFT_VERDICTS["lower"]: "reverses", SHIFT_UNDECIDED: UNDECIDED,
-             SHIFT_UNTESTED: "not comparable"}
     out = {}
     for r in claim.to_dict("records"):
         key = shift_key(r["set"], r["subset"])
-        out.update({f"{key}_verdict": r["verdict"], f"{key}_claim": words[r["verdict"]],
+        verdict = claim_verdict(r["ci_low"], r["ci_high"], comparable=r["verdict"] != SHIFT_UNTESTED)
+        out.update({f"{key}_verdict": r["verdict"], f"{key}_claim": verdict,
                     f"{key}_difference": float(r["difference"]),
                     f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"]),
                     f"{key}_model": float(r["mean |shift| model-based"]),

@@ -3,13 +3,15 @@
 The generation configurations run on paraphrasers trained here (BARTScore-style scoring on ``para-*``). A bias
 measured on a metric weaker than BLEU says little about its paradigm, so the generation rows enter the paradigm
 comparisons (Figure 4's eta squared with the live configurations, and the fixed-backbone decomposition) only when
-every generation configuration is at least as good as BLEU on both quality measures (WMT19 kk-en DARR τ and STS-B
-dev r, point values: ``at_least_reference`` of
-:func:`metricbias.book.reproduction.ch3_quality.quality_points`):
+no generation configuration is shown below BLEU on either quality measure (WMT19 kk-en DARR τ and STS-B dev r),
+each compared with BLEU on the same items with the 95% paired bootstrap interval of the difference
+(:func:`metricbias.metaeval.quality.paired_quality`; ``at_least_reference`` of
+:func:`metricbias.book.reproduction.ch3_quality.quality_points`): a configuration whose interval lies below 0 on a
+measure is below the floor; one above or not distinguishable from BLEU is not:
 
 * :func:`generation_enters`: that decision;
-* :func:`paradigm_configs`, :func:`grid_rows`: the chapter's configuration tables with the generation rows left out
-  of the paradigm comparison when they do not enter;
+* :func:`paradigm_configs`, :func:`grid_rows`, :func:`left_out`: the chapter's configuration tables with the
+  generation rows left out of the paradigm comparison (and of the figures) when they do not enter;
 * :func:`decision_findings`: the decision and which generation configurations decide it.
 """
 
@@ -28,12 +30,21 @@ def generation_enters(points: pd.DataFrame) -> bool:
     return bool(gen["at_least_reference"].astype(bool).all())
 
 
-def generation_enters_recorded(parts: dict) -> bool:
-    """Chapter 3's rule on the trained parts' recorded figures (:func:`metricbias.book.reproduction.ch3_trained.
-    recorded`): True when every paraphraser has whole-set figures at least as good as BLEU's on the same items on
-    every measure; a paraphraser without them does not enter."""
-    paraphrasers = [p for p in parts.values() if p["trainer"] == "paraphraser"]
-    return all(p["figures"] and all(value >= p["bleu"].get(key, float("inf")) for key, value in p["figures"].items())
+def generation_enters_recorded(parts: dict, floors: pd.DataFrame | None = None, **options) -> bool:
+    """Chapter 3's rule on the trained parts (:func:`metricbias.book.reproduction.ch3_trained.recorded`), for the
+    pages that do not run chapter 3: True when every paraphraser has a paired comparison with BLEU on both measures
+    (``floors``: :func:`metricbias.book.reproduction.ch3_trained.part_floors`, computed with ``options``, chapter
+    3's entries and quality sets, when not given) and none of them is "below"; a paraphraser without one does not
+    enter."""
+    from .ch3_trained import part_floors
+
+    paraphrasers = [name for name, p in parts.items() if p["trainer"] == "paraphraser"]
+    if not paraphrasers:
+        return True
+    if floors is None:
+        floors = part_floors({name: parts[name] for name in paraphrasers}, **options)
+    words = floors[floors["part"].isin(paraphrasers)].groupby("part")["floor"].agg(list)
+    return all(len(words.get(p, [])) == 2 and "below" not in words[p] and "not measured" not in words[p]
                for p in paraphrasers)
 
 
@@ -54,18 +65,12 @@ def grid_rows(availability: pd.DataFrame, enters: bool) -> pd.DataFrame:
     return out
 
 
-#: appended to the label of a configuration that its quality rule leaves out of the paradigm findings, where a
-#: figure still shows its bias
-LEFT_OUT_MARK = " †"
-
-
-def mark_left_out(frame: pd.DataFrame, configs: pd.DataFrame, enters: bool, column: str = "metric") -> pd.DataFrame:
-    """``frame`` with :data:`LEFT_OUT_MARK` after each ``column`` label whose configuration (in ``configs``, with
-    its ``paradigm``) is a generation row that does not enter the paradigm findings."""
+def left_out(configs: pd.DataFrame, enters: bool) -> list[str]:
+    """The configurations of ``configs`` (with their ``paradigm``) that the rule leaves out of the paradigm findings
+    and of the figures that show them: the generation rows when they do not enter (none otherwise)."""
     if enters:
-        return frame
-    out_ = set(configs.loc[configs["paradigm"] == GENERATION, "metric"])
-    return frame.assign(**{column: frame[column].map(lambda m: f"{m}{LEFT_OUT_MARK}" if m in out_ else m)})
+        return []
+    return list(configs.loc[configs["paradigm"] == GENERATION, "metric"])
 
 
 def decision_findings(points: pd.DataFrame) -> dict:
@@ -78,5 +83,5 @@ def decision_findings(points: pd.DataFrame) -> dict:
             "decision": "enter" if len(gen) and not weak else "are left out of"}
 
 
-__all__ = ["GENERATION", "LEFT_OUT_MARK", "decision_findings", "generation_enters", "generation_enters_recorded",
-           "grid_rows", "mark_left_out", "paradigm_configs"]
+__all__ = ["GENERATION", "decision_findings", "generation_enters", "generation_enters_recorded", "grid_rows",
+           "left_out", "paradigm_configs"]

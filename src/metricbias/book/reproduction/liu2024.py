@@ -176,27 +176,14 @@ LIU_BASELINE = "indicator"
 STABILITY_WORDS = {"higher": "more stable than the indicator", "lower": "less stable than the indicator"}
 
 
-def claim_verdict(verdicts) -> str:
-    """Liu's claim from the :func:`~metricbias.bias.claims.compare` verdicts of KLS − indicator and JSS − indicator:
-    "holds" when every interval lies above 0, "reverses" when every one lies below 0, otherwise
-    :data:`~metricbias.bias.claims.UNDECIDED`."""
-    from ...bias.claims import UNDECIDED
-
-    verdicts = list(verdicts)
-    if verdicts and all(v == "higher" for v in verdicts):
-        return "holds"
-    if verdicts and all(v == "lower" for v in verdicts):
-        return "reverses"
-    return UNDECIDED
-
-
 def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999, seed: int = 0) -> dict:
     """The direct test of Liu's claim that KLS and JSS rank more stably than the indicator measure: on ``panel``,
     each one's Kendall τ minus the indicator's, paired over the same subsamples (:func:`_paired_taus`), with its 95%
     bootstrap interval (:func:`metricbias.bias.claims.compare`, ``paired=True``). Returns ``draws`` and, per measure
     (``kls_``, ``jss_``), ``difference``, ``ci_low``, ``ci_high``, ``stability`` (:data:`STABILITY_WORDS`, else
     "not distinguishable from the indicator at this size") and ``claim`` (the claim for that measure: holds,
-    reverses or not distinguishable at this size), and the claim's ``verdict`` (:func:`claim_verdict`).
+    reverses or not distinguishable at this size: :func:`metricbias.bias.claims.claim_verdict`), and the claim's
+    ``verdict`` for both (:func:`metricbias.bias.claims.joint_verdict`: holds or reverses when both do).
     ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
     from ...bias import claims
 
@@ -209,12 +196,12 @@ def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int =
     for m in LIU_MEASURES:
         c = claims.compare(wide[m].to_numpy(), wide[LIU_BASELINE].to_numpy(), paired=True, n_resamples=n_resamples,
                            seed=seed)
-        verdicts.append(c["verdict"])
+        verdicts.append(claims.claim_verdict(c["ci_low"], c["ci_high"]))
         out.update({f"{m}_difference": c["difference"], f"{m}_ci_low": c["ci_low"], f"{m}_ci_high": c["ci_high"],
-                    f"{m}_claim": claim_verdict([c["verdict"]]),
+                    f"{m}_claim": verdicts[-1],
                     f"{m}_stability": STABILITY_WORDS.get(c["verdict"],
                                                           "not distinguishable from the indicator at this size")})
-    return {**out, "verdict": claim_verdict(verdicts)}
+    return {**out, "verdict": claims.joint_verdict(verdicts)}
 
 
 def stability_findings(comparison: pd.DataFrame) -> dict:
@@ -250,7 +237,7 @@ def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
 
 
 __all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "LIU_BASELINE", "LIU_MEASURES", "RUNS", "STABILITY_WORDS",
-           "claim_verdict", "liu_claim", "measured_models", "jss_variant_findings",
+           "liu_claim", "measured_models", "jss_variant_findings",
            "jss_variant_table", "masked_lms", "pll_scores", "pll_table2", "stability_comparison", "stability_panels",
            "stability_findings", "stability_panels_findings",
            "table2", "table2_from_scores"]
