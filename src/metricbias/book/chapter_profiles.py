@@ -108,6 +108,12 @@ PACK_INVARIANT_SETS: dict[str, list[str]] = {
         f"quality:{measure};pairs={{invariant_quality_sample_size}};seed={{seed}}"
         for measure in ("wmt19-kk-en", "realsumm", "flickr8k", "stsb-dev")],
 }
+#: chapter 3's quality table sets each debiasing adapter against BLEU on the same items (paired): the adapted
+#: metrics on the chapter's quality sets (``reproduction.ch3_trained.part_specs``)
+PACK_ADAPTER_SETS: dict[str, list[str]] = {
+    "03_metrics_and_backbones": ["quality:wmt19-kk-en;pairs={darr_pairs};seed={seed}",
+                                 "quality:stsb-dev;pairs={stsb_pairs};seed={seed}"],
+}
 #: the labels ``invariant_metrics`` takes: the metric each debiasing adapter was trained for and the chapter's
 #: parameter naming its backbone
 ADAPTED_METRICS = {"BERTScore": ("bertscore", "bertscore_backbone"), "regression": ("regression", "regression_backbone")}

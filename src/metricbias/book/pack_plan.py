@@ -7,7 +7,8 @@ configurations are the ones the chapter measures, ``profiles.suite`` less its ``
 :data:`~metricbias.book.chapter_profiles.PACK_GRID_SETS`, the fixed-backbone grid's), kept where their metric's card
 says a pack may hold them (:func:`is_packed`); the PLL sets are scored by every masked LM here with the score
 functions of ``pll.RUNS``; the sets of :data:`~metricbias.book.chapter_profiles.PACK_INVARIANT_SETS` by the
-gender-blind wrappers of chapter 6's adapted metrics.
+gender-blind wrappers of chapter 6's adapted metrics; those of :data:`~metricbias.book.chapter_profiles.PACK_ADAPTER_SETS`
+by the metrics with their shipped debiasing adapters.
 """
 
 from __future__ import annotations
@@ -68,7 +69,22 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
         for name in (template.format(**params) for template in templates):
             if not wanted_sets or name in wanted_sets:
                 out.extend(Entry(config, name) for config in configs_here)
+    for chapter, templates in chapter_profiles.PACK_ADAPTER_SETS.items():
+        params = runner.chapter_parameters(profile, chapter)
+        configs_here = [c for c in _adapter_configs(device) if not wanted or c.label in wanted or "adapter" in wanted]
+        for name in (template.format(**params) for template in templates):
+            if not wanted_sets or name in wanted_sets:
+                out.extend(Entry(config, name) for config in configs_here)
     return out
+
+
+def _adapter_configs(device: str) -> list:
+    """The metrics of the shipped debiasing adapters, each with its adapter attached (by name)."""
+    from .packs import MetricConfig
+    from .reproduction import ch3_trained
+
+    specs = ch3_trained.part_specs(ch3_trained.recorded())
+    return [MetricConfig(s.name, s.options, s.label, device) for s in specs.values() if s.options.get("adapter")]
 
 
 def _invariant_configs(params: dict, device: str) -> list:

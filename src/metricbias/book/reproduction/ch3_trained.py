@@ -194,7 +194,8 @@ def part_specs(parts: dict, entries=()) -> dict:
                 out[name] = Spec(*found[0])
         elif part["trainer"] == "adapter" and (folder := backbones.trained_path(name)) is not None:
             metric, options = evaluation.metric_spec(training.read_meta(folder))
-            out[name] = Spec(part_name(name), metric, {**options, "adapter": str(folder)})
+            # by name (a shipped adapter): a score pack's configuration then reads the same on any machine
+            out[name] = Spec(part_name(name), metric, {**options, "adapter": name})
     return out
 
 
