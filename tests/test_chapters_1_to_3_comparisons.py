@@ -441,7 +441,7 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert found["paradigm_low"] <= found["paradigm"] <= found["paradigm_high"]
     # the decomposed cells: BERTScore-F, MoverScore, regression, BARTScore-F and PRISM-F on each of two backbones
     assert (found["cells"], found["paradigms"], found["backbones"]) == (10, 3, 2)
-    assert found["paradigm_names"] == "matching and regression and generation"
+    assert found["paradigm_names"] == "matching, regression and generation"
     assert found["holds"] == found["attributes"] and found["reversed"] == found["undecided"] == 0
     # the verdict reads the interval of the paradigm's share minus the backbone's; none: not comparable
     assert [ch3_paradigm_claim.claim_verdict(*ci) for ci in ((0.1, 0.9), (-0.2, 0.5), (-0.9, -0.4), (np.nan, np.nan))

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ...bias.claims import NOT_COMPARABLE
 from ...metrics import PLM_PARADIGMS
+from .names import joined
 from .sun2022 import released_configs
 from .tables import table
 
@@ -323,7 +324,7 @@ def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> 
            "released_configurations": int(rel["n_configurations"])}
     used = availability[availability["decomposed"] & availability["runs"]]
     out.update(cells=len(used), paradigms=int(used["paradigm"].nunique()), backbones=int(used["backbone"].nunique()),
-               paradigm_names=" and ".join(p.lower() for p in dict.fromkeys(used["paradigm"])))
+               paradigm_names=joined(p.lower() for p in dict.fromkeys(used["paradigm"])))
     fixed = claim[claim["source"] == FIXED]
     average = fixed[fixed["attribute"] == "average"]
     # without a second backbone (a profile that runs one) there is no decomposition: every key, undefined
