@@ -467,3 +467,16 @@ def test_paradigm_share_per_backbone_and_grid_averages():
     avg = ch3_paradigm_claim.grid_bias_average(bias, one)
     assert avg["family"].tolist() == ["BERTScore", "MoverScore", "Regression", "BARTScore", "BARTScore", "PRISM"]
     assert avg.set_index("variant").loc["P", "all-MiniLM-L6-v2: largest on"] == "gender (99.00)"
+
+
+def test_without_paradigm_leaves_one_paradigm_out_of_the_decomposition_only():
+    import pandas as pd
+
+    from metricbias.book.reproduction import ch3_paradigm_claim
+
+    grid = pd.DataFrame({"metric": ["B", "R", "G", "G2"], "paradigm": ["Matching", "Regression", "Generation",
+                                                                       "Generation"],
+                         "decomposed": [True, True, True, False], "runs": [True] * 4})
+    two = ch3_paradigm_claim.without_paradigm(grid, "Generation")
+    assert list(two["decomposed"]) == [True, True, False, False]
+    assert list(two["metric"]) == list(grid["metric"]) and list(grid["decomposed"]) == [True, True, True, False]

@@ -232,6 +232,12 @@ def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.Da
     return out
 
 
+def without_paradigm(availability: pd.DataFrame, paradigm: str) -> pd.DataFrame:
+    """The grid's availability with ``paradigm``'s configurations left out of the decomposition: the claim re-read
+    on the other paradigms alone (how much the verdict rests on one paradigm)."""
+    return availability.assign(decomposed=availability["decomposed"] & (availability["paradigm"] != paradigm))
+
+
 def identical_table(merged: pd.DataFrame) -> pd.DataFrame:
     """The configurations merged into another because their scores are identical on every side of every pair
     (:func:`metricbias.bias.scores.identical_configurations`), in words: which one, into which, on how many pairs,
