@@ -480,3 +480,15 @@ def test_without_paradigm_leaves_one_paradigm_out_of_the_decomposition_only():
     two = ch3_paradigm_claim.without_paradigm(grid, "Generation")
     assert list(two["decomposed"]) == [True, True, False, False]
     assert list(two["metric"]) == list(grid["metric"]) and list(grid["decomposed"]) == [True, True, True, False]
+
+
+def test_decomposed_names_name_each_grid_configuration_once_without_its_encoder():
+    import pandas as pd
+
+    from metricbias.book.reproduction import ch3_paradigm_claim
+
+    grid = pd.DataFrame({"metric": ["BERTScore-F-MiniLM", "BARTScore-P-MiniLM", "BARTScore-F-MiniLM",
+                                    "BERTScore-F-MPNet", "BARTScore-F-MPNet"],
+                         "decomposed": [True, False, True, True, True]})
+    assert ch3_paradigm_claim.decomposed_names(grid) == "BERTScore-F and BARTScore-F"
+    assert ch3_paradigm_claim.decomposed_names(grid.assign(decomposed=False)) == "none"

@@ -232,6 +232,13 @@ def without_identical(availability: pd.DataFrame, merged: pd.DataFrame) -> pd.Da
     return out
 
 
+def decomposed_names(availability: pd.DataFrame) -> str:
+    """The grid configurations the decomposition uses, each named once without its encoder ("BERTScore-F,
+    MoverScore, Regression and BARTScore-F"): the metric labels end in the encoder's short name."""
+    used = availability[availability["decomposed"]]
+    return joined(dict.fromkeys(m.rsplit("-", 1)[0] for m in used["metric"]))
+
+
 def without_paradigm(availability: pd.DataFrame, paradigm: str) -> pd.DataFrame:
     """The grid's availability with ``paradigm``'s configurations left out of the decomposition: the claim re-read
     on the other paradigms alone (how much the verdict rests on one paradigm)."""
