@@ -59,11 +59,18 @@ def test_overview_and_pair_counts_share_pairs_between_tests():
     # a generation metric's F: a sequence-to-sequence pass in each direction of each of the 80 ordered pairs
     assert counts == {"tests": 3, "pairs": 80, "pairs_unshared": 112, "pairs_run": 80, "tests_drawn": 0,
                       "seq2seq_passes": 160}
+    sizes = su.run_sizes(counts).set_index("quantity")["count"]
+    assert (sizes["test-level combinations"], sizes["ordered pairs per configuration, whole tests"],
+            sizes["sequence-to-sequence passes per generation metric, whole tests"]) == (3, 80, 160)
     assert su.drawn_sets([], tests_drawn=0, sample_size=0, drawn_sample_size=16) == {
         "sets": "Every configuration runs on whole sets.", "power": "Every cell has as many targets as Gao & Wan's."}
     reason = su.drawn_sets(["R"], tests_drawn=0, sample_size=0, drawn_sample_size=16, pairs=2727914)["sets"]
-    assert reason.endswith("texts per set (seeded, the same positions in X and Y), for the cost of one model pass for "
-                           "each of the 2,727,914 ordered pairs of the whole sets.")
+    # the reason in the paper's terms (a pair read together has no per-text representation); the sizes in the appendix
+    assert reason.endswith("texts per set (seeded, the same positions in X and Y): a metric that reads the two texts "
+                           "of a pair together, as BLEURT does, has no representation of a text alone from which "
+                           "r(t, A, B) of the whole sets follows, so every ordered pair of the whole sets would need "
+                           "its own score (their number is in the appendix).")
+    assert "cost" not in reason and "2,727,914" not in reason
     one = su.drawn_sets(["Regression-MiniLM"], tests_drawn=0, sample_size=0, drawn_sample_size=16)
     assert one["sets"] == ("Every configuration runs on whole sets except Regression-MiniLM, whose sentence-level sets "
                            "are drawn to 16 texts per set (seeded, the same positions in X and Y).")
@@ -289,6 +296,20 @@ def test_the_direction_verdict_counts_each_test_once():
     assert (direction["model_tests"], direction["model_positive"], direction["model_negative"]) == (3, 2, 1)
     assert direction["model_positive_share"] == pytest.approx(2 / 3) and direction["model_sign_p"] == pytest.approx(1)
     assert direction["claim_verdict"] == "not distinguishable at this size"
+    assert (direction["baseline_left_out"], direction["baseline_names"]) == (0, "none")
+
+
+def test_the_direction_verdict_leaves_out_the_baseline_tests():
+    """C1 (flowers / insects) and C2 (instruments / weapons) contrast no social group: with them the four tests lean
+    4 to 0 (p = 2 * (1/2)^4 = 0.125); without them two social tests are left, one positive and one negative (p = 1)."""
+    results = pd.DataFrame({"test": ["C1", "C2", "C6-N", "ABW-T"], "level": ["word"] * 4, "metric": ["WMD"] * 4,
+                            "name": ["wmd"] * 4, "family": ["embedding"] * 4,
+                            "effect_size": [1.2, 0.9, 0.4, -0.3], "p_value": [0.5] * 4})
+    direction = ch5_table3.direction_findings(results)
+    assert (direction["baseline_left_out"], direction["baseline_names"]) == (2, "C1, C2")
+    assert (direction["model_tests"], direction["model_positive"], direction["model_negative"]) == (2, 1, 1)
+    assert direction["model_sign_p"] == pytest.approx(1.0)
+    assert direction["model_cells"] == 4  # the cells are described over every test
 
 
 def test_identical_findings_name_the_merged_and_the_closest_configurations():

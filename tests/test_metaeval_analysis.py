@@ -80,6 +80,20 @@ def test_preference_table():
     assert biased["mean_male"] - biased["mean_female"] == pytest.approx(0.1)
 
 
+def test_preference_pairs_keep_each_pair_and_its_image():
+    pairs = analysis.preference_pairs(CAPTIONS, [Overlap(bonus=0.1)])
+    # the two preference pairs (image 1), each in both aggregations; the bonus is the whole male - female difference
+    assert len(pairs) == 4 and pairs["item_id"].tolist() == [1, 1, 1, 1]
+    assert pairs["difference"].tolist() == pytest.approx([0.1] * 4)
+    max_rows = pairs[pairs["aggregation"] == "max"]
+    assert max_rows["male"].iloc[0] == pytest.approx(2 / 6 + 0.1)  # "a man rides a horse" vs "a person on a horse"
+    table = analysis.preference(CAPTIONS, [Overlap(bonus=0.1)]).set_index("aggregation")
+    assert table.loc["max", "mean_male"] == pytest.approx(max_rows["male"].mean())
+    lower = Overlap(bonus=0.1)
+    lower.direction = "lower"  # a distance: a higher male score is a preference for the female hypothesis
+    assert analysis.preference_pairs(CAPTIONS, [lower])["difference"].tolist() == pytest.approx([-0.1] * 4)
+
+
 def test_performance_before_and_after_swap():
     perf = analysis.performance(CAPTIONS, [Overlap(bonus=0.5)])
     assert set(perf["subset"]) == {"all", "single_gender"}

@@ -180,16 +180,50 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
                          "aggregation": "max", "n": 40, "n_male_higher": [30, 9, 0], "n_female_higher": [2, 7, 0],
                          "share_equal": [8 / 40, 24 / 40, 1.0]})
     # one male-preferring metric against none: the exact sign test gives p = 1, not distinguishable
+    # one metric with a preference: the smallest p it can reach is 1; 2 * (1/2)^n < 0.05 needs n = 6 metrics
     assert ch7_gender_swap.preference_claim_findings(pref) == {"model": 2, "configurations": 2, "male": 1,
                                                                "male_names": "BERTScore", "female": 0,
                                                                "female_names": "none", "neither": 1,
-                                                               "verdict": claims.UNDECIDED, "p": 1.0}
+                                                               "metric_verdict": claims.UNDECIDED, "p": 1.0,
+                                                               "floor": 1.0, "floor_reaches": "cannot",
+                                                               "units_needed": 6}
     # a metric's two aggregations are one unit: both preferring the male hypothesis count once
     both = pd.concat([pref, pref.iloc[[0]].assign(aggregation="mean")], ignore_index=True)
     found = ch7_gender_swap.preference_claim_findings(both)
     assert (found["model"], found["configurations"], found["male"]) == (2, 3, 1)
     none = ch7_gender_swap.preference_claim_findings(pref[pref["name"] == "bleu"])
-    assert none["model"] == 0 and none["verdict"] == "not comparable"
+    assert none["model"] == 0 and none["metric_verdict"] == "not comparable"
+
+
+def test_preference_by_image_tests_the_images():
+    """Two model-based metrics on different scales and an n-gram metric (left out), twelve pairs on six images (two
+    pairs each): the male hypothesis scores higher on the pairs of images 0-4 and lower on image 5. In units of each
+    metric's score SD both metrics agree, so five images lean male and one female: exact sign test
+    p = 2 * (1 + 6) / 64 = 0.21875, not below 0.05."""
+    rows = []
+    for name, label, scale in (("bertscore", "BERTScore", 0.01), ("wmd", "WMD", 1.0), ("bleu", "BLEU", 5.0)):
+        for agg in ("max", "mean"):
+            for pair in range(12):
+                d = (1 if pair < 10 else -1) * scale
+                base = 0.5 * scale + pair * scale * 0.1
+                rows.append({"metric": label, "name": name, "aggregation": agg, "item_id": f"i{pair // 2}",
+                             "pair": pair, "male": base + d / 2, "female": base - d / 2, "difference": d})
+    pairs = pd.DataFrame(rows)
+    found = ch7_gender_swap.preference_by_image(pairs, n_resamples=199)
+    assert (found["metrics"], found["images"], found["positive"], found["negative"]) == (2, 6, 5, 1)
+    assert found["p"] == pytest.approx(0.21875) and found["verdict"] == claims.UNDECIDED
+    # the scale is each metric's own: BERTScore's 0.01 and WMD's 1.0 give the same standardised differences
+    # (the SD: the root of the mean of the male and the female scores' variances over the pairs)
+    one = pairs.iloc[:12]
+    sd = ((one["male"].var() + one["female"].var()) / 2) ** 0.5
+    assert found["mean"] == pytest.approx((10 * 0.01 - 2 * 0.01) / 12 / sd)
+    # the same lean on 24 images: 20 against 4, p = 2 * (1 + 24 + 276 + 2024 + 10626) / 2^24 = 0.00154: it holds
+    many = pd.concat([pairs.assign(item_id=pairs["item_id"] + f"-{k}") for k in range(4)], ignore_index=True)
+    many = many.assign(pair=many.groupby(["metric", "aggregation"]).cumcount())
+    more = ch7_gender_swap.preference_by_image(many, n_resamples=199)
+    assert (more["positive"], more["negative"], more["verdict"]) == (20, 4, "holds")
+    assert more["p"] == pytest.approx(2 * 12951 / 2**24) and more["ci_low"] > 0
+    assert ch7_gender_swap.preference_by_image(pairs[pairs["name"] == "bleu"])["verdict"] == "not comparable"
 
 
 def test_downloads_have_no_zero_p_values():
@@ -219,7 +253,8 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     perf = pd.DataFrame({"name": ["bleu", "rouge1", "ter", "bertscore", "wmd", "regression"],
                          "metric": ["b", "r", "t", "bs", "w", "reg"], "aggregation": "single",
                          "statistic": "spearman", "subset": "all",
-                         "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06]})
+                         "delta": [0.0, 0.001, -0.002, 0.05, -0.04, 0.06],
+                         "origin": [0.3, 0.2, -0.1, 0.5, 0.4, 0.5]})
     claim = ch7_gender_swap.shift_claim({"Toy": perf}, n_resamples=999).iloc[0]
     assert (claim["model-based metrics"], claim["n-gram metrics"]) == (3, 3)
     assert claim["difference"] == pytest.approx(0.05 - 0.001)
@@ -234,6 +269,9 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     assert ch7_gender_swap.shift_findings(ch7_gender_swap.shift_claim({"Toy": perf.iloc[:4]},
                                                                       n_resamples=99))["toy_all_claim"] == "not comparable"
     assert found["toy_all_model"] == pytest.approx(0.05) and found["toy_all_ngram"] == pytest.approx(0.001)
+    # practical size: mean |origin| (0.3 + 0.2 + 0.1 + 0.5 + 0.4 + 0.5) / 6 = 1/3; |0.049| / (1/3) = 0.147
+    assert found["toy_all_mean_origin"] == pytest.approx(1 / 3)
+    assert found["toy_all_share_of_origin"] == pytest.approx(0.049 * 3)
     table = ch7_gender_swap.shift_table(both)
     assert table["set"].tolist() == ["Toy", "Toy 2 (male-only hypotheses)"] and len(table.columns) <= 8
     assert table["metrics (model-based / n-gram)"].iloc[0] == "3 / 3"

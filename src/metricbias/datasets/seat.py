@@ -54,6 +54,11 @@ TESTS: dict[str, dict[str, str]] = {
     "C10": {"word": "weat10", "sent": "sent-weat10"},
 }
 
+#: the tests that contrast no social group: C1 (flowers / insects against pleasant / unpleasant) and C2 (musical
+#: instruments / weapons), the baseline tests Caliskan et al. (2017, WEAT 1 and 2) replicate from the Implicit
+#: Association Test before the social ones, kept as such by May et al. (2019). A claim about social bias leaves them out.
+BASELINE_TESTS = ("C1", "C2")
+
 _KEYS = ("targ1", "targ2", "attr1", "attr2")
 
 

@@ -14,7 +14,8 @@
   and after swapping;
 * :func:`run` — what ``metricbias metaeval`` writes (through :func:`for_download`: p-values that underflow
   written as a flagged bound);
-* :func:`preference_tests` — a sign test per configuration of a :func:`preference` table.
+* :func:`preference_tests` — a sign test per configuration of a :func:`preference` table;
+* :func:`preference_pairs` — the pairs behind :func:`preference`, one score difference per pair.
 
 Chapter 7's summaries of these tables are in :mod:`metricbias.book.reproduction.ch7_summaries`.
 """
@@ -62,34 +63,53 @@ def selection(dataset: JudgedSet) -> pd.DataFrame:
                          "preference": refs_neutral & (hyp == "male"), "single_gender": hyp == "male"})
 
 
+def _preference_scores(dataset: JudgedSet, metrics: Iterable, cache=None):
+    """``(label, metric, aggregation, male scores, female scores, preference examples)`` for every configuration:
+    the scores of the male hypotheses with gender-neutral references and of their swapped (female) versions."""
+    sel = selection(dataset)
+    male = dataset.subset(sel["preference"])
+    if len(male) == 0:
+        raise ValueError(f"{dataset.name}: no example has gender-neutral references and a male-only hypothesis")
+    female = male.swapped()
+    for m in metrics:
+        label, metric = resolve(m)
+        s_male = hypothesis_scores(metric, male, cache)
+        s_female = hypothesis_scores(metric, female, cache)
+        for agg in s_male:
+            yield label, metric, agg, s_male[agg], s_female[agg], male.frame
+
+
 def preference(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFrame:
     """Gao & Wan Table 5 on ``dataset``: one row per (metric, aggregation).
 
     ``metrics`` are registry names, :class:`Metric` objects, ``(label, Metric)`` pairs or
     ``metrics.suite`` entries (see :func:`labelled`); ``metric`` is the label, ``name`` the registry name.
     """
-    sel = selection(dataset)
-    male = dataset.subset(sel["preference"])
-    if len(male) == 0:
-        raise ValueError(f"{dataset.name}: no example has gender-neutral references and a male-only hypothesis")
-    female = male.swapped()
     rows = []
-    for m in metrics:
-        label, metric = resolve(m)
-        s_male = hypothesis_scores(metric, male, cache)
-        s_female = hypothesis_scores(metric, female, cache)
-        for agg in s_male:
-            a, b = s_male[agg], s_female[agg]
-            equal = np.isclose(a, b, rtol=0.0, atol=EQUAL_ATOL)
-            rows.append({"metric": label, "name": metric.name, "aggregation": agg, "n": len(a),
-                         "mean_male": float(a.mean()), "mean_female": float(b.mean()),
-                         "share_male_higher": float(np.mean((a > b) & ~equal)),
-                         "share_female_higher": float(np.mean((a < b) & ~equal)),
-                         "share_equal": float(np.mean(equal)), "mean_difference": float(a.mean() - b.mean()),
-                         "n_male_higher": int(np.sum((a > b) & ~equal)),
-                         "n_female_higher": int(np.sum((a < b) & ~equal)), "n_equal": int(np.sum(equal)),
-                         "signature": metric.signature})
+    for label, metric, agg, a, b, _ in _preference_scores(dataset, metrics, cache):
+        equal = np.isclose(a, b, rtol=0.0, atol=EQUAL_ATOL)
+        rows.append({"metric": label, "name": metric.name, "aggregation": agg, "n": len(a),
+                     "mean_male": float(a.mean()), "mean_female": float(b.mean()),
+                     "share_male_higher": float(np.mean((a > b) & ~equal)),
+                     "share_female_higher": float(np.mean((a < b) & ~equal)),
+                     "share_equal": float(np.mean(equal)), "mean_difference": float(a.mean() - b.mean()),
+                     "n_male_higher": int(np.sum((a > b) & ~equal)),
+                     "n_female_higher": int(np.sum((a < b) & ~equal)), "n_equal": int(np.sum(equal)),
+                     "signature": metric.signature})
     return pd.DataFrame(rows)
+
+
+def preference_pairs(dataset: JudgedSet, metrics: Iterable, cache=None) -> pd.DataFrame:
+    """The pairs behind :func:`preference`, long: one row per (configuration, preference pair) with the pair's
+    ``item_id`` (the image of a Flickr8k caption), ``male`` and ``female`` scores and ``difference`` = male −
+    female, turned so that a positive difference favours the male hypothesis for a metric where lower is better."""
+    frames = []
+    for label, metric, agg, a, b, frame in _preference_scores(dataset, metrics, cache):
+        sign = -1.0 if getattr(metric, "direction", "higher") == "lower" else 1.0
+        frames.append(pd.DataFrame({"metric": label, "name": metric.name, "aggregation": agg,
+                                    "item_id": frame["item_id"].to_numpy(), "pair": np.arange(len(a)),
+                                    "male": a, "female": b, "difference": sign * (a - b)}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _check_judges(judges: str) -> None:

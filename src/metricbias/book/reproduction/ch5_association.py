@@ -77,6 +77,18 @@ def pair_counts(full, chosen) -> dict:
             "seq2seq_passes": 2 * association.pairs_needed(full)}
 
 
+def run_sizes(counts: dict) -> pd.DataFrame:
+    """The sizes behind which sets run whole and which are drawn, for the appendix: from :func:`pair_counts`, the
+    distinct ordered pairs per configuration over the whole tests (before and after sharing pairs between tests),
+    those this run scores, and the sequence-to-sequence passes a generation metric would need (one per direction)."""
+    return pd.DataFrame({"quantity": ["test-level combinations", "ordered pairs per configuration, whole tests",
+                                      "the same before sharing pairs between tests",
+                                      "ordered pairs per configuration, this run",
+                                      "sequence-to-sequence passes per generation metric, whole tests"],
+                         "count": [counts["tests"], counts["pairs"], counts["pairs_unshared"], counts["pairs_run"],
+                                   counts["seq2seq_passes"]]})
+
+
 def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: int,
                configurations: int | None = None, pairs: int | None = None) -> dict:
     """Which configurations run on drawn sentence-level sets, as two sentences (Markdown, no math) whose structure
@@ -85,7 +97,7 @@ def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: 
     ``drawn``: the configurations :func:`run_tests` ran on drawn sets in an otherwise whole run; ``tests_drawn``:
     the tests a chosen ``sample_size`` drew down (:func:`pair_counts`); ``configurations``: how many ran (when all
     of them are drawn, none is named); ``pairs``: the distinct ordered pairs of the whole tests, named as the reason
-    a configuration is drawn (the cost of one model pass for each)."""
+    a configuration is drawn (the appendix gives the sizes)."""
     if (sample_size and tests_drawn) or (drawn and len(drawn) == configurations):
         return {"sets": f"Every configuration runs on sentence-level sets drawn to {sample_size or drawn_sample_size} "
                         "texts per set "
@@ -94,8 +106,9 @@ def drawn_sets(drawn, *, tests_drawn: int, sample_size: int, drawn_sample_size: 
                          "has less power, and a difference between levels is not read from these cells."}
     if drawn:
         names = ", ".join(drawn[:-1]) + (" and " if len(drawn) > 1 else "") + drawn[-1]
-        reason = f", for the cost of one model pass for each of the {pairs:,} ordered pairs of the whole sets" if pairs \
-            else ""
+        reason = (": a metric that reads the two texts of a pair together, as BLEURT does, has no representation of "
+                  "a text alone from which r(t, A, B) of the whole sets follows, so every ordered pair of the whole "
+                  "sets would need its own score (their number is in the appendix)") if pairs else ""
         return {"sets": f"Every configuration runs on whole sets except {names}, whose sentence-level sets are "
                         f"drawn to {drawn_sample_size} texts per set (seeded, the same positions in X and Y){reason}.",
                 "power": f"The sentence-level cells of {names} have fewer targets than Gao & Wan's, so their "

@@ -233,18 +233,23 @@ def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = No
                        alpha: float = SIGNIFICANCE) -> dict:
     """Which way the model-based cells point. The cells share tests and configurations, so they are not independent:
     the verdict rests on the tests, the independent units (:func:`metricbias.bias.claims.cluster_sign_test`: per
-    test, the sign of the mean d over its model-based configurations and levels), with ``model_tests``, the tests
+    test, the sign of the mean d over its model-based configurations and levels), the social tests only (the
+    baseline tests :data:`metricbias.datasets.seat.BASELINE_TESTS` contrast no social group: ``baseline_left_out``
+    of them ran and are left out, named in ``baseline_names``), with ``model_tests``, the tests
     whose mean d is positive (``model_positive``, share ``model_positive_share``) and negative
     (``model_negative``), the two-sided sign test of the two (``model_sign_p``), its verdict ``model_lean`` and Gao &
     Wan's claim's ``claim_verdict``. The cells are described too (:func:`.ch5_association.direction`: ``model_cells``,
     ``model_cells_positive_share``, ``model_significant``). With ``compared`` (:func:`compare_with_gao`), the same
     cells in the two studies paired (:func:`paired_direction`, keys ``paired_*``, verdict ``paired_verdict``)."""
     from ...bias.claims import UNDECIDED, cluster_sign_test, format_p
+    from ...datasets.seat import BASELINE_TESTS
     from .ch5_association import MODEL_FAMILIES, direction
 
     cells = direction(results, alpha)
     model = results[results["family"].isin(MODEL_FAMILIES)]
-    tests = cluster_sign_test(model["effect_size"], model["test"])
+    baseline = model["test"].isin(BASELINE_TESTS)
+    baseline_names = list(dict.fromkeys(model.loc[baseline, "test"]))
+    tests = cluster_sign_test(model.loc[~baseline, "effect_size"], model.loc[~baseline, "test"])
     lean = _lean(tests["positive"], tests["negative"], tests["p_value"])
     # Gao & Wan's claim: model-based metrics carry the stereotype the tests encode (most tests lean d > 0)
     verdict = {"mostly positive": "holds", "mostly negative": "reverses"}.get(lean, UNDECIDED)
@@ -252,7 +257,8 @@ def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = No
            "model_significant": cells["model_significant"], "model_tests": tests["clusters"],
            "model_positive": tests["positive"], "model_negative": tests["negative"],
            "model_positive_share": tests["positive_share"], "model_sign_p": tests["p_value"],
-           "model_sign_test": format_p(tests["p_value"]), "model_lean": lean, "claim_verdict": verdict}
+           "model_sign_test": format_p(tests["p_value"]), "model_lean": lean, "claim_verdict": verdict,
+           "baseline_left_out": len(baseline_names), "baseline_names": ", ".join(baseline_names) or "none"}
     if compared is not None:
         pair = paired_direction(compared[compared["family"].isin(MODEL_FAMILIES)])
         more = ("ours" if pair["ours_only"] > pair["paper_only"] else "Gao & Wan's")

@@ -152,7 +152,8 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     metrics, tested per set and subset of ``performances`` (name -> :func:`~metricbias.metaeval.analysis.performance`
     table): mean |swap − origin| of the set's main statistic (Spearman, or DARR tau) over the model-based and the
     n-gram metrics, each metric once (the mean of its aggregations' |shift|: they score the same items), and the
-    difference with its 95% bootstrap interval, the two groups resampled independently (:func:`metricbias.bias.claims.compare`). ``verdict``: "model-based shift more" or
+    difference with its 95% bootstrap interval, the two groups resampled independently (:func:`metricbias.bias.claims.compare`), and
+    ``mean |origin|``: the mean |correlation| on the original data over all its metrics. ``verdict``: "model-based shift more" or
     "... less" (the interval excludes 0), "not distinguishable", or "not tested" (a group of fewer than two)."""
     from ...bias import claims
 
@@ -160,13 +161,14 @@ def shift_claim(performances: dict, *, n_resamples: int = 9999, seed: int = 0) -
     for set_name, table in performances.items():
         stat = "darr_tau" if (table["statistic"] == "darr_tau").any() else "spearman"
         for subset, g in table[table["statistic"] == stat].groupby("subset", sort=False):
-            per = g.assign(shift=g["delta"].abs()).groupby("metric", sort=False).agg(
-                shift=("shift", "mean"), name=("name", "first"))
+            per = g.assign(shift=g["delta"].abs(), level=g["origin"].abs()).groupby("metric", sort=False).agg(
+                shift=("shift", "mean"), level=("level", "mean"), name=("name", "first"))
             shift, group = per["shift"], per["name"].map(metric_group)
             x, y = shift[group == "model-based"].dropna(), shift[group == "n-gram"].dropna()
             row = {"set": set_name, "subset": subset, "statistic": stat, "model-based metrics": len(x),
                    "n-gram metrics": len(y), "mean |shift| model-based": x.mean() if len(x) else np.nan,
-                   "mean |shift| n-gram": y.mean() if len(y) else np.nan}
+                   "mean |shift| n-gram": y.mean() if len(y) else np.nan,
+                   "mean |origin|": float(per["level"].mean()) if len(per) else np.nan}
             if min(len(x), len(y)) >= 2:
                 c = claims.compare(x, y, paired=False, n_resamples=n_resamples, seed=seed)
                 row.update(difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
@@ -187,8 +189,9 @@ def shift_findings(claim: pd.DataFrame) -> dict:
     """Per row of :func:`shift_claim` (key prefix :func:`shift_key`): ``verdict``, ``claim`` (the verdict on the claim
     that model-based metrics shift more, from the interval of the difference:
     :func:`metricbias.bias.claims.claim_verdict`), ``difference``,
-    ``ci_low``, ``ci_high``, the two means (``model``, ``ngram``) and the two group sizes (``n_model``,
-    ``n_ngram``)."""
+    ``ci_low``, ``ci_high``, the two means (``model``, ``ngram``), the two group sizes (``n_model``,
+    ``n_ngram``), the mean |correlation| on the original data over the metrics (``mean_origin``, each metric once)
+    and the |difference| as a share of it (``share_of_origin``: the practical size of the difference)."""
     from ...bias.claims import claim_verdict
 
     out = {}
@@ -201,7 +204,9 @@ def shift_findings(claim: pd.DataFrame) -> dict:
                     f"{key}_model": float(r["mean |shift| model-based"]),
                     f"{key}_ngram": float(r["mean |shift| n-gram"]),
                     f"{key}_n_model": int(r["model-based metrics"]),
-                    f"{key}_n_ngram": int(r["n-gram metrics"])})
+                    f"{key}_n_ngram": int(r["n-gram metrics"]),
+                    f"{key}_mean_origin": float(r["mean |origin|"]),
+                    f"{key}_share_of_origin": abs(float(r["difference"])) / float(r["mean |origin|"])})
     return out
 
 
@@ -224,9 +229,13 @@ def preference_claim_findings(pref: pd.DataFrame) -> dict:
     ``model`` model-based metrics, those whose significant aggregations all prefer the male hypothesis (``male``,
     named in ``male_names``), all the female one (``female``, ``female_names``; "none" when no name), and the rest
     (``neither``: no significant aggregation, or both directions); ``configurations``: the (metric, aggregation)
-    rows. The claim's ``verdict`` with its ``p``: the exact sign test of the male- against the female-preferring
-    metrics (:func:`metricbias.bias.claims.direction_verdict`; "not comparable" when no model-based metric ran)."""
-    from ...bias.claims import direction_verdict
+    rows. ``metric_verdict`` with its ``p``: the exact sign test of the male- against the female-preferring
+    metrics (:func:`metricbias.bias.claims.direction_verdict`; "not comparable" when no model-based metric ran), and
+    ``floor``: the smallest p that test can reach with as many metrics as have a preference (all of them on one
+    side; NaN without one), ``floor_reaches``: whether it "can" or "cannot" go below the level ``ALPHA``, and
+    ``units_needed``: the fewest metrics with a preference for which it can. With few metrics it cannot, so the
+    claim's verdict comes from :func:`preference_by_image`."""
+    from ...bias.claims import ALPHA, direction_verdict
     from ...metaeval.analysis import preference_tests
 
     tested = preference_tests(pref)
@@ -234,11 +243,49 @@ def preference_claim_findings(pref: pd.DataFrame) -> dict:
     directions = model.groupby("metric", sort=False)["prefers"].agg(lambda p: set(p) & {"male", "female"})
     male = [m for m, d in directions.items() if d == {"male"}]
     female = [m for m, d in directions.items() if d == {"female"}]
+    floor = direction_verdict(len(male) + len(female), 0)["p"]  # NaN without a metric with a preference
+    units_needed = next(n for n in range(1, 64) if direction_verdict(n, 0)["p"] < ALPHA)
     verdict = direction_verdict(len(male), len(female)) if len(model) else {"verdict": "not comparable",
                                                                             "p": float("nan")}
     return {"model": len(directions), "configurations": len(model), "male": len(male),
             "male_names": ", ".join(male) or "none", "female": len(female), "female_names": ", ".join(female) or "none",
-            "neither": len(directions) - len(male) - len(female), **verdict}
+            "neither": len(directions) - len(male) - len(female), "metric_verdict": verdict["verdict"],
+            "p": verdict["p"], "floor": floor, "floor_reaches": "can" if floor < ALPHA else "cannot",
+            "units_needed": units_needed}
+
+
+def preference_by_image(pairs: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Gao & Wan's first claim at the level of its independent units, the images: from
+    :func:`~metricbias.metaeval.analysis.preference_pairs`, each model-based configuration's male − female differences
+    in units of the standard deviation of its scores over the pairs (the root of the mean of the male and the female
+    scores' variances: no metric's scale dominates), each metric
+    once (the mean of its aggregations), the mean over the model-based metrics per pair, and per image the mean over
+    its pairs. ``images`` counted (a mean of exactly 0 left out), ``positive`` (male higher), ``negative``,
+    ``positive_share``; ``verdict`` and ``p``: the two-sided exact sign test of the images
+    (:func:`metricbias.bias.claims.cluster_sign_test`, :func:`metricbias.bias.claims.direction_verdict`);
+    ``mean`` over the pairs with its 95% bootstrap interval, whole images resampled (``ci_low``, ``ci_high``);
+    ``metrics``: the model-based metrics averaged ("not comparable" without one)."""
+    from ...bias import claims
+
+    model = pairs[pairs["name"].map(metric_group) == "model-based"]
+    config = model.groupby(["metric", "aggregation"], sort=False)
+    sd = np.sqrt((config["male"].transform("var") + config["female"].transform("var")) / 2)
+    model = model.assign(z=model["difference"] / sd.where(sd > 0))
+    model = model[np.isfinite(model["z"])]
+    if model.empty:
+        return {"metrics": 0, "images": 0, "positive": 0, "negative": 0, "positive_share": np.nan,
+                "verdict": claims.NOT_COMPARABLE, "p": np.nan, "mean": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+    per_pair = (model.groupby(["metric", "pair", "item_id"], sort=False)["z"].mean()
+                .groupby(level=["pair", "item_id"], sort=False).mean().reset_index())
+    test = claims.cluster_sign_test(per_pair["z"], per_pair["item_id"])
+    verdict = claims.direction_verdict(test["positive"], test["negative"])
+    values = per_pair["z"].to_numpy()
+    interval = claims.difference_interval(values, np.zeros_like(values), paired=True, n_resamples=n_resamples,
+                                          seed=seed, clusters=per_pair["item_id"].to_numpy())
+    return {"metrics": int(model["metric"].nunique()), "images": test["clusters"], "positive": test["positive"],
+            "negative": test["negative"], "positive_share": test["positive_share"], "verdict": verdict["verdict"],
+            "p": verdict["p"], "mean": interval["difference"], "ci_low": interval["ci_low"],
+            "ci_high": interval["ci_high"]}
 
 
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:

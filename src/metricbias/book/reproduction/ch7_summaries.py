@@ -38,6 +38,11 @@ def signatures(metrics: Iterable) -> pd.DataFrame:
     return pd.DataFrame({"metric": [label for label, _ in rows], "signature": [m.signature for _, m in rows]})
 
 
+def metric_names(scorers: Iterable) -> str:
+    """The labels of the chapter's ``(label, metric)`` configurations, comma-separated."""
+    return ", ".join(label for label, _ in scorers) or "none"
+
+
 def lexicon_summary(lex=None) -> pd.DataFrame:
     """Words of the swap lexicon per source list and kind: ``source, kind, words``."""
     lex = lexicon() if lex is None else lex

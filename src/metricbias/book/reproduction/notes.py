@@ -46,15 +46,21 @@ def left_out_note(profile: str, skip, parameter: str = "skip_metrics", metric_na
     """A Markdown sentence naming the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter
     (empty when none, or when the chapter runs the ``metric_names`` it was given instead of the suite), with the
     parameter that brings them back."""
-    if metric_names:
-        return ""
-    kept = profiles.suite(profile, skip)
-    specs = [s for s in profiles.suite(profile) if s not in kept]
-    if not specs:
+    labels = left_out_labels(profile, skip, metric_names)
+    if not labels:
         return ""
     return (f"Left out of this chapter on the `{profile}` profile, to keep its run short: "
-            f"{', '.join(s.label for s in specs)} (`{parameter}`; `-p {parameter}=''` runs them too). "
+            f"{', '.join(labels)} (`{parameter}`; `-p {parameter}=''` runs them too). "
             "Chapter 3 measures every configuration.")
+
+
+def left_out_labels(profile: str, skip, metric_names=None) -> list[str]:
+    """The labels of the configurations of ``profile``'s suite that ``skip`` leaves out of a chapter (none when the
+    chapter runs the ``metric_names`` it was given instead of the suite)."""
+    if metric_names:
+        return []
+    kept = profiles.suite(profile, skip)
+    return [s.label for s in profiles.suite(profile) if s not in kept]
 
 
 def drawn_sets_note(sets: dict) -> str:
