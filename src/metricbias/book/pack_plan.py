@@ -80,11 +80,11 @@ def plan(profile: str, configs=None, device: str = "auto", sets=None) -> list[En
 
 def _adapter_configs(device: str) -> list:
     """The metrics of the shipped debiasing adapters, each with its adapter attached (by name)."""
+    from ..mitigation.evaluation import shipped_adapter_specs
     from .packs import MetricConfig
-    from .reproduction import ch3_trained
 
-    specs = ch3_trained.part_specs(ch3_trained.recorded())
-    return [MetricConfig(s.name, s.options, s.label, device) for s in specs.values() if s.options.get("adapter")]
+    return [MetricConfig(metric, options, f"{name}", device) for name, (metric, options) in
+            shipped_adapter_specs().items()]
 
 
 def _invariant_configs(params: dict, device: str) -> list:

@@ -56,6 +56,22 @@ def metric_spec(meta: dict) -> tuple[str, dict]:
     return "regression", {"backbone": meta["metric_backbone"]}
 
 
+def shipped_adapter_specs() -> dict[str, tuple[str, dict]]:
+    """{adapter name: (registry name, options with the adapter attached by name)} of every trained debiasing
+    adapter found (``models/<name>/``, else the cache): a score with it reads the same on any machine."""
+    from .. import backbones
+    from ..trained.recipes import RECIPES
+    from .training import read_meta
+
+    out = {}
+    for name, recipe in RECIPES.items():
+        folder = backbones.trained_path(name) if recipe[0] == "adapter" and not name.endswith("-smoke") else None
+        if folder is not None:
+            metric, options = metric_spec(read_meta(folder))
+            out[name] = (metric, {**options, "adapter": name})
+    return out
+
+
 # --- bias -------------------------------------------------------------------------------------
 
 def bias_pairs(attributes=None) -> pd.DataFrame:
@@ -237,4 +253,4 @@ def evaluate(adapter, out=None, **kwargs) -> pd.DataFrame:
 
 __all__ = ["CHANGE_TEST_RESAMPLES", "COMPARE_COLUMNS", "EXCLUDED_BUILT", "QUALITY", "bias", "bias_change_tests",
            "bias_pairs", "compare", "compare_metrics", "curve", "evaluate", "held_out_texts", "load_quality_sets",
-           "metric_for", "quality", "target"]
+           "metric_for", "quality", "shipped_adapter_specs", "target"]

@@ -178,12 +178,12 @@ def part_specs(parts: dict, entries=()) -> dict:
     a paraphraser's BARTScore-F (the live configuration of ``entries`` where there is one, else the fixed-backbone
     grid's), a regression head's regression metric, an adapter's metric with the adapter attached. Masked-LM heads
     are not metrics and have no entry; nor has a part whose files are absent."""
-    from ... import backbones
     from ...metrics import backbone_grid
     from ...metrics.registry import Spec
-    from ...mitigation import evaluation, training
+    from ...mitigation import evaluation
 
     known = [*entries, *backbone_grid.entries(only_available=False)]
+    adapters = evaluation.shipped_adapter_specs()
     out = {}
     for name, part in parts.items():
         if part["trainer"] in ("paraphraser", "regression"):
@@ -192,10 +192,8 @@ def part_specs(parts: dict, entries=()) -> dict:
                      and e.options.get("variant", "F") == "F"]
             if found:
                 out[name] = Spec(*found[0])
-        elif part["trainer"] == "adapter" and (folder := backbones.trained_path(name)) is not None:
-            metric, options = evaluation.metric_spec(training.read_meta(folder))
-            # by name (a shipped adapter): a score pack's configuration then reads the same on any machine
-            out[name] = Spec(part_name(name), metric, {**options, "adapter": name})
+        elif part["trainer"] == "adapter" and name in adapters:
+            out[name] = Spec(part_name(name), *adapters[name])
     return out
 
 
