@@ -391,3 +391,17 @@ def test_the_quality_claim_is_a_noninferiority_test_of_the_paired_difference():
     assert ch6_quality.versus_phrase("lower than", "not distinguishable from") == (
         "lower than the adapter's on the released set and not distinguishable from it on the built set")
 
+
+
+def test_an_adapter_is_paired_with_the_metric_it_was_trained_for():
+    from pathlib import Path
+
+    from metricbias.book.reproduction import ch6_quality
+
+    found = training.Shipped("debiased-bertscore-all-MiniLM-L6-v2", Path("models/x"), {},
+                             {"metric": "bertscore", "metric_backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False})
+    original, adapted = ch6_quality.adapter_specs(found)
+    assert tuple(original) == ("BERTScore-MiniLM", "bertscore",
+                               {"backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False})
+    assert tuple(adapted) == ("BERTScore-MiniLM, debiased", "bertscore", {
+        "backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "adapter": "debiased-bertscore-all-MiniLM-L6-v2"})
