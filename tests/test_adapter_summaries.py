@@ -113,6 +113,7 @@ def test_criteria_summary_missed_and_findings():
     assert summary.loc["BERTScore", "largest quality change"] == pytest.approx(-0.02)  # signed, largest |.|
     assert summary.loc["BERTScore", "largest rise of another bias"] == pytest.approx(0.12)
     assert summary.loc["BERTScore", "on"] == "published race"
+    assert summary.loc["BERTScore", "p of that rise"] == 0.3  # the paired permutation p of the race rise
     assert summary.loc["regression", "criteria met"] == 6
     missed = ch6_adapters.missed(checks)
     assert missed["metric"].tolist() == ["BERTScore"] * 3
@@ -329,7 +330,7 @@ def test_relative_cut_with_its_interval_and_its_place_against_the_paper():
     assert ch6_paper.position(0.60, 0.70, 0.36, 0.65) == "across an end of the paper's range"
 
 
-def test_criteria_missed_quality_scale_and_paired_differences():
+def test_criteria_missed_and_paired_differences():
     from metricbias.book.reproduction import ch6_paper
 
     checks = ch6_adapters.criteria(_results())
@@ -340,10 +341,6 @@ def test_criteria_missed_quality_scale_and_paired_differences():
     assert ch6_paper.criterion_words("quality change on wmt19-kk-en (darr_tau)") == \
         "quality change on WMT19 kk-en (DARR τ)"
     assert ch6_paper.missed_names(checks, "regression") == "none"
-    scale = ch6_paper.quality_scale(_results().assign(n=24))
-    # Fisher z with Bonett & Wright's standard error: tanh(atanh(0.5) ± 1.96 * sqrt(1.125 / 21))
-    assert (scale["bertscore_ci_low"], scale["bertscore_ci_high"]) == pytest.approx((0.0954, 0.7628), abs=1e-4)
-    assert scale["n"] == 24 and scale["bertscore_after"] == 0.49 and scale["bertscore_inside"] == "inside"
     configuration = pd.DataFrame({"metric": ["BERTScore"], "dataset": ["built"], "attribute": "gender", "n_pairs": 3,
                                   "difference": [1.0], "ci_low": [0.5], "ci_high": [1.5], "p_value": [0.01]})
     versus = configuration.drop(columns="metric").assign(dataset="published", difference=-2.0)
@@ -364,19 +361,47 @@ def test_the_verdict_on_the_papers_claim_follows_the_cut_intervals():
     assert ch6_paper.claim_verdict(cuts.assign(ci_low=[-0.3, 0.5], ci_high=[-0.1, 0.7])) == "reverses"
 
 
-def test_the_verdict_on_the_quality_claim_follows_the_quality_criterion_and_the_realsumm_scale():
-    """BERTScore's REALSumm Spearman falls 0.50 → 0.49 (−2.0%, beyond 1%); the other three changes are within 1%."""
-    from metricbias.book.reproduction import ch6_paper
+def test_the_quality_claim_is_a_noninferiority_test_of_the_paired_difference():
+    """Sun et al.'s 1% criterion on a paired interval: the margin is −1% of the original's value (0.35 → −0.0035)."""
+    from metricbias.book.reproduction import ch6_quality
 
-    checks = ch6_adapters.criteria(_results())
-    inside = ch6_paper.quality_scale(_results().assign(n=24))  # 0.49 lies inside [0.095, 0.763]
-    claim = ch6_paper.quality_claim(checks, inside)
-    assert (claim["met"], claim["measures"]) == (3, 4)
-    assert claim["missed"] == "BERTScore on REALSumm (-2.0%)"
-    assert claim["verdict"] == "not distinguishable at this size"
-    assert ch6_paper.quality_claim(checks, {**inside, "bertscore_inside": "outside"})["verdict"] == "reverses"
-    assert ch6_paper.quality_claim(checks)["verdict"] == "reverses"  # no scale: nothing says it is noise
-    risen = checks.assign(value=checks["value"].abs())  # a rise beyond the tolerance keeps the quality
-    assert ch6_paper.quality_claim(risen)["verdict"] == "holds"
-    kept = ch6_paper.quality_claim(checks[checks["metric"] == "regression"], inside)
-    assert (kept["met"], kept["measures"], kept["missed"], kept["verdict"]) == (2, 2, "none", "holds")
+    assert ch6_quality.noninferiority(-0.003, 0.004, 0.35) == "holds"  # −0.003 > −0.0035
+    assert ch6_quality.noninferiority(-0.0043, 0.0049, 0.35) == "not distinguishable at this size"
+    assert ch6_quality.noninferiority(-0.009, -0.004, 0.35) == "reverses"  # the whole interval is a loss beyond 1%
+    assert ch6_quality.noninferiority(-0.019, -0.01, -2.0) == "holds"  # margin −1% of |−2.0| = −0.02
+    assert ch6_quality.noninferiority(-0.021, -0.01, -2.0) == "not distinguishable at this size"
+    assert ch6_quality.noninferiority(-0.03, -0.021, -2.0) == "reverses"
+    assert ch6_quality.noninferiority(float("nan"), 0.1, 0.35) == "not comparable"
+    with pytest.raises(ValueError, match="tolerance"):
+        ch6_quality.noninferiority(0.0, 0.1, 0.35, tolerance=-0.01)
+    table = pd.DataFrame({"metric": ["BERTScore", "BERTScore", "regression", "regression"],
+                          "set": ["WMT19 kk-en DARR τ", "STS-B dev r"] * 2,
+                          "verdict": ["holds", "holds", "not distinguishable at this size", "holds"]})
+    claim = ch6_quality.quality_verdict(table)
+    assert (claim["verdict"], claim["cells"], claim["hold"], claim["reverse"], claim["undecided"]) == (
+        "not distinguishable at this size", 4, 3, 0, 1)
+    assert claim["sets"] == "WMT19 kk-en DARR and STS-B dev"
+    assert ch6_quality.quality_verdict(table.assign(verdict="holds"))["verdict"] == "holds"
+    one_loss = table.assign(verdict=["holds", "reverses", "not distinguishable at this size", "holds"])
+    assert ch6_quality.quality_verdict(one_loss)["verdict"] == "reverses"  # any reversal reverses the claim
+    assert ch6_quality.both_or_each("above the paper's range", "above the paper's range") == \
+        "above the paper's range for both"
+    assert ch6_quality.both_or_each("above", "inside") == "above for BERTScore and inside for regression"
+    assert ch6_quality.versus_phrase("lower than", "lower than") == "lower than the adapter's on both gender sets"
+    assert ch6_quality.versus_phrase("lower than", "not distinguishable from") == (
+        "lower than the adapter's on the released set and not distinguishable from it on the built set")
+
+
+
+def test_an_adapter_is_paired_with_the_metric_it_was_trained_for():
+    from pathlib import Path
+
+    from metricbias.book.reproduction import ch6_quality
+
+    found = training.Shipped("debiased-bertscore-all-MiniLM-L6-v2", Path("models/x"), {},
+                             {"metric": "bertscore", "metric_backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False})
+    original, adapted = ch6_quality.adapter_specs(found)
+    assert tuple(original) == ("BERTScore-MiniLM", "bertscore",
+                               {"backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False})
+    assert tuple(adapted) == ("BERTScore-MiniLM, debiased", "bertscore", {
+        "backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "adapter": "debiased-bertscore-all-MiniLM-L6-v2"})

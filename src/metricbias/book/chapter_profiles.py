@@ -65,7 +65,8 @@ PROFILES: dict[str, dict[str, dict]] = {
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
         # the shipped adapters, evaluated on a few examples of the gender and race sets
         "06_debiasing_adapters": {"sample_size": 6, "cda_limit": 200, "quality_sample_size": 2, "invariant_sample_size": 4,
-                                  "invariant_quality_sample_size": 3, "attributes": "race"},
+                                  "invariant_quality_sample_size": 3, "attributes": "race",
+                                  "darr_pairs": 12, "stsb_pairs": 40},  # the paired quality test: chapter 3's samples
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
         "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
                            "skip_on_summaries": "meteor,ter,bertscore",

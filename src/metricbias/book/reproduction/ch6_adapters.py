@@ -120,7 +120,8 @@ def criteria(results: pd.DataFrame, **thresholds) -> pd.DataFrame:
 
 def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
     """Per metric, from a :func:`criteria` table: criteria met, the gender bias cut on each gender set, the largest
-    quality change (relative, signed) and the largest rise of another attribute's bias, with the set it is on."""
+    quality change (relative, signed) and the largest rise of another attribute's bias, with the set it is on and
+    the paired permutation p-value of that rise (``p of that rise``)."""
     rows = []
     for label, c in checks.groupby("metric", sort=False):
         row = {"metric": label, "criteria met": int(c["met"].sum()), "criteria": len(c)}
@@ -134,6 +135,7 @@ def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
             top = other.loc[other["value"].idxmax()]
             row["largest rise of another bias"] = top["value"]
             row["on"] = f"{top['dataset']} {top['name']}"
+            row["p of that rise"] = float(top["p_value"]) if "p_value" in top else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
 
