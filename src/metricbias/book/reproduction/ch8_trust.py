@@ -238,15 +238,15 @@ def pronoun_verdict(findings: dict) -> str:
 
     released, live = leans("released"), leans("live")
     if released == live == "pronoun":
-        return "On both score sets, much of what Eq. 2 calls gender bias is a preference for one pronoun, whatever " \
-               "the occupation, rather than for the stereotype."
+        return "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender " \
+               "bias is a preference for one pronoun, whatever the occupation, rather than for the stereotype."
     if released == live == "stereotype":
-        return "On both score sets the stereotype effect, not a pronoun, is the more often larger part of Eq. 2."
-    said = {"pronoun": "a preference for one pronoun is the more often larger part",
-            "stereotype": "the stereotype effect is the more often larger part",
-            None: "neither effect is more often the larger"}
-    return f"On the released scores {said[released]} of what Eq. 2 calls gender bias; on the live scores " \
-           f"{said[live]}: which part dominates depends on the configurations."
+        return "On both score sets the stereotype effect is more often the larger: Eq. 2's gender bias is mostly " \
+               "a preference for the stereotype, not for one pronoun."
+    said = {"pronoun": "the pronoun effect is more often the larger", "stereotype": "the stereotype effect is more "
+            "often the larger", None: "neither effect is more often the larger"}
+    return f"On the released scores {said[released]}; on the live scores {said[live]}. Whether a pronoun or the " \
+           "stereotype drives Eq. 2's gender bias depends on the configurations."
 
 
 def few_templates_sentence(few: int, floor: int) -> str:
