@@ -67,8 +67,9 @@ def drawn_sentence(profile: str) -> str:
     table = for_appendix(profile)
     if table.empty:
         return "Every data set enters whole."
-    return " ".join(f"{r['chapter'][0].upper()}{r['chapter'][1:]} draws a seeded sample of {int(r['kept']):,} "
-                    f"{r['what is drawn']}." for r in table.to_dict("records"))
+    what = table["what is drawn"].str.replace(r"\s+(kept|sampled)$", "", regex=True)
+    return " ".join(f"{chapter[0].upper()}{chapter[1:]} draws a seeded sample of {int(kept):,} {words}."
+                    for chapter, kept, words in zip(table["chapter"], table["kept"], what))
 
 
 def left_out(profile: str) -> pd.DataFrame:
