@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from metricbias.bias import scores as score_tables
+from metricbias.bias.groups import CONTRAST
 from metricbias.book.reproduction import ch8_trust
 
 
@@ -54,10 +55,12 @@ def test_the_grid_summary_counts_distinct_hypotheses_with_their_direction():
 
 def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     rows = []
-    for scores, metric, group, stereo in (("released scores", "m1", (8.0, 7, 9), (2.0, 1, 3)),
-                                          ("released scores", "m2", (1.0, -1, 3), (3.0, 2, 4)),
-                                          ("live scores", "m1", (4.0, 3, 5), (0.0, -1, 1))):
-        for effect, (estimate, low, high) in (("group", group), ("stereotype", stereo)):
+    # the contrast |group| − |stereotype| with its own interval: m1 6 (4 to 8) above 0, m2 −2 (−4 to 0.5) spans 0
+    for scores, metric, group, stereo, contrast in (
+            ("released scores", "m1", (8.0, 7, 9), (2.0, 1, 3), (6.0, 4, 8)),
+            ("released scores", "m2", (1.0, -1, 3), (3.0, 2, 4), (-2.0, -4, 0.5)),
+            ("live scores", "m1", (4.0, 3, 5), (0.0, -1, 1), (4.0, -0.5, 6))):
+        for effect, (estimate, low, high) in (("group", group), ("stereotype", stereo), (CONTRAST, contrast)):
             rows.append({"scores": scores, "attribute": "gender", "metric": metric, "effect": effect,
                          "estimate": estimate, "ci_low": low, "ci_high": high})
     table, findings = ch8_trust.group_summary(pd.DataFrame(rows))
@@ -68,6 +71,15 @@ def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     assert findings["live_group_plus"] == 1 and findings["live_group_minus"] == 0
     assert released["pronoun share (median)"] == pytest.approx(np.median([8 / 10, 1 / 4]))
     assert findings["live_pronoun_share"] == pytest.approx(1.0) and findings["live_stereotype_shown"] == 0
+    # the live pronoun effect is larger as a point value, but its contrast's interval reaches 0: not counted
+    assert (findings["live_group_larger"], findings["live_stereotype_larger"], findings["live_contrasts"]) == (0, 0, 1)
+    assert (findings["released_stereotype_larger"], findings["released_contrasts"]) == (0, 2)
+    assert ch8_trust.pronoun_verdict(findings) == (
+        "On the released scores the pronoun effect is more often the larger; on the live scores neither effect is "
+        "more often the larger. Whether a pronoun or the stereotype drives Eq. 2's gender bias depends on the "
+        "configurations.")
+    assert ch8_trust.pronoun_verdict({**findings, "live_group_larger": 2}).startswith(
+        "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender bias")
 
 
 def test_robustness_findings_name_the_lowest_coverage_of_each_design():

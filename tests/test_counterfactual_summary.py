@@ -78,3 +78,16 @@ def test_vocabulary_coverage_counts_terms_without_a_vector():
     row = coverage.iloc[0]
     assert row["terms"] == len(female) and row["out of vocabulary"] == 1
     assert row["examples"] == female[0]
+
+
+def test_configurations_used_names_those_left_out_by_kind():
+    from metricbias import profiles
+
+    suite = profiles.suite("offline")
+    kept = profiles.suite("offline", "bartscore,prism,all-mpnet-base-v2")
+    out = cs.configurations_used(suite, kept)
+    assert (out["used"], out["suite"], out["ngram_used"], out["ngram_suite"]) == (18, 25, 10, 10)
+    assert out["left_out"] == ("every generation configuration (BARTScore-MiniLM-F, BARTScore-MPNet-F, PRISM-MiniLM-F, "
+                               "PRISM-MPNet-F); the MPNet ones of the other paradigms (BERTScore-MPNet, "
+                               "MoverScore-MPNet, MoverScore-MPNet-2gram)")
+    assert cs.configurations_used(suite, suite)["left_out"] == "none"

@@ -160,3 +160,17 @@ def test_median_interval_resamples_whole_clusters():
     low, high = median_interval(values, np.arange(200) // 4, n_resamples=999)
     assert low < np.median(values) < high and high - low < 0.6
     assert np.isnan(median_interval([1.0, 2.0], ["a", "a"])[0])  # one cluster: no interval
+
+
+def test_distinct_comparisons_count_a_comparison_of_identical_cells_once():
+    comparisons = pd.DataFrame({"scores": ["released"] * 3 + ["live"] * 3, "attribute": "gender",
+                                "metric_a": ["A", "A", "B", "A", "A", "B"], "metric_b": ["B", "C", "C", "B", "X", "X"]})
+    # released C repeats released B; live A and live B repeat released A and B
+    same = pd.DataFrame({"dataset": ["released", "live", "live"], "attribute": "gender", "metric": ["C", "A", "B"],
+                         "same_as_dataset": "released", "same_as_metric": ["B", "A", "B"], "pairs": 10})
+    out = testing.distinct_comparisons(comparisons, same)
+    # A–B once (released; live A–B is the same hypothesis), A–C is A–B again, B–C is B with itself; live A–X and B–X
+    # compare a released cell with a live one and stay
+    assert list(zip(out["scores"], out["metric_a"], out["metric_b"])) == [("released", "A", "B"), ("live", "A", "X"),
+                                                                         ("live", "B", "X")]
+    assert len(testing.distinct_comparisons(comparisons, same.iloc[:0])) == 6

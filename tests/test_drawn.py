@@ -41,6 +41,18 @@ def test_drawn_list_names_each_draw_with_its_count_or_says_none(monkeypatch):
     assert drawn.drawn_list("smoke") == "none"
 
 
+def test_drawn_sentence_says_chapter_count_and_what_or_whole(monkeypatch):
+    table = drawn.for_appendix("smoke")
+    said = drawn.drawn_sentence("smoke")
+    first = table.iloc[0]
+    assert first["chapter"].startswith("chapter")
+    assert said.startswith(f"{first['chapter'].capitalize()} draws a seeded sample of {first['kept']:,} "
+                           f"{first['what is drawn']}.")
+    assert said.count(" draws a seeded sample of ") == len(table)
+    monkeypatch.setattr(drawn, "for_appendix", lambda profile: table.iloc[:0])
+    assert drawn.drawn_sentence("smoke") == "Every data set enters whole."
+
+
 def test_chapters_phrase():
     assert drawn.chapters_phrase([]) == "no chapter"
     assert drawn.chapters_phrase(["04_bias_measures"]) == "chapter 4"

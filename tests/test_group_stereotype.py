@@ -44,6 +44,21 @@ def test_the_hand_worked_fit():
     assert groups.design_of(g[:2] + g[-2:]) == "confounded"  # two pairs of each sign: fewer than MIN_SIDE
 
 
+def test_the_contrast_row_is_the_difference_of_the_absolute_effects():
+    s1 = [1.0, 0.3, 0.9, 0.5, 0.6, 0.7, 0.5, 0.2, 0.3, 0.8, 0.15]  # the hand-worked fit above: 22.5 and 12.5
+    s2 = [0.6, 0.0, 0.5, 0.2, 0.25, 0.35, 0.4, 0.1, 0.2, 0.7, 0.05]
+    out = mb.group_stereotype(_scores(s1, s2, [1.0] * 6 + [-1.0] * 5), n_resamples=200, contrast=True)
+    assert list(out["effect"]) == ["group", "stereotype", groups.CONTRAST]
+    row = out.set_index("effect").loc[groups.CONTRAST]
+    assert row["estimate"] == pytest.approx(12.5 - 22.5) and row["ci_low"] <= -10 <= row["ci_high"]
+    # a confounded cell has no group effect, so no contrast
+    released = mb.load_pairs("published", ["race"])
+    scores = pd.DataFrame({"attribute": "race", "pair_id": released["pair_id"], "metric": "m",
+                           "score_1": np.linspace(0, 1, len(released)), "score_2": 0.5})
+    confounded = mb.group_stereotype(scores, released, n_resamples=50, contrast=True).set_index("effect")
+    assert confounded.loc[groups.CONTRAST, ["estimate", "ci_low", "ci_high"]].isna().all()
+
+
 def test_a_planted_group_and_stereotype_effect_are_recovered():
     rng = np.random.default_rng(3)
     k = 150  # clusters of two twins, one of each group
@@ -61,6 +76,9 @@ def test_a_planted_group_and_stereotype_effect_are_recovered():
         assert row["ci_low"] <= planted * scale <= row["ci_high"], (effect, planted * scale, row.to_dict())
     assert out.loc["group", "p_value"] < 0.001 and out.loc["stereotype", "p_value"] < 0.05
     assert out.loc["group", "p_value"] >= 1 / (RESAMPLES + 1)  # the bootstrap p floor
+    # the planted group effect (5) is the larger: the interval of |group| − |stereotype| lies above 0
+    larger = mb.group_stereotype(table, n_resamples=RESAMPLES, contrast=True).set_index("effect").loc[groups.CONTRAST]
+    assert larger["ci_low"] > 0 and larger["ci_low"] <= 3.0 * scale <= larger["ci_high"]
 
 
 @pytest.mark.parametrize("c1, c2, code", [

@@ -96,6 +96,10 @@ def test_direction_numbers_count_the_sides_and_name_the_heads():
     # a head with no recorded accuracy is not a head; none is below the floor
     assert (n["heads"], n["weak"], n["weak_list"], n["head_list"]) == (1, 0, "none", "mlm-a 38.3%")
     assert liu_table2.direction_numbers(intervals.iloc[2:], {})["against_list"] == "none"
+    # the floor against the most-frequent-token baseline: 30% is 6x a 5% baseline (the larger of the two)
+    based = liu_table2.direction_numbers(intervals, {"mlm-a": 0.383}, reference={"mlm-a": 0.05, "mlm-b": 0.04})
+    assert (based["baseline"], based["floor_multiple"]) == (0.05, pytest.approx(6.0))
+    assert np.isnan(n["floor_multiple"])
     empty = liu_table2.direction_numbers(intervals.iloc[:0], {})
     assert (empty["results"], empty["paper_results"]) == (0, 12)
 

@@ -55,6 +55,8 @@ from .scores import check
 COLUMNS = ["attribute", "metric", "effect", "estimate", "ci_low", "ci_high", "p_value", "n_pairs", "n_clusters",
            "design"]
 EFFECTS = ("group", "stereotype")
+#: the effect name of the contrast row, |group| − |stereotype| (``group_stereotype(..., contrast=True)``)
+CONTRAST = "group minus stereotype"
 IDENTIFIED, STEREOTYPE_ONLY, CONFOUNDED = "identified", "stereotype only", "confounded"
 #: the fewest pairs of each sign of the group code for the two effects to count as identified
 MIN_SIDE = 5
@@ -175,14 +177,16 @@ def _with_pairs(scores: pd.DataFrame, pairs) -> pd.DataFrame:
 
 
 def group_stereotype(scores: pd.DataFrame, pairs: pd.DataFrame | None = None, *, n_resamples: int = 9999,
-                     seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+                     seed: int = 0, confidence: float = 0.95, contrast: bool = False) -> pd.DataFrame:
     """Group preference and stereotype congruence of every (attribute, metric) cell of ``scores``, apart.
 
     ``scores`` is a score table as :func:`metricbias.score_pairs` returns it (or the released scores); ``pairs``
     the pair table they were scored on, where the scores do not carry the texts (by default the pairs of the
     scores' ``dataset`` column are loaded). Returns :data:`COLUMNS`: one row per attribute, metric and effect
     (``group``, ``stereotype``), estimates in Eq. 1-rescaled points, cluster-bootstrap intervals and p-values,
-    and the ``design`` (module docstring). A cell with constant scores gets NaN estimates.
+    and the ``design`` (module docstring). A cell with constant scores gets NaN estimates. With ``contrast`` a third
+    row per cell, effect :data:`CONTRAST` (|β_group| − |β_stereotype|, from the same resamples), tests which of the
+    two is the larger (NaN unless the design is identified).
     """
     check(scores)
     if n_resamples < 1:
@@ -202,7 +206,7 @@ def group_stereotype(scores: pd.DataFrame, pairs: pd.DataFrame | None = None, *,
         s1, s2 = cell["score_1"].to_numpy(float), cell["score_2"].to_numpy(float)
         if np.ptp(np.concatenate([s1, s2])) == 0:
             rows += [{**base, "effect": e, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                      "p_value": np.nan} for e in EFFECTS]
+                      "p_value": np.nan} for e in (*EFFECTS, CONTRAST)[:3 if contrast else 2]]
             continue
         r1, r2 = rescale(s1, s2, metric=metric, attribute=attribute)
         d = r1 - r2
@@ -214,7 +218,12 @@ def group_stereotype(scores: pd.DataFrame, pairs: pd.DataFrame | None = None, *,
         if key not in draws_of:
             draws_of[key] = cluster_draws(clusters, n_resamples=n_resamples, seed=seed)
         draws = _resampled(d, g, draws_of[key], design)
-        for effect, estimate in (("group", group), ("stereotype", stereotype)):
+        effects = [("group", group), ("stereotype", stereotype)]
+        if contrast:
+            if "group" in draws:
+                draws[CONTRAST] = np.abs(draws["group"]) - np.abs(draws["stereotype"])
+            effects.append((CONTRAST, abs(group) - abs(stereotype)))
+        for effect, estimate in effects:
             low, high, p = (_interval_and_p(estimate, draws[effect], confidence, draws_of[key][0].shape[1])
                             if effect in draws
                             else (np.nan, np.nan, np.nan))
@@ -223,5 +232,5 @@ def group_stereotype(scores: pd.DataFrame, pairs: pd.DataFrame | None = None, *,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-__all__ = ["COLUMNS", "CONFOUNDED", "EFFECTS", "IDENTIFIED", "MIN_SIDE", "STEREOTYPE_ONLY", "design_of", "fit", "group_codes",
+__all__ = ["COLUMNS", "CONFOUNDED", "CONTRAST", "EFFECTS", "IDENTIFIED", "MIN_SIDE", "STEREOTYPE_ONLY", "design_of", "fit", "group_codes",
            "group_stereotype", "pronoun_code"]

@@ -142,5 +142,25 @@ def configuration_differences(scores: pd.DataFrame, *, n_resamples: int = DEFAUL
                                                      "p_value"]))
 
 
-__all__ = ["cell_tests", "configuration_differences", "sign_flip_test",
+def distinct_comparisons(comparisons: pd.DataFrame, same_cells: pd.DataFrame, *,
+                         dataset: str = "scores") -> pd.DataFrame:
+    """The rows of ``comparisons`` (``dataset``, ``attribute``, ``metric_a``, ``metric_b``, as
+    :func:`configuration_differences` or :func:`metricbias.bias.power.difference_sd` return them with a column
+    naming the score set) that are distinct hypotheses: each cell is replaced by the first identical one
+    (``same_cells``: :func:`metricbias.bias.scores.identical_cells`, across score sets too), a comparison of a cell
+    with its own twin is dropped, and a comparison repeated under other names is kept once (its first row)."""
+    canon = {(r.dataset, r.attribute, r.metric): (r.same_as_dataset, r.same_as_metric)
+             for r in same_cells.itertuples(index=False)}
+
+    def key(row):
+        a, b = (canon.get((row[dataset], row["attribute"], m), (row[dataset], m)) for m in (row["metric_a"],
+                                                                                          row["metric_b"]))
+        return (row["attribute"], *sorted((a, b))) if a != b else None
+
+    keys = comparisons.apply(key, axis=1) if len(comparisons) else pd.Series([], dtype=object)
+    keep = keys.notna() & ~keys.duplicated()
+    return comparisons[keep.to_numpy()].reset_index(drop=True)
+
+
+__all__ = ["cell_tests", "configuration_differences", "distinct_comparisons", "sign_flip_test",
            "sign_flip_tests", "term_table", "with_q_values"]

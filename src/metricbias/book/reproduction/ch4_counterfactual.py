@@ -108,5 +108,25 @@ def findings(worst: pd.DataFrame, family_of: dict, coverage: pd.DataFrame) -> di
             "groups_without_vectors_list": ", ".join(": ".join(label(x) for x in g.split("/", 1)) for g in uncovered) or "none"}
 
 
-__all__ = ["examples", "exclusion_reasons", "families", "findings", "protected_groups", "set_sizes",
+def configurations_used(suite, kept) -> dict:
+    """Which of chapter 3's configurations (``suite``, profile entries) the multi-group sets use (``kept``), for a
+    page: ``used`` and ``suite`` (counts), ``left_out`` (the labels left out, by kind: every generation
+    configuration, then the MPNet ones of the other paradigms, then any other) and ``ngram_used`` /
+    ``ngram_suite`` (the n-gram configurations among them)."""
+    family_of = families(suite)
+    kept_labels = {s.label for s in kept}
+    gone = [s for s in suite if s.label not in kept_labels]
+    generation = [s.label for s in gone if family_of[s.label] == "generation"]
+    mpnet = [s.label for s in gone if family_of[s.label] != "generation" and "mpnet" in s.label.lower()]
+    other = [s.label for s in gone if s.label not in generation + mpnet]
+    all_generation = len(generation) == sum(f == "generation" for f in family_of.values())
+    parts = ([f"{'every ' if all_generation else ''}generation configuration ({', '.join(generation)})"]
+             if generation else []) + \
+        ([f"the MPNet ones of the other paradigms ({', '.join(mpnet)})"] if mpnet else []) + other
+    return {"used": len(kept), "suite": len(suite), "left_out": "; ".join(parts) or "none",
+            "ngram_used": sum(family_of[s.label] == "ngram" for s in kept),
+            "ngram_suite": sum(f == "ngram" for f in family_of.values())}
+
+
+__all__ = ["configurations_used", "examples", "exclusion_reasons", "families", "findings", "protected_groups", "set_sizes",
            "uncovered_groups", "vocabulary_coverage", "worst_group_counts", "worst_groups", "worst_share"]

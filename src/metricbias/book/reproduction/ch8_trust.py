@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ...bias.groups import CONTRAST
 from ...bias.simulation import PANELS
 
 #: where the library offers each check of the chapter (the Reproducibility appendix shows it)
@@ -195,32 +196,57 @@ def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0,
 
 
 def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows with a
-    ``scores`` column (released, live): per scores set, the configurations, how many have a group (pronoun) effect
-    and a stereotype effect whose interval excludes 0 (the group effect split by its direction: the group coded +1
-    preferred, on WinoBias gender the male pronoun, or the group coded −1), how many have the group effect the
-    larger in absolute
-    value, and the median of |group| / (|group| + |stereotype|), the pronoun's share of the two. Also the findings
-    for prose, ``<scores>_<column>``."""
+    """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows (with
+    ``contrast=True``) and a ``scores`` column (released, live): per scores set, the configurations, how many have a
+    group (pronoun) effect and a stereotype effect whose interval excludes 0 (the group effect split by its
+    direction: the group coded +1 preferred, on WinoBias gender the male pronoun, or the group coded −1), how many
+    have the group effect the larger in absolute value with the interval of |group| − |stereotype| above 0, and the
+    median of |group| / (|group| + |stereotype|), the pronoun's share of the two. Also the findings for prose,
+    ``<scores>_<column>``, with ``<scores>_stereotype_larger`` (that interval below 0) and ``<scores>_contrasts``
+    (the configurations with a contrast)."""
     wide = effects.pivot_table(index=["scores", "metric"], columns="effect", values=["estimate", "ci_low", "ci_high"],
                                sort=False)
-    rows = []
+    rows, extra = [], {}
     for name, block in wide.groupby(level="scores", sort=False):
         g, st = block["estimate"]["group"].abs(), block["estimate"]["stereotype"].abs()
-        shown = {e: (block["ci_low"][e] > 0) | (block["ci_high"][e] < 0) for e in ("group", "stereotype")}
+        shown = {e: (block["ci_low"][e] > 0) | (block["ci_high"][e] < 0) for e in ("group", "stereotype", CONTRAST)}
         signed = block["estimate"]["group"]
         rows.append({"scores": name, "configurations": len(block), "group effect shown": int(shown["group"].sum()),
                      "+1 group preferred": int((shown["group"] & (signed > 0)).sum()),
                      "−1 group preferred": int((shown["group"] & (signed < 0)).sum()),
                      "stereotype effect shown": int(shown["stereotype"].sum()),
-                     "group larger": int((g > st).sum()), "pronoun share (median)": float((g / (g + st)).median())})
+                     "group larger": int((block["ci_low"][CONTRAST] > 0).sum()),
+                     "pronoun share (median)": float((g / (g + st)).median())})
+        prefix = name.split()[0]
+        extra.update({f"{prefix}_stereotype_larger": int((block["ci_high"][CONTRAST] < 0).sum()),
+                      f"{prefix}_contrasts": int(block["estimate"][CONTRAST].notna().sum())})
     table = pd.DataFrame(rows)
     keys = {"configurations": "configurations", "group effect shown": "group_shown",
             "+1 group preferred": "group_plus", "−1 group preferred": "group_minus",
             "stereotype effect shown": "stereotype_shown", "group larger": "group_larger",
             "pronoun share (median)": "pronoun_share"}
     findings = {f"{r['scores'].split()[0]}_{key}": r[column] for r in rows for column, key in keys.items()}
-    return table, findings
+    return table, {**findings, **extra}
+
+
+def pronoun_verdict(findings: dict) -> str:
+    """The page's closing sentence on pronoun against stereotype, from :func:`group_summary`'s findings: which of the
+    two effects is more often the larger (interval of |group| − |stereotype| excluding 0), per scores set."""
+    def leans(prefix):
+        pronoun, stereotype = findings[f"{prefix}_group_larger"], findings[f"{prefix}_stereotype_larger"]
+        return "pronoun" if pronoun > stereotype else "stereotype" if stereotype > pronoun else None
+
+    released, live = leans("released"), leans("live")
+    if released == live == "pronoun":
+        return "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender " \
+               "bias is a preference for one pronoun, whatever the occupation, rather than for the stereotype."
+    if released == live == "stereotype":
+        return "On both score sets the stereotype effect is more often the larger: Eq. 2's gender bias is mostly " \
+               "a preference for the stereotype, not for one pronoun."
+    said = {"pronoun": "the pronoun effect is more often the larger", "stereotype": "the stereotype effect is more "
+            "often the larger", None: "neither effect is more often the larger"}
+    return f"On the released scores {said[released]}; on the live scores {said[live]}. Whether a pronoun or the " \
+           "stereotype drives Eq. 2's gender bias depends on the configurations."
 
 
 def few_templates_sentence(few: int, floor: int) -> str:

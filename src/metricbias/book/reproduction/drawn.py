@@ -61,6 +61,17 @@ def drawn_list(profile: str) -> str:
     return "; ".join(f"{int(r['kept']):,} {r['what is drawn']} ({r['chapter']})" for r in table.to_dict("records"))
 
 
+def drawn_sentence(profile: str) -> str:
+    """What ``profile`` draws, as sentences: "Chapter 5 draws a seeded sample of 16 texts per set for ..." per draw
+    (the chapter, the count and what it counts); "Every data set enters whole." when nothing is drawn."""
+    table = for_appendix(profile)
+    if table.empty:
+        return "Every data set enters whole."
+    what = table["what is drawn"].str.replace(r"\s+(kept|sampled)$", "", regex=True)
+    return " ".join(f"{chapter[0].upper()}{chapter[1:]} draws a seeded sample of {int(kept):,} {words}."
+                    for chapter, kept, words in zip(table["chapter"], table["kept"], what))
+
+
 def left_out(profile: str) -> pd.DataFrame:
     """One row per chapter that leaves configurations of ``profile``'s suite out (its ``skip_metrics``):
     ``chapter`` (e.g. "chapter 4") and ``left out`` (the configurations' labels)."""
@@ -114,5 +125,5 @@ def left_out_by_kind(profile: str) -> dict:
     return {kind: chapters_phrase(stems) for kind, stems in found.items()} | {"left_out": any_left}
 
 
-__all__ = ["COLUMNS", "chapters_phrase", "drawn", "drawn_list", "for_appendix", "is_draw", "left_out",
+__all__ = ["COLUMNS", "chapters_phrase", "drawn", "drawn_list", "drawn_sentence", "for_appendix", "is_draw", "left_out",
            "left_out_by_kind"]

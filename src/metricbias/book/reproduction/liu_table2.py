@@ -196,7 +196,8 @@ def direction_numbers(intervals: pd.DataFrame, accuracy: dict[str, float], paper
     """Chapter 4's numbers on the PLL indicator results: :func:`direction_findings` for the heads at or above
     ``floor`` (``results``, ``stereotypical``, ``anti_stereotypical``, ``neither``, Liu's ``paper_*``), the heads
     with a recorded accuracy (``heads``) and those below the floor (``weak``), and three lists for prose ("none" when
-    empty): ``head_list`` (each head's accuracy beside its most-frequent-token reference), ``weak_list`` and
+    empty): ``baseline`` (the largest most-frequent-token reference) and ``floor_multiple`` (``floor`` over it),
+    ``head_list`` (each head's accuracy beside its most-frequent-token reference), ``weak_list`` and
     ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals)."""
     reference = reference or {}
     known = {m: a for m, a in accuracy.items() if not np.isnan(a)}
@@ -211,7 +212,9 @@ def direction_numbers(intervals: pd.DataFrame, accuracy: dict[str, float], paper
 
     kept = intervals[~intervals["model"].isin(weak)]
     below = kept[kept["side"] == BELOW]
-    return {**f, "heads": len(known), "weak": len(weak), "floor": floor,
+    baseline = max((r for r in reference.values() if not np.isnan(r)), default=np.nan)
+    return {**f, "heads": len(known), "weak": len(weak), "floor": floor, "baseline": baseline,
+            "floor_multiple": floor / baseline if baseline > 0 else np.nan,
             "head_list": "; ".join(head(m, a) for m, a in known.items()) or "none",
             "weak_list": ", ".join(part_name(m) for m in weak) or "none",
             "against_list": "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} "
