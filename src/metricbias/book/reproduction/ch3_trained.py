@@ -177,15 +177,24 @@ def part_specs(parts: dict, entries=()) -> dict:
     """{part: :class:`~metricbias.metrics.Spec`} of the metric each trained part makes, as the chapter measures it:
     a paraphraser's BARTScore-F (the live configuration of ``entries`` where there is one, else the fixed-backbone
     grid's), a regression head's regression metric, an adapter's metric with the adapter attached. Masked-LM heads
-    are not metrics and have no entry; nor has a part whose files are absent."""
+    are not metrics and have no entry; nor has a part whose files or frozen base encoder are absent."""
+    from ... import backbones
     from ...metrics import backbone_grid
     from ...metrics.registry import Spec
     from ...mitigation import evaluation
 
     known = [*entries, *backbone_grid.entries(only_available=False)]
     adapters = evaluation.shipped_adapter_specs()
+    here = set(backbones.available())
+
+    def runs(backbone: str) -> bool:  # a trained part runs only where its frozen base encoder is installed
+        found = backbones.BACKBONES.get(backbone)
+        return backbone in here and (found is None or not found.base or found.base in here)
+
     out = {}
     for name, part in parts.items():
+        if not runs(adapters[name][1]["backbone"] if name in adapters else name):
+            continue
         if part["trainer"] in ("paraphraser", "regression"):
             metric = "bartscore" if part["trainer"] == "paraphraser" else "regression"
             found = [e for e in known if e.name == metric and e.options.get("backbone") == name
