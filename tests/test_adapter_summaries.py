@@ -305,13 +305,15 @@ def test_the_papers_own_adapters_judged_by_the_chapters_criteria():
     paper = judged[judged["source"] == "paper (Table 5)"].set_index("metric")
     assert paper.loc["BLEURT (BERT-base)", "gender bias cut"] == pytest.approx(1 - 10.46 / 29.97)  # 65.1%: meets it
     assert paper["cut ≥ 60%"].tolist() == ["no", "no", "yes", "no"]
-    # BERTScore-base keeps WMT20 but REALSumm moves +1.7% (0.465 -> 0.473 in the released table); BLEURT +5.4%
-    assert paper["quality within 1%"].tolist() == ["yes", "no", "no", "no"]
+    # a rise keeps the quality: BERTScore-base's REALSumm +1.7% (0.465 -> 0.473 in the released table) and BLEURT's
+    # +5.4% pass; BARTScore's -5.5% is a loss beyond 1%
+    assert paper["quality loss ≤ 1%"].tolist() == ["yes", "yes", "yes", "no"]
     assert ch6_paper.paper_criteria_counts(judged) == {"adapters": 4, "cut_met": 1, "quality_judged": 4,
-                                                       "quality_met": 1, "both_met": 0}
-    # the replication's BLEURT run with the authors' hyper-parameters printed no WMT20 figure: not judged
+                                                       "quality_met": 3, "both_met": 1}
+    # the replication's BLEURT run with the authors' hyper-parameters printed no WMT20 figure: not judged; its other
+    # BLEURT run rises +5.2% (kept), one BARTScore run falls -1.2% (lost)
     assert ch6_paper.paper_criteria_counts(judged, "replication") == {"adapters": 8, "cut_met": 0, "quality_judged": 7,
-                                                                      "quality_met": 5, "both_met": 0}
+                                                                      "quality_met": 6, "both_met": 0}
 
 
 def test_relative_cut_with_its_interval_and_its_place_against_the_paper():

@@ -178,8 +178,8 @@ def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: 
            other_rise: float = 0.10) -> pd.DataFrame:
     """The done-when criteria of Sun et al.'s claim on a :func:`compare` table: one row per criterion, with ``met``.
 
-    The adapter should cut gender bias by at least ``gender_cut`` on every gender set, keep every
-    quality measure within ``quality_tolerance`` (relative) and raise no other attribute's bias by
+    The adapter should cut gender bias by at least ``gender_cut`` on every gender set, lose at most
+    ``quality_tolerance`` of every quality measure (relative; a rise keeps it) and raise no other attribute's bias by
     more than ``other_rise`` (relative).
 
     Each criterion keeps the :func:`compare` row it judges (``dataset, name, n, before, after, p_value``).
@@ -188,8 +188,9 @@ def target(table: pd.DataFrame, *, gender_cut: float = 0.60, quality_tolerance: 
     for r in table.to_dict("records"):
         rel = float(r["relative_change"])
         if r["kind"] == "quality":
-            crit = (f"quality change on {r['dataset']} ({r['statistic']})", rel, f"|change| <= {quality_tolerance:.0%}",
-                    abs(rel) <= quality_tolerance)
+            # keeping quality means losing at most the tolerance: a rise keeps it too
+            crit = (f"quality change on {r['dataset']} ({r['statistic']})", rel, f">= -{quality_tolerance:.0%}",
+                    rel >= -quality_tolerance)
         elif r["name"] == "gender":
             crit = (f"gender bias cut on the {r['dataset']} gender set", -rel, f">= {gender_cut:.0%}", -rel >= gender_cut)
         else:

@@ -35,7 +35,7 @@ def paper_criteria(published: pd.DataFrame, *, gender_cut: float = 0.60, quality
                    ) -> pd.DataFrame:
     """Each adapter row of ``published`` (:func:`~metricbias.book.reproduction.zarkadoula2023.published_tables`)
     judged by two of the chapter's criteria, with the same thresholds: gender bias cut by at least ``gender_cut``,
-    and every quality measure it reports (WMT20 Pearson, REALSumm Spearman) within ``quality_tolerance``, relative.
+    and no quality measure it reports (WMT20 Pearson, REALSumm Spearman) down by more than ``quality_tolerance``, relative.
     The third criterion (no other attribute's bias up by more than 10%) cannot be judged: neither paper reports
     other attributes. A criterion with no figure to judge reads "—"."""
     rows = []
@@ -46,7 +46,7 @@ def paper_criteria(published: pd.DataFrame, *, gender_cut: float = 0.60, quality
                      "adapter": r["variant"].removeprefix("+").strip(), "gender bias cut": cut,
                      "largest quality change": max(quality, key=abs) if quality else np.nan,
                      f"cut ≥ {gender_cut:.0%}": _met(cut >= gender_cut, True),
-                     f"quality within {quality_tolerance:.0%}": _met(all(abs(v) <= quality_tolerance for v in quality),
+                     f"quality loss ≤ {quality_tolerance:.0%}": _met(all(v >= -quality_tolerance for v in quality),
                                                                     bool(quality))})
     return pd.DataFrame(rows)
 
@@ -57,7 +57,7 @@ def paper_criteria_counts(judged: pd.DataFrame, source: str = "paper (Table 5)")
     (``quality_met``), and how many meet both (``both_met``)."""
     rows = judged[judged["source"] == source]
     cut, quality = rows[[c for c in rows if c.startswith("cut ≥")][0]], rows[[c for c in rows
-                                                                               if c.startswith("quality within")][0]]
+                                                                               if c.startswith("quality loss")][0]]
     return {"adapters": len(rows), "cut_met": int((cut == "yes").sum()),
             "quality_judged": int((quality != "—").sum()),
             "quality_met": int((quality == "yes").sum()), "both_met": int(((cut == "yes") & (quality == "yes")).sum())}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-#: Sun et al.'s quality criterion: a change within 1% of the original metric's value
+#: Sun et al.'s quality criterion: a loss of at most 1% of the original metric's value
 TOLERANCE = 0.01
 #: the measures of :func:`metricbias.metaeval.quality.paired_quality` as the page names them
 SET_NAMES = {"darr_tau": "WMT19 kk-en DARR τ", "stsb_r": "STS-B dev r"}
@@ -68,6 +68,16 @@ def quality_test(adapters: dict, *, darr_pairs: int = 0, stsb_pairs: int = 0, se
     return pd.DataFrame(rows, columns=TEST_COLUMNS)
 
 
+def page_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`quality_test` table as the page shows it (seven columns): adapter, set, the original's value, the
+    difference with its 95% interval as one "low to high" column, the margin and the verdict; the adapted value and
+    the item counts stay in the download."""
+    ci = [f"{low:+.4f} to {high:+.4f}" for low, high in zip(table["ci_low"], table["ci_high"])]
+    return pd.DataFrame({"adapter": table["metric"], "set": table["set"], "original": table["original"],
+                         "difference": table["difference"], "95% CI": ci, "margin": table["margin"],
+                         "verdict": table["verdict"]})
+
+
 def quality_verdict(table: pd.DataFrame) -> dict:
     """The claim over the cells of a :func:`quality_test` table: ``verdict`` ("holds" if every cell holds,
     "reverses" if any reverses, else not distinguishable: :func:`metricbias.bias.claims.joint_verdict`), the
@@ -108,5 +118,5 @@ def versus_phrase(released: str, built: str) -> str:
     return f"{released} the adapter's on the released set and {built} it on the built set"
 
 
-__all__ = ["SET_NAMES", "TEST_COLUMNS", "TOLERANCE", "adapter_specs", "both_or_each", "cell_values",
+__all__ = ["SET_NAMES", "TEST_COLUMNS", "TOLERANCE", "adapter_specs", "both_or_each", "cell_values", "page_table",
            "noninferiority", "quality_test", "quality_verdict", "versus_phrase"]
