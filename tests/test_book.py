@@ -142,7 +142,7 @@ def test_the_new_attribute_recipe_of_the_appendix_works_as_written(book_copy, tm
     record = records.load("03_metrics_and_backbones", "smoke")
     built = (book_copy / "_static" / "data" / "ch3-bias-built.csv").read_text(encoding="utf-8")
     assert re.search(r"(?<!dis)ability\b", shown + json.dumps(record["entries"]) + built)  # measured the new attribute
-    assert {"parameter": "attributes", "value": "'ability'"} in [
+    assert {"parameter": "attributes", "value": "ability"} in [
         {k: p[k] for k in ("parameter", "value")} for p in record["parameters"]]
     assert "-p attributes=ability" in record["command"]
     assert not (book_copy / "book" / "chapters" / "03_metrics_and_backbones.ipynb").exists()
