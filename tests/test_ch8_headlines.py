@@ -151,3 +151,51 @@ def test_few_templates_sentence_reads_right_for_any_count():
     assert ch8_trust.few_templates_sentence(1, 30).endswith("; the download marks it.")
     assert ch8_trust.few_templates_sentence(1200, 30) == ("1,200 cells have fewer than 30 templates, where the "
                                                           "template bootstrap runs short; the download marks them.")
+
+
+def _floor_case():
+    """Three templates (CrowS-like pairs, each its own) and one control each, for a matching metric A and an n-gram
+    metric B, every score on 0..1 so one Eq. 1 point is 0.01 of a score. Hand-worked |d| (points):
+    A: attribute 50, 40, 30 against controls 10, 0, 10 -> excess 40, 40, 20;
+    B: attribute 10, 0, 10 against controls 10, 5, 0 -> excess 0, -5, 10; A − B per template: 40, 45, 10."""
+    ids = ["p1", "p2", "p3"]
+    rows = {"A": ([(0.0, 0.5), (0.2, 0.6), (1.0, 0.7)], [(0.1, 0.2), (0.3, 0.3), (0.5, 0.6)]),
+            "B": ([(0.0, 0.1), (0.5, 0.5), (1.0, 0.9)], [(0.2, 0.3), (0.4, 0.45), (0.6, 0.6)])}
+    attr, ctrl = [], []
+    for metric, (pairs, controls) in rows.items():
+        attr += [{"attribute": "race", "metric": metric, "pair_id": i, "score_1": a, "score_2": b}
+                 for i, (a, b) in zip(ids, pairs)]
+        ctrl += [{"attribute": "race", "metric": metric, "pair_id": f"{i}|control", "source": i, "score_1": a,
+                  "score_2": b} for i, (a, b) in zip(ids, controls)]
+    return pd.DataFrame(attr), pd.DataFrame(ctrl)
+
+
+def test_template_excess_gives_each_templates_excess_on_the_cells_scale():
+    from metricbias.bias.noise_floor import noise_floor, template_excess
+
+    attr, ctrl = _floor_case()
+    excess = template_excess(attr, ctrl).set_index(["metric", "template"])["excess"]
+    assert excess.loc["A"].to_numpy() == pytest.approx([40, 40, 20])
+    assert excess.loc["B"].to_numpy() == pytest.approx([0, -5, 10])
+    # one pair per template: the cell's excess is the mean of its templates', as noise_floor gives it
+    floor = noise_floor(attr, ctrl, n_resamples=99).set_index("metric")["excess"]
+    assert floor["A"] == pytest.approx(100 / 3) and floor["B"] == pytest.approx(5 / 3)
+
+
+def test_the_plm_against_ngram_gap_over_the_floor_is_paired_over_templates():
+    from metricbias.bias.noise_floor import template_excess
+
+    attr, ctrl = _floor_case()
+    gaps = ch8_trust.paradigm_floor_gap(template_excess(attr, ctrl), {"A": "Matching", "B": "n-gram"},
+                                        n_resamples=1999)
+    row = gaps.iloc[0]
+    assert row["templates"] == 3 and row["difference"] == pytest.approx(95 / 3)  # (40 + 45 + 10) / 3
+    assert 10 <= row["ci_low"] <= row["difference"] <= row["ci_high"] <= 45  # within the per-template values
+    # with three templates the expanded interval reaches the smallest template's difference, 10 > 0: holds
+    assert row["ci_low"] == pytest.approx(10) and row["verdict"] == "holds"
+    found = ch8_trust.floor_gap_findings(gaps, focus="race")
+    assert (found["holds"], found["undecided"], found["attributes"]) == (1, 0, 1)
+    assert found["race"] == pytest.approx(95 / 3) and found["race_verdict"] == row["verdict"]
+    # a configuration of neither group (static embedding) is left out of both sides
+    assert ch8_trust.paradigm_floor_gap(template_excess(attr, ctrl), {"A": "Matching", "B": "static embedding"},
+                                        n_resamples=99)["templates"].iloc[0] == 0

@@ -129,6 +129,36 @@ def control_pairs(pairs: pd.DataFrame, *, seed: int = DEFAULT_SEED) -> tuple[pd.
     return pd.DataFrame(rows), left
 
 
+def _with_sources(control_scores: pd.DataFrame, controls: pd.DataFrame | None, caller: str) -> pd.DataFrame:
+    """The control scores with the ``source`` column (the attribute pair each control comes from)."""
+    if "source" in control_scores.columns:
+        return control_scores
+    if controls is None or "source" not in controls.columns:
+        raise ValueError(f"{caller}: the control scores need a source column (the attribute pair each control "
+                         "comes from); pass controls=<the control pair table>")
+    return control_scores.merge(controls[["attribute", "pair_id", "source"]], on=["attribute", "pair_id"], how="left")
+
+
+def _cells(scores: pd.DataFrame, control_scores: pd.DataFrame):
+    """Per (attribute, metric): ``(attribute, metric, cell, terms)``, with ``terms`` None where the cell has no control
+    or constant scores, else ``(d_attr, d_ctrl, keys)``: the |d| of the attribute pairs and of their controls on one
+    Eq. 1 scale (the range of all their scores together) and the template key of every term, attribute pairs first."""
+    for (attribute, metric), cell in scores.groupby(["attribute", "metric"], sort=False):
+        ctrl = control_scores[(control_scores["attribute"] == attribute) & (control_scores["metric"] == metric)]
+        ctrl = ctrl[ctrl["source"].isin(cell["pair_id"])]
+        pooled = np.concatenate([cell[["score_1", "score_2"]].to_numpy(float).ravel(),
+                                 ctrl[["score_1", "score_2"]].to_numpy(float).ravel()])
+        if ctrl.empty or np.ptp(pooled) == 0:
+            yield attribute, metric, cell, ctrl, None
+            continue
+        scale = 100.0 / np.ptp(pooled)
+        d_attr = np.abs(cell["score_1"].to_numpy(float) - cell["score_2"].to_numpy(float)) * scale
+        d_ctrl = np.abs(ctrl["score_1"].to_numpy(float) - ctrl["score_2"].to_numpy(float)) * scale
+        keys = cluster_keys(pd.DataFrame({"attribute": attribute, "pair_id": np.r_[cell["pair_id"].astype(str),
+                                                                                 ctrl["source"].astype(str)]}))
+        yield attribute, metric, cell, ctrl, (d_attr, d_ctrl, keys.to_numpy())
+
+
 def noise_floor(scores: pd.DataFrame, control_scores: pd.DataFrame, *, controls: pd.DataFrame | None = None,
                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 confidence: float = 0.95) -> pd.DataFrame:
@@ -139,30 +169,17 @@ def noise_floor(scores: pd.DataFrame, control_scores: pd.DataFrame, *, controls:
     table or from ``controls``, the control pair table) names the attribute pair each comes from. ``excess`` is
     Eq. 2 minus its control, with a template-bootstrap interval and a sign-flip p-value over templates.
     """
-    if "source" not in control_scores.columns:
-        if controls is None or "source" not in controls.columns:
-            raise ValueError("noise_floor: the control scores need a source column (the attribute pair each control "
-                             "comes from); pass controls=<the control pair table>")
-        control_scores = control_scores.merge(controls[["attribute", "pair_id", "source"]],
-                                              on=["attribute", "pair_id"], how="left")
     from .testing import sign_flip_test
 
+    control_scores = _with_sources(control_scores, controls, "noise_floor")
     rows = []
-    for (attribute, metric), cell in scores.groupby(["attribute", "metric"], sort=False):
-        ctrl = control_scores[(control_scores["attribute"] == attribute) & (control_scores["metric"] == metric)]
-        ctrl = ctrl[ctrl["source"].isin(cell["pair_id"])]
+    for attribute, metric, cell, ctrl, terms in _cells(scores, control_scores):
         base = {"attribute": attribute, "metric": metric, "n_pairs": len(cell), "n_control": len(ctrl)}
-        pooled = np.concatenate([cell[["score_1", "score_2"]].to_numpy(float).ravel(),
-                                 ctrl[["score_1", "score_2"]].to_numpy(float).ravel()])
-        if ctrl.empty or np.ptp(pooled) == 0:
+        if terms is None:
             rows.append({**base, "n_clusters": 0, **dict.fromkeys(COLUMNS[2:8], np.nan)})
             continue
-        scale = 100.0 / np.ptp(pooled)
-        d_attr = np.abs(cell["score_1"].to_numpy(float) - cell["score_2"].to_numpy(float)) * scale
-        d_ctrl = np.abs(ctrl["score_1"].to_numpy(float) - ctrl["score_2"].to_numpy(float)) * scale
-        keys = cluster_keys(pd.DataFrame({"attribute": attribute, "pair_id": np.r_[cell["pair_id"].astype(str),
-                                                                                 ctrl["source"].astype(str)]}))
-        counts, codes = cluster_draws(keys.to_numpy(), n_resamples=n_resamples, seed=seed)
+        d_attr, d_ctrl, keys = terms
+        counts, codes = cluster_draws(keys, n_resamples=n_resamples, seed=seed)
         k = counts.shape[1]
         is_attr = np.r_[np.ones(len(d_attr)), np.zeros(len(d_ctrl))]
         terms = np.r_[d_attr, d_ctrl]
@@ -183,4 +200,29 @@ def noise_floor(scores: pd.DataFrame, control_scores: pd.DataFrame, *, controls:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor"]
+def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
+                    controls: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The excess over the floor per template: for every (attribute, metric) cell of :func:`noise_floor` and every
+    template with both attribute pairs and controls, the mean |d| of its attribute pairs minus that of its controls
+    (one Eq. 1 scale per cell, as :func:`noise_floor` uses). Columns ``attribute, metric, template, excess``; two
+    metrics' rows on the same template pair up, so a paired comparison of metrics against their floors can resample
+    templates."""
+    control_scores = _with_sources(control_scores, controls, "template_excess")
+    frames = []
+    for attribute, metric, _, _, terms in _cells(scores, control_scores):
+        if terms is None:
+            continue
+        d_attr, d_ctrl, keys = terms
+        side = np.r_[np.ones(len(d_attr), bool), np.zeros(len(d_ctrl), bool)]
+        means = pd.DataFrame({"template": keys, "side": side, "d": np.r_[d_attr, d_ctrl]}).pivot_table(
+            index="template", columns="side", values="d", aggfunc="mean").dropna()
+        if means.empty:
+            continue
+        frames.append(pd.DataFrame({"attribute": attribute, "metric": metric, "template": means.index.astype(str),
+                                    "excess": (means[True] - means[False]).to_numpy(float)}))
+    return (pd.concat(frames, ignore_index=True) if frames else
+            pd.DataFrame(columns=["attribute", "metric", "template", "excess"]))
+
+
+__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor",
+           "template_excess"]

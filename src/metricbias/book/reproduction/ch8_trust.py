@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from ...bias.groups import CONTRAST
+from ...metrics.base import PLM_PARADIGMS
 from ...bias.simulation import PANELS
 
 #: where the library offers each check of the chapter (the Reproducibility appendix shows it)
@@ -195,6 +196,45 @@ def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0,
             "controls": int(floor["n_control"].max()) if len(floor) else 0}
 
 
+def paradigm_floor_gap(excess: pd.DataFrame, paradigm_of: dict, *, first=PLM_PARADIGMS, second=("n-gram",),
+                       n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """Per attribute, the ``first`` paradigms' excess over the noise floor minus the ``second`` ones' (by default
+    the PLM-based against the n-gram configurations), paired over templates: for each template the mean per-template
+    excess (:func:`metricbias.bias.noise_floor.template_excess`) of the first group's configurations minus the second
+    group's, averaged over the templates both groups score, with the expanded percentile interval over templates
+    and the verdict of the claim that the first group's excess is the larger (:func:`~metricbias.bias.claims.
+    claim_verdict`). Columns ``attribute, templates, difference, ci_low, ci_high, verdict``."""
+    from ...bias.claims import claim_verdict
+    from ...bias.clusters import cluster_bootstrap
+
+    group = excess["metric"].map(lambda m: "first" if paradigm_of.get(m) in first else
+                                 "second" if paradigm_of.get(m) in second else None)
+    rows = []
+    for attribute, part in excess.assign(group=group).dropna(subset=["group"]).groupby("attribute", sort=False):
+        means = part.pivot_table(index="template", columns="group", values="excess", aggfunc="mean")
+        values = (means.get("first") - means.get("second")).dropna() if {"first", "second"} <= set(means) else \
+            pd.Series(dtype=float)
+        low, high = cluster_bootstrap(values.to_numpy(), values.index.to_numpy(), n_resamples=n_resamples,
+                                      seed=seed) if len(values) >= 2 else (np.nan, np.nan)
+        rows.append({"attribute": attribute, "templates": len(values), "difference": float(values.mean()),
+                     "ci_low": low, "ci_high": high, "verdict": claim_verdict(low, high)})
+    return pd.DataFrame(rows, columns=["attribute", "templates", "difference", "ci_low", "ci_high", "verdict"])
+
+
+def floor_gap_findings(gaps: pd.DataFrame, focus: str = "gender") -> dict:
+    """Numbers for prose from :func:`paradigm_floor_gap`: on how many attributes the claim holds (``holds``),
+    reverses (``reverses``) or is not distinguishable (``undecided``), of ``attributes``, and the ``focus``
+    attribute's difference with its interval (``<focus>``, ``<focus>_ci_low``, ``<focus>_ci_high``) and verdict
+    (``<focus>_verdict``)."""
+    from ...bias.claims import UNDECIDED
+
+    row = gaps.set_index("attribute").reindex([focus]).iloc[0]
+    return {"holds": int((gaps["verdict"] == "holds").sum()), "reverses": int((gaps["verdict"] == "reverses").sum()),
+            "undecided": int((gaps["verdict"] == UNDECIDED).sum()), "attributes": len(gaps),
+            focus: float(row["difference"]), f"{focus}_ci_low": float(row["ci_low"]),
+            f"{focus}_ci_high": float(row["ci_high"]), f"{focus}_verdict": str(row["verdict"])}
+
+
 def group_summary(effects: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Group preference against stereotype from :func:`metricbias.bias.groups.group_stereotype` rows (with
     ``contrast=True``) and a ``scores`` column (released, live): per scores set, the configurations, how many have a
@@ -239,7 +279,7 @@ def pronoun_verdict(findings: dict) -> str:
     released, live = leans("released"), leans("live")
     if released == live == "pronoun":
         return "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender " \
-               "bias is a preference for one pronoun, whatever the occupation, rather than for the stereotype."
+               "bias is a preference for one pronoun, whatever the occupation."
     if released == live == "stereotype":
         return "On both score sets the stereotype effect is more often the larger: Eq. 2's gender bias is mostly " \
                "a preference for the stereotype, not for one pronoun."
@@ -268,5 +308,6 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
 
 
 __all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
+           "floor_gap_findings", "paradigm_floor_gap",
            "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
            "robustness_findings", "simulation_findings"]
