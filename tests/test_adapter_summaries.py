@@ -104,26 +104,44 @@ def test_compare_all_labels_each_adapter(tmp_path, monkeypatch):
 
 
 def test_criteria_summary_missed_and_findings():
-    checks = ch6_adapters.criteria(_results())
+    stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
+    checks = ch6_adapters.criteria(_results(), stsb_holds)
     assert checks.groupby("metric").size().to_dict() == {"BERTScore": 6, "regression": 6}
+    status = checks.set_index(["metric", "criterion"])["status"]
+    # BERTScore: the built gender cut 50% < 60% with p = 0.002 is missed; the race rise +12% has p = 0.3, and BH over
+    # the four other-attribute changes (p 0.3, 0.5, 0.3, 0.5) gives q = 0.5 for all: not distinguishable, not missed
+    assert status["BERTScore", "gender bias cut on the built gender set"] == "missed"
+    assert status["BERTScore", "bias change on published race"] == "not distinguishable"
+    assert checks["q_value"].dropna().tolist() == pytest.approx([0.5] * 4)
+    # REALSumm has no quality test: not tested, never missed, though -2% is beyond 1%; STS-B takes its verdict
+    assert status["BERTScore", "quality change on realsumm (spearman)"] == "not tested"
+    assert status["BERTScore", "quality change on stsb-dev (pearson)"] == "met"
+    assert status["regression", "quality change on stsb-dev (pearson)"] == "not distinguishable"
     summary = ch6_adapters.criteria_summary(checks).set_index("metric")
-    # BERTScore: built gender cut 50% < 60%, realsumm -2%, race +12% are missed; 3 of 6 met
-    assert summary.loc["BERTScore", ["criteria met", "criteria"]].tolist() == [3, 6]
+    assert summary.loc["BERTScore", ["criteria met", "criteria missed", "criteria tested", "criteria"]].tolist() == [
+        3, 1, 5, 6]
     assert summary.loc["BERTScore", "gender bias cut (published)"] == pytest.approx(0.7)
     assert summary.loc["BERTScore", "largest quality change"] == pytest.approx(-0.02)  # signed, largest |.|
     assert summary.loc["BERTScore", "largest rise of another bias"] == pytest.approx(0.12)
     assert summary.loc["BERTScore", "on"] == "published race"
-    assert summary.loc["BERTScore", "p of that rise"] == 0.3  # the paired permutation p of the race rise
-    assert summary.loc["regression", "criteria met"] == 6
+    assert summary.loc["BERTScore", "q of that rise"] == pytest.approx(0.5)  # BH-adjusted p of the race rise
+    assert summary.loc["BERTScore", "that rise"] == "not distinguishable"
+    assert summary.loc["regression", ["criteria met", "criteria tested"]].tolist() == [4, 5]
     missed = ch6_adapters.missed(checks)
-    assert missed["metric"].tolist() == ["BERTScore"] * 3
+    assert missed[missed["status"] == "missed"]["criterion"].tolist() == ["gender bias cut on the built gender set"]
     assert missed.set_index("criterion").loc["bias change on published race", "p_value"] == 0.3
-    assert math.isnan(missed.set_index("criterion").loc["quality change on realsumm (spearman)", "p_value"])
-    f = ch6_adapters.findings(_results())
+    # a significant rise beyond 10% is missed: race p = 0.001 -> q = 0.004 (four changes)
+    planted = _results()
+    planted.loc[(planted["metric"] == "BERTScore") & (planted["name"] == "race"), "p_value"] = 0.001
+    again = ch6_adapters.criteria(planted).set_index(["metric", "criterion"])
+    assert again.loc[("BERTScore", "bias change on published race"), "q_value"] == pytest.approx(0.004)
+    assert again.loc[("BERTScore", "bias change on published race"), "status"] == "missed"
+    f = ch6_adapters.findings(_results(), stsb_holds)
     assert f["bertscore_gender_bias_cut_published"] == pytest.approx(0.7)
     assert f["bertscore_gender_bias_cut_built"] == pytest.approx(0.5)
     assert f["regression_gender_bias_cut_built"] == pytest.approx(0.75)
-    assert (f["bertscore_criteria_met"], f["regression_criteria_met"], f["regression_criteria"]) == (3, 6, 6)
+    assert (f["bertscore_criteria_met"], f["bertscore_criteria_tested"], f["bertscore_criteria_missed"]) == (3, 5, 1)
+    assert (f["regression_criteria_met"], f["regression_criteria"]) == (4, 6)
     assert f["regression_largest_quality_change"] == pytest.approx(-0.005)
     assert (f["bertscore_gender_bias_p_published"], f["bertscore_gender_bias_p_built"]) == ("p = 0.001", "p = 0.002")
     assert all(isinstance(v, (int, float)) for k, v in f.items() if "_p_" not in k)
@@ -305,8 +323,8 @@ def test_the_papers_own_adapters_judged_by_the_chapters_criteria():
     paper = judged[judged["source"] == "paper (Table 5)"].set_index("metric")
     assert paper.loc["BLEURT (BERT-base)", "gender bias cut"] == pytest.approx(1 - 10.46 / 29.97)  # 65.1%: meets it
     assert paper["cut ≥ 60%"].tolist() == ["no", "no", "yes", "no"]
-    # a rise keeps the quality: BERTScore-base's REALSumm +1.7% (0.465 -> 0.473 in the released table) and BLEURT's
-    # +5.4% pass; BARTScore's -5.5% is a loss beyond 1%
+    # judged on WMT20 Pearson (REALSumm untested, as for ours): BERTScore's -0.5% and -0.3% and BLEURT's +5.4% (a
+    # rise keeps the quality) pass; BARTScore's -1.03% is a loss beyond 1%
     assert paper["quality loss ≤ 1%"].tolist() == ["yes", "yes", "yes", "no"]
     assert ch6_paper.paper_criteria_counts(judged) == {"adapters": 4, "cut_met": 1, "quality_judged": 4,
                                                        "quality_met": 3, "both_met": 1}
@@ -336,8 +354,10 @@ def test_criteria_missed_and_paired_differences():
     from metricbias.book.reproduction import ch6_paper
 
     checks = ch6_adapters.criteria(_results())
-    assert ch6_paper.missed_names(checks, "BERTScore") == (
-        "gender bias cut on the built gender set, quality change on REALSumm (Spearman), bias change on released race")
+    assert ch6_paper.missed_names(checks, "BERTScore") == "gender bias cut on the built gender set"
+    assert ch6_paper.missed_names(checks, "BERTScore", "not tested") == (
+        "quality change on STS-B dev (Pearson), quality change on REALSumm (Spearman)")
+    assert ch6_paper.missed_names(checks, "BERTScore", "not distinguishable") == "bias change on released race"
     assert ch6_paper.criterion_words("bias change on built sexual_orientation") == \
         "bias change on built sexual orientation"
     assert ch6_paper.criterion_words("quality change on wmt19-kk-en (darr_tau)") == \

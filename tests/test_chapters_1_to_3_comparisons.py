@@ -434,6 +434,12 @@ def test_grid_decomposition_with_one_and_two_backbones():
     assert len(table.columns) <= 8 and table["attribute"].iloc[-1] == "average"
     share = table.iloc[-1]["paradigm's share [95% CI]"]
     assert share == f"{avg['share_paradigm']:.0%} [{avg['share_paradigm_ci_low']:.0%}, {avg['share_paradigm_ci_high']:.0%}]"
+    # the interval that decides the verdict, in percentage points: the paradigm's share minus the backbone's
+    difference = table.iloc[-1]["difference, points [95% CI]"]
+    assert difference == (f"{100 * avg['difference']:+.0f} [{100 * avg['difference_ci_low']:+.0f}, "
+                          f"{100 * avg['difference_ci_high']:+.0f}]")
+    assert avg["difference"] == pytest.approx(avg["share_paradigm"] - avg["share_backbone"])
+    assert avg["difference_ci_low"] > 0
     # every resample has the paradigm's share larger: the claim holds by the interval, not by the point values alone
     assert set(table["verdict"]) == {"holds"}
     found = ch3_paradigm_claim.fixed_backbone_findings(claim, both)

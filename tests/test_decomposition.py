@@ -136,7 +136,8 @@ def test_size_robust_average_reads_the_average_row():
 
 def test_effect_directions_explain_a_reversed_average():
     """Planted grid: the backbone B is more biased on both attributes (+1, +3), the paradigm effect flips sign
-    (M above R by 4 on a, R above M by 4 on b): per attribute the paradigm dominates, on the average it cancels."""
+    (M above R by 4 on a, R above M by 4 on b): per attribute the paradigm dominates, on the average it cancels
+    (the appendix table of the directions)."""
     from metricbias.book.reproduction import ch3_paradigm_claim
 
     cells = {("M-A", "M", "A"): (6, 1), ("R-A", "R", "A"): (2, 5), ("M-B", "M", "B"): (7, 4), ("R-B", "R", "B"): (3, 8)}
@@ -147,13 +148,6 @@ def test_effect_directions_explain_a_reversed_average():
     d = ch3_paradigm_claim.effect_directions(bias, availability).set_index("attribute")
     assert d["top_paradigm"].tolist() == ["M", "R", "M"] and d["top_backbone"].tolist() == ["B", "B", "B"]
     assert d["paradigm_spread"].tolist() == [4.0, 4.0, 0.0] and d["backbone_spread"].tolist() == [1.0, 3.0, 2.0]
-    f = ch3_paradigm_claim.direction_findings(d.reset_index())
-    assert (f["attributes"], f["top_backbone"], f["backbone_same"], f["backbone_spread"]) == (2, "B", 2, 2.0)
-    assert (f["paradigm_leads"], f["paradigm_spread_min"], f["paradigm_spread"]) == ("m on 1 and r on 1", 4.0, 0.0)
-    assert f["paradigm_average"] == "cancel to"
-    assert ch3_paradigm_claim.counted_leads(pd.Series(["Regression", "Matching", "Regression"])) == \
-        "regression on 2 and matching on 1"
-    assert ch3_paradigm_claim.counted_leads(pd.Series(["Matching"])) == "matching on 1"
 
 
 def test_decompose_gives_each_main_effect_as_a_difference_with_its_interval():

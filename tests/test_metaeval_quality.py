@@ -176,3 +176,37 @@ def test_paired_quality_reads_the_same_items_as_configuration_quality():
         assert r["reference value"] == pytest.approx(table.loc["BLEU", r["measure"]])
         assert r["items"] == (30 if r["measure"] == "darr_tau" else 40)
         assert r["floor"] in ("above", "below", "not distinguishable")
+
+
+@pytest.mark.usefixtures("private_cache")
+def test_generation_quality_gaps_pit_the_paradigms_best_against_the_others_weakest():
+    """Planted paradigms on real metrics: the "generation" side's best configuration minus the weakest of the
+    others, per measure, on the same items as configuration_quality, with the paired interval's word."""
+    from metricbias.book.reproduction import ch3_quality
+
+    real_raw_location()
+    specs = [Spec.of("bleu"), Spec.of("ter"), Spec.of("chrf"), Spec.of("rouge1")]
+    table = configuration_quality(specs, darr_pairs=30, stsb_pairs=40, seed=3, cache=False)
+    points = table.assign(paradigm=table["metric"].map({"BLEU": "Matching", "ROUGE-1": "Matching", "TER": "Generation",
+                                                        "chrF": "Generation"}))
+    gaps = ch3_quality.generation_quality_gaps(points, specs, darr_pairs=30, stsb_pairs=40, seed=3, n_resamples=199,
+                                               cache=False).set_index("key")
+    assert list(gaps.index) == ["darr", "stsb"]
+    by = table.set_index("metric")
+    for key, column in (("darr", "darr_tau"), ("stsb", "stsb_r")):
+        g = gaps.loc[key]
+        assert g["best"] == by.loc[["TER", "chrF"], column].idxmax()
+        assert g["weakest"] == by.loc[["BLEU", "ROUGE-1"], column].idxmin()
+        assert g["difference"] == pytest.approx(by.loc[g["best"], column] - by.loc[g["weakest"], column])
+        assert g["ci_low"] <= g["difference"] <= g["ci_high"]
+        assert g["word"] in ("above 0", "below 0", "not distinguishable from 0")
+    f = ch3_quality.generation_gap_findings(gaps.reset_index())
+    assert f["stsb_best"] == gaps.loc["stsb", "best"] and f["darr_word"] == gaps.loc["darr", "word"]
+    # no configuration of the paradigm: no row, and the findings say "not measured"
+    none = ch3_quality.generation_quality_gaps(points.assign(paradigm="Matching"), specs, darr_pairs=30,
+                                               stsb_pairs=40, seed=3, n_resamples=199, cache=False)
+    assert none.empty and ch3_quality.generation_gap_findings(none)["stsb_word"] == "not measured"
+    reading = ch3_quality.generation_gap_reading
+    assert "cannot be told apart" in reading({"darr_word": "not distinguishable from 0", "stsb_word": "below 0"})
+    assert "does not account" in reading({"darr_word": "above 0", "stsb_word": "not distinguishable from 0"})
+    assert "does not show" in reading(ch3_quality.generation_gap_findings(none))

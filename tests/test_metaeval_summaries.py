@@ -313,3 +313,18 @@ def test_compact_comparison_fits_the_page():
     assert out.columns.tolist() == ["subset", "paper row", "metric", "origin (paper)", "origin"]
     assert out["metric"].tolist() == ["BERTScore-MiniLM (max)", "BLEU"]
     assert out["subset"].tolist() == ["all", "male-only"]
+
+
+def test_distinct_configurations_counts_identical_ones_once():
+    """Two aggregations whose correlations agree everywhere are one configuration; a difference anywhere keeps two."""
+    rows = []
+    for metric, aggregation, origin, swap in [("BLEU", "max", 0.40, 0.40), ("BLEU", "mean", 0.40, 0.40),
+                                              ("chrF", "max", 0.47, 0.46), ("chrF", "mean", 0.41, 0.41)]:
+        for subset in ("all", "single_gender"):
+            rows.append({"metric": metric, "aggregation": aggregation, "subset": subset, "judges": "stacked",
+                         "statistic": "spearman", "origin": origin, "swap": swap})
+    table = pd.DataFrame(rows)
+    assert ch7_summaries.distinct_configurations(table) == 3  # BLEU max = BLEU mean
+    table.loc[(table["metric"] == "BLEU") & (table["aggregation"] == "mean") & (table["subset"] == "single_gender"),
+              "swap"] = 0.39
+    assert ch7_summaries.distinct_configurations(table) == 4

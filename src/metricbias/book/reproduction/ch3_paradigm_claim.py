@@ -38,8 +38,9 @@ from .tables import table
 
 
 CLAIM_COLUMNS = ["source", "attribute", "share_paradigm", "share_paradigm_ci_low", "share_paradigm_ci_high",
-                 "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_interaction",
-                 "p_paradigm_larger", "claim_holds", "verdict", "n_configurations"]
+                 "share_backbone", "share_backbone_ci_low", "share_backbone_ci_high", "share_difference",
+                 "share_difference_ci_low", "share_difference_ci_high", "share_interaction", "p_paradigm_larger",
+                 "claim_holds", "verdict", "n_configurations"]
 RELEASED = "Sun et al., Table 6 (released scores; backbones differ by paradigm)"
 FIXED = "this book (live scores; the same frozen backbone in every paradigm)"
 
@@ -85,6 +86,9 @@ def paradigm_claim(decomposition: pd.DataFrame, n_configurations: int | None = N
                      "share_backbone": r["share_backbone"],
                      "share_backbone_ci_low": r.get("share_backbone_ci_low", np.nan),
                      "share_backbone_ci_high": r.get("share_backbone_ci_high", np.nan),
+                     "share_difference": r.get("difference", np.nan),
+                     "share_difference_ci_low": r.get("difference_ci_low", np.nan),
+                     "share_difference_ci_high": r.get("difference_ci_high", np.nan),
                      "share_interaction": r["share_interaction"], "p_paradigm_larger": r["p_first_larger"],
                      "claim_holds": _verdict(r) == "holds", "verdict": _verdict(r),
                      "n_configurations": n_configurations})
@@ -300,10 +304,18 @@ def _share(value: float, low: float, high: float) -> str:
     return f"{value:.0%}" + ("" if np.isnan(low) or np.isnan(high) else f" [{low:.0%}, {high:.0%}]")
 
 
+def _points(value: float, low: float, high: float) -> str:
+    """A difference of shares in percentage points with its interval: "+83 [+74, +90]" ("—" for none)."""
+    if np.isnan(value):
+        return "—"
+    return f"{100 * value:+.0f}" + ("" if np.isnan(low) or np.isnan(high) else f" [{100 * low:+.0f}, {100 * high:+.0f}]")
+
+
 def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
     """The fixed-backbone rows of :func:`paradigm_claim` for the page: attribute (in words), each share with its
-    95% interval (:func:`_share`) and whether the claim holds (the released reading, which has no interval, and the
-    interaction and P(paradigm > backbone) are in :func:`claim_details`)."""
+    95% interval (:func:`_share`), the paradigm's share minus the backbone's in percentage points with the interval
+    that decides the verdict (:func:`_points`), and the verdict (the released reading, which has no interval, and
+    the interaction and P(paradigm > backbone) are in :func:`claim_details`)."""
     fixed = claim[claim["source"] == FIXED]
     return pd.DataFrame({
         "attribute": fixed["attribute"].str.replace("_", " ").to_numpy(),
@@ -311,6 +323,8 @@ def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
                                                                  "share_paradigm_ci_high"]].to_numpy(float)],
         "backbone's share [95% CI]": [_share(*v) for v in fixed[["share_backbone", "share_backbone_ci_low",
                                                                 "share_backbone_ci_high"]].to_numpy(float)],
+        "difference, points [95% CI]": [_points(*v) for v in fixed[["share_difference", "share_difference_ci_low",
+                                                                    "share_difference_ci_high"]].to_numpy(float)],
         "verdict": fixed["verdict"].to_numpy()})
 
 
@@ -377,34 +391,3 @@ def effect_directions(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.Data
                      "backbone_spread": backbone.max() - backbone.min()})
     return pd.DataFrame(rows, columns=["attribute", "top_paradigm", "paradigm_spread", "top_backbone",
                                        "backbone_spread"])
-
-
-def counted_leads(names: pd.Series) -> str:
-    """How often each name leads, in words: "matching on 3 and regression on 3" (most often first; ties in order
-    of first appearance)."""
-    counts = names.str.lower().value_counts(sort=False)
-    counts = counts.sort_values(ascending=False, kind="stable")
-    parts = [f"{name} on {n}" for name, n in counts.items()]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
-def direction_findings(directions: pd.DataFrame) -> dict:
-    """Why the average can reverse the per-attribute verdicts (glued as ``ch3_fixed_dir_*``): ``attributes``;
-    ``top_backbone`` (the more biased backbone of the average bias), ``backbone_same`` (attributes where that
-    backbone is also the more biased), ``backbone_spread`` (points, average bias); ``paradigm_leads`` (which paradigm
-    is the most biased on how many attributes) and the paradigm spread per attribute (``paradigm_spread_min``,
-    ``paradigm_spread_max``) against the average's (``paradigm_spread``), with ``paradigm_average``: "cancel to"
-    when the average's spread is below every attribute's, else "come to"."""
-    if directions.empty:
-        return {k: float("nan") for k in ("attributes", "backbone_same", "backbone_spread", "paradigm_spread",
-                                          "paradigm_spread_min", "paradigm_spread_max")} | {
-            "top_backbone": "", "paradigm_leads": "", "paradigm_average": ""}
-    per = directions[directions["attribute"] != "average"]
-    avg = directions[directions["attribute"] == "average"].iloc[0]
-    return {"attributes": len(per), "top_backbone": str(avg["top_backbone"]),
-            "backbone_same": int((per["top_backbone"] == avg["top_backbone"]).sum()),
-            "backbone_spread": float(avg["backbone_spread"]), "paradigm_leads": counted_leads(per["top_paradigm"]),
-            "paradigm_spread": float(avg["paradigm_spread"]),
-            "paradigm_spread_min": float(per["paradigm_spread"].min()),
-            "paradigm_spread_max": float(per["paradigm_spread"].max()),
-            "paradigm_average": "cancel to" if avg["paradigm_spread"] < per["paradigm_spread"].min() else "come to"}

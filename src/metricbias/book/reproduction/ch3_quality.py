@@ -139,3 +139,63 @@ def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd
     kept = paradigm_gaps(subset, configs, attribute, n_resamples=n_resamples, seed=seed).assign(
         configurations=f"at least {REFERENCE_LABEL}")
     return pd.concat([every, kept], ignore_index=True)
+
+
+#: the word for where the interval of a quality difference lies, as the page reads it
+GAP_WORDS = {"above": "above 0", "below": "below 0", FLOOR_UNDECIDED: "not distinguishable from 0"}
+
+
+def generation_quality_gaps(points: pd.DataFrame, entries, paradigm: str = "Generation",
+                            others=("Matching", "Regression"), **options) -> pd.DataFrame:
+    """Whether ``paradigm``'s configurations are weaker metrics than those of ``others``: per quality measure, its
+    best configuration minus the weakest configuration of ``others`` on the same items, paired
+    (:func:`metricbias.metaeval.quality.paired_quality`; ``options``: its sizes, seed, device and resamples). If the
+    best is below the weakest, every configuration of the paradigm is below every other one. Columns: ``measure``
+    (the page's name), ``key`` (``darr``, ``stsb``), ``best``, ``weakest``, ``difference``, ``ci_low``, ``ci_high``
+    and ``word`` (:data:`GAP_WORDS`); no row for a measure without configurations on both sides."""
+    from ...metaeval.quality import paired_quality
+    from ...metrics.registry import Spec
+
+    specs = {Spec(*e).label: Spec(*e) for e in entries}
+    rows = []
+    for column, key in zip(QUALITY_MEASURES, ("darr", "stsb")):
+        mine = points[(points["paradigm"] == paradigm) & points[column].notna() & points["metric"].isin(specs)]
+        rest = points[points["paradigm"].isin(others) & points[column].notna() & points["metric"].isin(specs)]
+        if mine.empty or rest.empty:
+            continue
+        best = mine.loc[mine[column].idxmax(), "metric"]
+        weakest = rest.loc[rest[column].idxmin(), "metric"]
+        r = paired_quality([specs[best]], specs[weakest], measures=(column,), **options).iloc[0]
+        rows.append({"measure": QUALITY_MEASURES[column], "key": key, "best": best, "weakest": weakest,
+                     "difference": float(r["difference"]), "ci_low": float(r["ci_low"]),
+                     "ci_high": float(r["ci_high"]), "word": GAP_WORDS.get(r["floor"], str(r["floor"]))})
+    return pd.DataFrame(rows, columns=["measure", "key", "best", "weakest", "difference", "ci_low", "ci_high", "word"])
+
+
+def generation_gap_findings(gaps: pd.DataFrame) -> dict:
+    """Plain values of :func:`generation_quality_gaps` for the page (glued as ``ch3_genq_*``): per measure key
+    the ``<key>_best`` and ``<key>_weakest`` configurations, ``<key>_difference``, ``<key>_low``, ``<key>_high``
+    and ``<key>_word``; NaN and "not measured" for a measure without a row."""
+    out = {}
+    for key in ("darr", "stsb"):
+        row = gaps[gaps["key"] == key]
+        if row.empty:
+            out.update({f"{key}_best": "", f"{key}_weakest": "", f"{key}_difference": float("nan"),
+                        f"{key}_low": float("nan"), f"{key}_high": float("nan"), f"{key}_word": "not measured"})
+            continue
+        r = row.iloc[0]
+        out.update({f"{key}_best": r["best"], f"{key}_weakest": r["weakest"], f"{key}_difference": r["difference"],
+                    f"{key}_low": r["ci_low"], f"{key}_high": r["ci_high"], f"{key}_word": r["word"]})
+    return out
+
+
+def generation_gap_reading(findings: dict) -> str:
+    """What :func:`generation_gap_findings` means for the paradigm's share (glued as ``ch3_genq_reading``): a
+    clause that says whether a quality effect can account for it, as the data decide: the generation
+    configurations below the others on any measure ("below 0") confound the paradigm with quality."""
+    if any(findings.get(f"{k}_word") == GAP_WORDS["below"] for k in ("darr", "stsb")):
+        return ("so on this grid an effect of the paradigm cannot be told apart from an effect of the metric's "
+                "quality")
+    if all(findings.get(f"{k}_word") == "not measured" for k in ("darr", "stsb")):
+        return "so the grid does not show whether the paradigm's share is an effect of quality"
+    return "so a lower quality of the generation configurations does not account for the paradigm's share"

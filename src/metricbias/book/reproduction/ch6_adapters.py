@@ -110,21 +110,67 @@ def compare_all(adapters: dict, **kwargs) -> pd.DataFrame:
     return out[["metric", "backbone", *COMPARE_COLUMNS]]
 
 
-def criteria(results: pd.DataFrame, **thresholds) -> pd.DataFrame:
-    """:func:`target` for every metric of a :func:`compare_all` table, with ``metric`` in front."""
+#: what a criterion's test says of it: met, missed, left undecided by its test, or without a test
+MET, MISSED, UNDECIDED, NOT_TESTED = "met", "missed", "not distinguishable", "not tested"
+#: the non-inferiority verdicts of :mod:`.ch6_quality` as criterion statuses
+QUALITY_STATUS = {"holds": MET, "reverses": MISSED}
+#: what the status of the other-attribute criterion says of a rise, as the page reads it
+RISE_WORDS = {MET: "within 10%: the criterion is met", MISSED: "above 10%: the criterion is missed",
+              UNDECIDED: "above 10% but not distinguishable from no change", NOT_TESTED: "without a test"}
+
+
+def criteria(results: pd.DataFrame, quality: dict | None = None, *, alpha: float = 0.05,
+             **thresholds) -> pd.DataFrame:
+    """:func:`target` for every metric of a :func:`compare_all` table, with ``metric`` in front, the
+    Benjamini–Hochberg adjusted p-value ``q_value`` of each other attribute's bias change (the family: every other
+    attribute's change of the table, all metrics together) and the criterion's ``status`` (``met`` is status "met"):
+
+    * a quality criterion takes its non-inferiority verdict (``quality``: (metric, dataset) -> "holds", "reverses"
+      or another word, :func:`metricbias.book.reproduction.ch6_quality.verdicts`): met, missed or not
+      distinguishable; a quality set without a verdict is "not tested", never missed;
+    * the gender cut is met (or missed) when the paired permutation test of the change rejects at ``alpha`` and the
+      cut reaches (or falls short of) its threshold, not distinguishable otherwise;
+    * another attribute's bias is met when it rises by at most the threshold, missed when it rises by more with
+      q below ``alpha``, not distinguishable otherwise;
+    * a bias cell without a test (a constant metric) is "not tested".
+    """
+    from ...bias.claims import bh_adjust
+
     frames = [target(group, **thresholds).assign(metric=label)
               for label, group in results.groupby("metric", sort=False)]
-    out = pd.concat(frames, ignore_index=True)
+    # target's point judgement ("met") becomes ``passes``; ``met`` is the tested status below
+    out = pd.concat(frames, ignore_index=True).rename(columns={"met": "passes"})
+    other = (out["kind"] == "bias") & ~out["criterion"].str.startswith("gender bias cut")
+    out["q_value"] = float("nan")
+    out.loc[other, "q_value"] = bh_adjust(out.loc[other, "p_value"])
+    out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha)
+                     for r in out.to_dict("records")]
+    out["met"] = out["status"] == MET
     return out[["metric", *[c for c in out.columns if c != "metric"]]]
 
 
+def _status(row: dict, verdict: str | None, alpha: float) -> str:
+    if row["kind"] == "quality":
+        return NOT_TESTED if verdict is None else QUALITY_STATUS.get(verdict, UNDECIDED)
+    gender = row["criterion"].startswith("gender bias cut")
+    p = row["p_value"] if gender else row["q_value"]
+    if pd.isna(p):
+        return NOT_TESTED
+    if gender:
+        return UNDECIDED if p >= alpha else MET if row["passes"] else MISSED
+    return MET if row["passes"] else MISSED if p < alpha else UNDECIDED
+
+
 def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
-    """Per metric, from a :func:`criteria` table: criteria met, the gender bias cut on each gender set, the largest
-    quality change (relative, signed) and the largest rise of another attribute's bias, with the set it is on and
-    the paired permutation p-value of that rise (``p of that rise``)."""
+    """Per metric, from a :func:`criteria` table: criteria met, missed, tested (met, missed or not distinguishable)
+    and in all, the gender bias cut on each gender set, the largest quality change (relative, signed) and the
+    largest rise of another attribute's bias, with the set it is on and the Benjamini–Hochberg adjusted p-value of
+    that rise (``q of that rise``)."""
     rows = []
     for label, c in checks.groupby("metric", sort=False):
-        row = {"metric": label, "criteria met": int(c["met"].sum()), "criteria": len(c)}
+        row = {"metric": label, "criteria met": int((c["status"] == MET).sum()),
+               "criteria missed": int((c["status"] == MISSED).sum()),
+               "criteria tested": int((c["status"] != NOT_TESTED).sum()), "criteria": len(c)}
         for r in c[c["criterion"].str.startswith("gender bias cut")].itertuples():
             row[f"gender bias cut ({r.dataset})"] = r.value
         quality = c[c["kind"] == "quality"]
@@ -135,16 +181,18 @@ def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
             top = other.loc[other["value"].idxmax()]
             row["largest rise of another bias"] = top["value"]
             row["on"] = f"{top['dataset']} {top['name']}"
-            row["p of that rise"] = float(top["p_value"]) if "p_value" in top else float("nan")
+            row["q of that rise"] = float(top["q_value"])
+            row["that rise"] = top["status"]
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def missed(checks: pd.DataFrame) -> pd.DataFrame:
-    """The criteria a :func:`criteria` table does not meet, with what they judge (``before``, ``after``, ``n``) and
-    the paired permutation p-value of a bias change (NaN for quality: no test)."""
-    cols = ["metric", "criterion", "value", "threshold", "before", "after", "n", "p_value"]
-    return checks.loc[~checks["met"], cols].reset_index(drop=True)
+    """The criteria of a :func:`criteria` table that are not met (missed, not distinguishable or not tested), with
+    what they judge (``before``, ``after``, ``n``), the paired permutation p-value of a bias change and its
+    Benjamini–Hochberg adjustment (NaN where there is no test)."""
+    cols = ["metric", "criterion", "status", "value", "threshold", "before", "after", "n", "p_value", "q_value"]
+    return checks.loc[checks["status"] != MET, cols].reset_index(drop=True)
 
 
 def bias_changes(results: pd.DataFrame) -> pd.DataFrame:
@@ -294,18 +342,20 @@ def results_sizes(source: str, results: pd.DataFrame) -> pd.DataFrame:
         "quality items": int(quality_rows["n"].sum())}])
 
 
-def findings(results: pd.DataFrame, **thresholds) -> dict:
-    """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it).
+def findings(results: pd.DataFrame, quality: dict | None = None, **thresholds) -> dict:
+    """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it) and the
+    quality verdicts of :func:`criteria` (``quality``).
 
     Per adapter (key prefix: the metric label in lower case): ``gender_bias_cut_<dataset>`` on each gender
-    set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` of
-    ``criteria``, and ``largest_quality_change`` (relative, signed).
+    set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` and
+    ``criteria_missed`` of ``criteria_tested`` (those with a test) and of ``criteria``, and
+    ``largest_quality_change`` (relative, signed).
     """
     from ...bias.claims import format_p, permutation_floor
 
     floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}
-    checks = criteria(results, **thresholds)
+    checks = criteria(results, quality, **thresholds)
     for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
         # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
         out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)
@@ -314,7 +364,8 @@ def findings(results: pd.DataFrame, **thresholds) -> dict:
         for col, value in row.items():
             if col.startswith("gender bias cut ("):
                 out[f"{key}_gender_bias_cut_{col[len('gender bias cut ('):-1]}"] = float(value)
-        out[f"{key}_criteria_met"], out[f"{key}_criteria"] = row["criteria met"], row["criteria"]
+        for col in ("criteria met", "criteria missed", "criteria tested", "criteria"):
+            out[f"{key}_{col.replace(' ', '_')}"] = row[col]
         if "largest quality change" in row:
             out[f"{key}_largest_quality_change"] = float(row["largest quality change"])
     return out
@@ -352,7 +403,7 @@ def paired_bias_difference(first: pd.DataFrame, second: pd.DataFrame, *, attribu
 def configurations(default: dict, other: dict, n_examples: int) -> pd.DataFrame:
     """Per metric, our default adapter and another configuration's (label -> :class:`training.Shipped`, e.g.
     :data:`TABLE7`), from their metadata and recorded figures: steps and their share of Table 7's, batch, learning
-    rate, device, the gender bias cut on each gender set, the largest quality change and the criteria met."""
+    rate, device, the gender bias cut on each gender set and the largest quality change."""
     rows = {}
     for name, adapters in (("default", default), ("Table 7", other)):
         summary = adapter_summary({label: a.folder for label, a in adapters.items()}, n_examples)
@@ -365,8 +416,7 @@ def configurations(default: dict, other: dict, n_examples: int) -> pd.DataFrame:
                 "batch": row["batch"], "learning rate": row["learning rate"],
                 "device": found.provenance.get("device_name", row["device"]),
                 **{k: cuts[k] for k in cuts.index if k.startswith("gender bias cut")},
-                "largest quality change": cuts["largest quality change"],
-                "criteria met": f"{cuts['criteria met']} of {cuts['criteria']}"}
+                "largest quality change": cuts["largest quality change"]}
     return pd.DataFrame([rows[label, name] for label in default for name in ("default", "Table 7")])
 
 

@@ -35,12 +35,13 @@ def paper_criteria(published: pd.DataFrame, *, gender_cut: float = 0.60, quality
                    ) -> pd.DataFrame:
     """Each adapter row of ``published`` (:func:`~metricbias.book.reproduction.zarkadoula2023.published_tables`)
     judged by two of the chapter's criteria, with the same thresholds: gender bias cut by at least ``gender_cut``,
-    and no quality measure it reports (WMT20 Pearson, REALSumm Spearman) down by more than ``quality_tolerance``, relative.
-    The third criterion (no other attribute's bias up by more than 10%) cannot be judged: neither paper reports
-    other attributes. A criterion with no figure to judge reads "—"."""
+    and WMT20 Pearson down by at most ``quality_tolerance``, relative. REALSumm's system-level Spearman is left out,
+    as the chapter's own quality criteria leave it untested (24 systems). The third criterion (no other attribute's
+    bias up by more than 10%) cannot be judged: neither paper reports other attributes. A criterion with no figure
+    to judge reads "—"."""
     rows = []
     for r in published[published["variant"] != "original"].to_dict("records"):
-        quality = [v for v in (r["wmt20_pearson_avg_change"], r["realsumm_spearman_change"]) if not np.isnan(v)]
+        quality = [v for v in (r["wmt20_pearson_avg_change"],) if not np.isnan(v)]
         cut = -r["gender_bias_change"]
         rows.append({"source": SOURCES.get(r["source"], r["source"]), "metric": f"{r['metric']} ({r['backbone']})",
                      "adapter": r["variant"].removeprefix("+").strip(), "gender bias cut": cut,
@@ -154,8 +155,7 @@ def invariant_findings(comparison: pd.DataFrame, intervals: pd.DataFrame, costs:
 
     From :func:`~metricbias.book.reproduction.ch6_invariant.invariant_comparison` (``comparison``): each one's cut
     on each gender set (``wrapper_cut_<set>``, ``adapter_cut_<set>``), largest relative quality loss
-    (``wrapper_quality_loss``, ``adapter_quality_loss``: 0 when no quality measure fell) and criteria met (of
-    ``criteria``); from ``intervals`` (``bias_intervals``) the plain metric's and the wrapper's Eq. 2 on the
+    (``wrapper_quality_loss``, ``adapter_quality_loss``: 0 when no quality measure fell); from ``intervals`` (``bias_intervals``) the plain metric's and the wrapper's Eq. 2 on the
     released set with their 95% intervals; from ``versus`` (``wrapper_versus_adapter``) per set the verdict words
     (``versus_<set>``: "lower than", "higher than", "not distinguishable from" the adapter's bias); from ``costs``
     (``invariant_cost``, all sets pooled) ``encoder_passes`` and ``pair_passes``."""
@@ -166,9 +166,7 @@ def invariant_findings(comparison: pd.DataFrame, intervals: pd.DataFrame, costs:
         out[f"wrapper_cut_{dataset}"] = float(wrapper[f"gender bias cut ({dataset})"])
         out[f"adapter_cut_{dataset}"] = float(adapter[f"gender bias cut ({dataset})"])
     out.update(wrapper_quality_loss=abs(float(wrapper["largest quality loss"])),  # a loss, never "-0.00%"
-               adapter_quality_loss=abs(float(adapter["largest quality loss"])),
-               wrapper_criteria_met=int(wrapper["criteria met"]), adapter_criteria_met=int(adapter["criteria met"]),
-               criteria=int(wrapper["criteria"]))
+               adapter_quality_loss=abs(float(adapter["largest quality loss"])))
     released = intervals[(intervals["metric"] == label) & (intervals["dataset"] == "published")].set_index("variant")
     for key, variant in (("plain", "plain"), ("wrapper", f"{attribute}-invariant")):
         for col in ("value", "ci_low", "ci_high"):
@@ -197,8 +195,9 @@ def criterion_words(criterion: str) -> str:
     return "".join(CRITERION_WORDS.get(w, w.replace("_", " ")) for w in words)
 
 
-def missed_names(checks: pd.DataFrame, metric: str) -> str:
-    """The criteria ``metric`` misses in a :func:`~metricbias.book.reproduction.ch6_adapters.criteria` table, as the
-    page names them (:func:`criterion_words`), comma-separated; "none" when it meets them all."""
-    rows = checks[(checks["metric"] == metric) & ~checks["met"]]
+def missed_names(checks: pd.DataFrame, metric: str, status: str = "missed") -> str:
+    """The criteria of ``metric`` with ``status`` ("missed", "not distinguishable", "not tested") in a
+    :func:`~metricbias.book.reproduction.ch6_adapters.criteria` table, as the page names them
+    (:func:`criterion_words`), comma-separated; "none" when there are none."""
+    rows = checks[(checks["metric"] == metric) & (checks["status"] == status)]
     return ", ".join(criterion_words(c) for c in rows["criterion"]) or "none"

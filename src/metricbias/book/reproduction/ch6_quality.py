@@ -17,6 +17,8 @@ import pandas as pd
 TOLERANCE = 0.01
 #: the measures of :func:`metricbias.metaeval.quality.paired_quality` as the page names them
 SET_NAMES = {"darr_tau": "WMT19 kk-en DARR τ", "stsb_r": "STS-B dev r"}
+#: the quality set of :func:`metricbias.mitigation.evaluation.compare` each measure is taken on
+SET_DATASETS = {"darr_tau": "wmt19-kk-en", "stsb_r": "stsb-dev"}
 TEST_COLUMNS = ["metric", "set", "original", "adapted", "difference", "ci_low", "ci_high", "margin", "items",
                 "verdict"]
 
@@ -91,6 +93,13 @@ def quality_verdict(table: pd.DataFrame) -> dict:
             "sets": joined(dict.fromkeys(s.rsplit(" ", 1)[0] for s in table["set"]))}
 
 
+def verdicts(table: pd.DataFrame) -> dict:
+    """(metric, quality set of the before/after table) -> the :func:`noninferiority` verdict of each cell of a
+    :func:`quality_test` table: what the chapter's quality criteria take as their test."""
+    dataset = {name: SET_DATASETS[key] for key, name in SET_NAMES.items()}
+    return {(r["metric"], dataset[r["set"]]): r["verdict"] for r in table.to_dict("records")}
+
+
 def cell_values(table: pd.DataFrame) -> dict:
     """Every figure of a :func:`quality_test` table by a key "<metric>_<measure>_<column>" (lower case, measure
     ``darr`` or ``stsb``), for the page's sentences."""
@@ -118,5 +127,5 @@ def versus_phrase(released: str, built: str) -> str:
     return f"{released} the adapter's on the released set and {built} it on the built set"
 
 
-__all__ = ["SET_NAMES", "TEST_COLUMNS", "TOLERANCE", "adapter_specs", "both_or_each", "cell_values", "page_table",
-           "noninferiority", "quality_test", "quality_verdict", "versus_phrase"]
+__all__ = ["SET_DATASETS", "SET_NAMES", "TEST_COLUMNS", "TOLERANCE", "adapter_specs", "both_or_each", "cell_values",
+           "noninferiority", "page_table", "quality_test", "quality_verdict", "verdicts", "versus_phrase"]

@@ -43,6 +43,16 @@ def metric_names(scorers: Iterable) -> str:
     return ", ".join(label for label, _ in scorers) or "none"
 
 
+def distinct_configurations(performance_table: pd.DataFrame) -> int:
+    """How many (metric, aggregation) configurations of a :func:`performance` table differ from every other: two
+    whose correlations before and after the swap agree (to 12 decimals) on every subset, statistic and way of using
+    the judges are one configuration counted once, as chapter 3 counts identical configurations."""
+    keys = ["subset", "judges", "statistic"] if "judges" in performance_table else ["subset", "statistic"]
+    wide = performance_table.pivot_table(index=["metric", "aggregation"], columns=keys, values=["origin", "swap"],
+                                         dropna=False)
+    return int(len(wide.round(12).drop_duplicates()))
+
+
 def lexicon_summary(lex=None) -> pd.DataFrame:
     """Words of the swap lexicon per source list and kind: ``source, kind, words``."""
     lex = lexicon() if lex is None else lex
