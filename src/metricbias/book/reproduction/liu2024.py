@@ -232,7 +232,7 @@ def pair_interval(differences: pd.Series, replicates: pd.Series, confidence: flo
     pairs = max(float(np.var(replicates, ddof=1)) - replicate_noise, 0.0)
     half = stats.norm.ppf(0.5 + confidence / 2) * np.sqrt(pairs + own_noise)
     mean = float(differences.mean())
-    return mean - half, mean + half
+    return float(mean - half), float(mean + half)
 
 
 def _paired_difference(wide: pd.DataFrame, first: str, second: str, reps: pd.DataFrame | None, *,
