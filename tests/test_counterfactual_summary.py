@@ -97,3 +97,15 @@ def test_configurations_used_names_those_left_out_by_kind():
                                "PRISM-MPNet-F); the MPNet ones of the other paradigms (BERTScore-MPNet, "
                                "MoverScore-MPNet, MoverScore-MPNet-2gram)")
     assert cs.configurations_used(suite, suite)["left_out"] == "none"
+
+
+def test_configurations_used_counts_identical_ones_once_as_chapter_3_does():
+    from metricbias.metrics import Spec
+
+    kept = [Spec("A", "bleu", {}), Spec("B", "chrf", {}), Spec("C", "meteor", {})]
+    scored = pd.DataFrame({"dataset": "counterfactual", "attribute": "gender", "pair_id": ["s|f|m", "s|f|n"] * 3,
+                           "metric": ["A", "A", "B", "B", "C", "C"], "score_1": [0.5, 0.4, 0.5, 0.4, 0.5, 0.41],
+                           "score_2": [0.3, 0.2, 0.3, 0.2, 0.3, 0.2]})
+    out = cs.configurations_used(kept, kept, scored)  # B scores every pair as A does; C differs on one
+    assert (out["used"], out["distinct"]) == (3, 2)
+    assert cs.configurations_used(kept, kept)["distinct"] == 3  # no scores: each configuration once

@@ -231,7 +231,8 @@ def test_one_quality_figure_per_trained_part_beside_its_floor():
     parts = {"para-a": {"trainer": "paraphraser", "figures": {("wmt19-kk-en", "darr_tau"): 0.3}, "reference": np.nan,
                         "bleu": {}},
              "para-b": {"trainer": "paraphraser", "figures": {}, "reference": np.nan, "bleu": {}},
-             "mlm-a": {"trainer": "mlm_head", "figures": {"accuracy": 0.2}, "reference": 0.05, "bleu": {}},
+             "mlm-a": {"trainer": "mlm_head", "figures": {"accuracy": 0.2}, "reference": 0.05, "bleu": {},
+                       "positions": 100},
              "stsb-a": {"trainer": "regression", "figures": {("stsb-dev", "pearson"): 0.8}, "reference": np.nan,
                         "bleu": {}}}
     measured = pd.DataFrame({"metric": ["BLEU", "BARTScore-A-F", "BARTScore-B-F"], "darr_tau": [0.25, 0.1, 0.05],
@@ -256,6 +257,11 @@ def test_one_quality_figure_per_trained_part_beside_its_floor():
     head = rows["mlm-a", "masked-token accuracy"]
     assert (head["reference"], head["reference value"], head["floor"], head["above floor"]) == (
         "most frequent token", 0.05, 0.3, "below")
+    # a head's floor word is the exact binomial test: 20 of 100 right, Clopper–Pearson 95% CI 0.127 to 0.292, below
+    # 0.30; 25 of 100 (0.169 to 0.347) is not distinguishable from it, and enters
+    near = ch3_trained.parts_quality({"mlm-b": {**parts["mlm-a"], "figures": {"accuracy": 0.25}}}, quality, entries,
+                                     sizes=SIZES, head_floor=0.3)
+    assert near["above floor"].tolist() == ["not distinguishable"] and ch3_trained.below_floor(near) == []
     assert [k for k in rows if k[0] == "stsb-a"] == [("stsb-a", "STS-B dev r")]  # its STS-B r only
     assert table["kind"].tolist()[:4] == ["paraphraser (BARTScore-F)"] * 4  # paraphrasers first
     # para-a: τ above BLEU's, r (0.2) below BLEU's 0.35; below its floor on one measure is below its floor

@@ -133,3 +133,68 @@ def test_claim_verdict_needs_every_interval_on_one_side():
     assert claims.joint_verdict(["holds", "reverses"]) == "not distinguishable at this size"
     assert claims.joint_verdict(["holds", "reverses"], reverses_on="any") == "reverses"
     assert claims.joint_verdict([]) == claims.joint_verdict(["not comparable"]) == "not comparable"
+
+
+def test_a_pair_bootstrap_replicate_draws_whole_pairs_per_attribute():
+    import numpy as np
+
+    scores = pd.DataFrame({"attribute": ["a"] * 4 + ["b"] * 2, "pair_id": ["p1", "p1", "p2", "p2", "q1", "q1"],
+                           "metric": ["m", "n"] * 3, "score_1": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                           "score_2": [0.0] * 6})
+    rep = liu2024.resample_pairs(scores, np.random.default_rng(0))
+    assert rep.columns.tolist() == scores.columns.tolist() and len(rep) == len(scores)
+    assert rep.groupby("attribute")["pair_id"].nunique().to_dict() == {"a": 2, "b": 1}  # as many pairs as before
+    for _, pair in rep.groupby("pair_id"):  # both metrics of one drawn pair come from the same source pair
+        assert pair["metric"].tolist() == ["m", "n"] and pair["score_1"].iloc[1] - pair["score_1"].iloc[0] == 1.0
+    assert set(rep.loc[rep["attribute"] == "b", "score_1"]) == {5.0, 6.0}
+
+
+def test_the_pair_interval_removes_the_subsampling_share_of_the_replicates():
+    """Hand-worked: two rates, two subsamples each, paired differences (0.1, 0.3) and (0.2, 0.4): mean 0.25,
+    within-rate variances 0.02 and 0.02. Each replicate (one subsample per rate) carries (0.02 + 0.02)/2² = 0.01 of
+    subsampling variance; replicates (0.0, 0.2, 0.4) have variance 0.04, so the pairs give 0.03. The mean of the
+    four subsamples carries (2·0.02 + 2·0.02)/4² = 0.005. Interval: 0.25 ± 1.95996·√0.035."""
+    import numpy as np
+
+    index = pd.MultiIndex.from_tuples([(0.3, 0), (0.3, 1), (0.8, 0), (0.8, 1)], names=["rate", "seed"])
+    differences = pd.Series([0.1, 0.3, 0.2, 0.4], index=index)
+    low, high = liu2024.pair_interval(differences, pd.Series([0.0, 0.2, 0.4]))
+    half = 1.959964 * np.sqrt(0.035)
+    assert (low, high) == (pytest.approx(0.25 - half, abs=1e-6), pytest.approx(0.25 + half, abs=1e-6))
+    # replicates that vary less than their subsampling share: the pairs add nothing (variance floored at 0)
+    low, high = liu2024.pair_interval(differences, pd.Series([0.25, 0.25, 0.25]))
+    assert high - 0.25 == pytest.approx(1.959964 * np.sqrt(0.005), abs=1e-6)
+
+
+def test_liu_claim_with_pair_replicates_widens_the_interval():
+    """Planted replicates whose KLS-minus-indicator spread (sd 0.05) dwarfs the subsamples' noise: the claim that
+    the subsamples alone call holding is not distinguishable once the pairs are resampled."""
+    import numpy as np
+
+    taus = _planted_taus({"eq2": 0.3, "indicator": 0.0, "kls": 0.05, "jss": 0.03})
+    rng = np.random.default_rng(3)
+    reps = pd.DataFrame([{"replicate": b, "panel": "all", "measure": m, "tau": 0.6 + shift + rng.normal(0, 0.05)}
+                         for b in range(40) for m, shift in (("eq2", 0.3), ("indicator", 0.0), ("kls", 0.05),
+                                                             ("jss", 0.03))])
+    alone, pairs = liu2024.liu_claim(taus, n_resamples=999), liu2024.liu_claim(taus, replicates=reps)
+    assert alone["verdict"] == "holds" and pairs["replicates"] == 40
+    assert pairs["kls_difference"] == pytest.approx(alone["kls_difference"])  # the same point, a wider interval
+    assert pairs["kls_ci_high"] - pairs["kls_ci_low"] > 3 * (alone["kls_ci_high"] - alone["kls_ci_low"])
+    assert pairs["jss_claim"] == "not distinguishable at this size"
+    compared = liu2024.stability_comparison(taus, replicates=reps).set_index("other")
+    assert compared.loc["kls", "verdict"] == "higher"  # Eq. 2 leads by 0.25, far beyond the pairs' error
+    with pytest.raises(ValueError, match="two replicates"):
+        liu2024.liu_claim(taus, replicates=reps[reps["replicate"] == 0])
+
+
+def test_pair_bootstrap_on_the_released_scores():
+    """Two replicates at one rate on the 943 released pairs: every panel (six attributes and all) and measure has
+    a mean τ per replicate, and the same seed draws the same replicates."""
+    real_raw_location()
+    from metricbias.datasets import published
+
+    scores = published.scores(list(published.ATTRIBUTES))
+    reps = liu2024.pair_bootstrap(scores, rates=[0.5], n_replicates=2, seed=0, cache=False)
+    assert len(reps) == 2 * 7 * 4 and set(reps["panel"]) == {*published.ATTRIBUTES, "all"}
+    assert reps["tau"].between(-1, 1).all() and reps["tau"].nunique() > 1
+    assert reps.equals(liu2024.pair_bootstrap(scores, rates=[0.5], n_replicates=2, seed=0, cache=False))

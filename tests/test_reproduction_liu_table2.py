@@ -89,18 +89,22 @@ def test_direction_numbers_count_the_sides_and_name_the_heads():
     f = liu_table2.direction_findings(intervals)
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"], f["neither"]) == (3, 1, 1, 1)
     assert (f["paper_results"], f["paper_above_50"], f["paper_min"], f["paper_max"]) == (12, 12, 50.28, 65.45)
-    n = liu_table2.direction_numbers(intervals, {"mlm-a": 0.383, "mlm-b": np.nan})
+    # mlm-a: 10 of 10 masked positions right (Clopper–Pearson low end 0.025^(1/10) = 0.6915, above 30%)
+    heads = liu_table2.head_tests({"mlm-a": 1.0, "mlm-b": np.nan}, {"mlm-a": 10})
+    n = liu_table2.direction_numbers(intervals, heads)
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (3, 1, 1, 1)
     assert (n["paper_results"], n["paper_above_50"], n["paper_min"], n["paper_max"]) == (12, 12, 50.28, 65.45)
     assert n["against_list"] == "AUL of mlm-a on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)"
     # a head with no recorded accuracy is not a head; none is below the floor
-    assert (n["heads"], n["weak"], n["weak_list"], n["head_list"]) == (1, 0, "none", "mlm-a 38.3%")
-    assert liu_table2.direction_numbers(intervals.iloc[2:], {})["against_list"] == "none"
+    assert (n["heads"], n["weak"], n["weak_list"]) == (1, 0, "none")
+    assert n["head_list"] == "mlm-a 100.0% (95% CI 69.2% to 100.0%, above)"
+    assert liu_table2.direction_numbers(intervals.iloc[2:])["against_list"] == "none"
     # the floor against the most-frequent-token baseline: 30% is 6x a 5% baseline (the larger of the two)
-    based = liu_table2.direction_numbers(intervals, {"mlm-a": 0.383}, reference={"mlm-a": 0.05, "mlm-b": 0.04})
+    based = liu_table2.direction_numbers(intervals, liu_table2.head_tests(
+        {"mlm-a": 1.0, "mlm-b": 0.5}, {"mlm-a": 10, "mlm-b": 10}, reference={"mlm-a": 0.05, "mlm-b": 0.04}))
     assert (based["baseline"], based["floor_multiple"]) == (0.05, pytest.approx(6.0))
     assert np.isnan(n["floor_multiple"])
-    empty = liu_table2.direction_numbers(intervals.iloc[:0], {})
+    empty = liu_table2.direction_numbers(intervals.iloc[:0])
     assert (empty["results"], empty["paper_results"]) == (0, 12)
 
 
@@ -114,41 +118,102 @@ def _two_heads():
          "ci_high": 93.3, "side": "stereotypical"}])
 
 
+def test_the_floor_is_an_exact_binomial_test_of_the_accuracy():
+    """Hand-worked: 0 of 10 masked positions right gives the Clopper–Pearson interval [0, 1 − 0.025^(1/10)] =
+    [0, 0.3085]; it holds 0.30 (not distinguishable) but lies below 0.31. The two-sided p against 0.30 sums the
+    outcomes no more likely than 0.7^10 = 0.02825: X = 0, 7, 8, 9, 10, p = 0.03884."""
+    t = liu_table2.floor_test(0.0, 10, 0.30)
+    assert (t["hits"], t["positions"], t["ci_low"]) == (0, 10, 0.0)
+    assert t["ci_high"] == pytest.approx(1 - 0.025 ** 0.1) == pytest.approx(0.30850, abs=1e-5)
+    assert t["p_value"] == pytest.approx(0.038840, abs=1e-6) and t["word"] == "not distinguishable"
+    assert liu_table2.floor_test(0.0, 10, 0.31)["word"] == "below"
+    top = liu_table2.floor_test(1.0, 10, 0.30)  # 10 of 10: low end 0.025^(1/10) = 0.6915, p = 0.3^10
+    assert (top["word"], top["ci_low"], top["p_value"]) == ("above", pytest.approx(0.69150, abs=1e-5),
+                                                            pytest.approx(0.3 ** 10))
+    assert liu_table2.floor_test(float("nan"), 10)["word"] == "not measured"
+    assert liu_table2.floor_test(0.2, float("nan"))["word"] == "not measured"
+
+
+def test_the_positions_come_from_the_heads_provenance():
+    figures = {"masked_token_accuracy": 0.25, "log": [{"masked_token_accuracy": 0.25, "masked_positions": 40},
+                                                      {"masked_token_accuracy": 0.2, "masked_positions": 40}]}
+    assert liu_table2.masked_positions(figures) == 40  # the evaluation with the kept accuracy
+    assert liu_table2.masked_positions({**figures, "masked_positions": 44}) == 44
+    assert np.isnan(liu_table2.masked_positions({"masked_token_accuracy": 0.25}))
+
+
+def test_the_shipped_heads_against_their_floor():
+    """The two shipped heads, 1,189 held-out masked positions each: MiniLM 157 right (13.2%, exact 95% CI 11.3% to
+    15.3%: below 30%); MPNet 383 right (32.2%, 29.6% to 35.0%: not distinguishable from 30%, so it enters)."""
+    from metricbias import backbones
+
+    names = ["mlm-all-MiniLM-L6-v2", "mlm-all-mpnet-base-v2"]
+    if any(backbones.trained_path(n) is None for n in names):
+        pytest.skip("the shipped masked-LM heads are not installed")
+    heads = liu_table2.head_tests(liu_table2.head_accuracy(names), liu_table2.head_positions(names),
+                                  liu_table2.head_reference(names)).set_index("model")
+    assert heads["hits"].tolist() == [157, 383] and heads["positions"].tolist() == [1189, 1189]
+    assert heads["word"].tolist() == ["below", "not distinguishable"]
+    assert heads["ci_low"].round(4).tolist() == [0.1133, 0.2956] and heads["ci_high"].round(4).tolist() == [0.1526,
+                                                                                                            0.3495]
+    assert liu_table2.below_floor(heads.reset_index()) == ["mlm-all-MiniLM-L6-v2"]
+
+
+def _heads(accuracy, reference=None):
+    """Heads judged on 1,189 positions, as the shipped ones are."""
+    return liu_table2.head_tests(accuracy, {m: 1189 for m in accuracy}, reference)
+
+
 def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
-    """Issue 42: chapter 3's rule for the heads: below 30% masked-token accuracy a head's rows stay in the table,
-    marked, with its accuracy and reference point beside them, and leave every count and sentence."""
+    """Issue 42: chapter 3's rule for the heads: a head whose exact interval lies below 30% masked-token accuracy
+    leaves every count and sentence, and its rows leave the page table for the appendix."""
     intervals = _two_heads()
-    accuracy, reference = {"mlm-weak": 0.132, "mlm-good": 0.31}, {"mlm-weak": 0.053, "mlm-good": 0.061}
-    assert liu_table2.below_floor(accuracy) == ["mlm-weak"] and liu_table2.below_floor({"m": 0.30}) == []
-    assert liu_table2.below_floor({"hub-lm": np.nan}) == []
+    heads = _heads({"mlm-weak": 0.132, "mlm-good": 0.31}, {"mlm-weak": 0.053, "mlm-good": 0.061})
+    assert liu_table2.below_floor(heads) == ["mlm-weak"]  # 31.0% of 1,189 is not distinguishable from 30%
+    assert liu_table2.below_floor(_heads({"hub-lm": np.nan})) == []
     f = liu_table2.direction_findings(intervals, excluded=["mlm-weak"])
     assert (f["results"], f["stereotypical"], f["anti_stereotypical"]) == (1, 1, 0)
-    n = liu_table2.direction_numbers(intervals, accuracy, reference=reference)
-    assert n["head_list"] == "mlm-weak 13.2% (most frequent token 5.3%); mlm-good 31.0% (most frequent token 6.1%)"
+    n = liu_table2.direction_numbers(intervals, heads)
+    assert n["head_list"] == ("mlm-weak 13.2% (95% CI 11.3% to 15.3%, below); "
+                              "mlm-good 31.0% (95% CI 28.4% to 33.8%, not distinguishable)")
     assert (n["heads"], n["weak"], n["weak_list"], n["floor"]) == (2, 1, "mlm-weak", 0.30)
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (1, 1, 0, 0)
     assert n["against_list"] == "none"  # the weak head's AUL left out
-    alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], {"mlm-weak": 0.132})
+    alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], _heads({"mlm-weak": 0.132}))
     assert (alone["results"], alone["weak"]) == (0, 1)
-    t = liu_table2.beside(intervals, accuracy=accuracy, reference=reference)
-    weak = t[t["masked LM"] == "mlm-weak" + liu_table2.BELOW_FLOOR_MARK]  # marked: the caption says it enters no finding
+    t = liu_table2.beside(intervals, heads=heads)
+    weak = t[t["masked LM"] == "mlm-weak" + liu_table2.BELOW_FLOOR_MARK]  # marked in the appendix table
     column = liu_table2.accuracy_column()
     assert column == "head accuracy (floor 30%)"  # the header names the floor
-    assert set(weak[column]) == {"13.2% † (most frequent token 5.3%)"} and set(weak["vs 50"]) == {liu_table2.NO_FINDING}
-    assert set(weak[liu_table2.INSIDE]) == {liu_table2.NO_FINDING} and list(weak["ours"]) == [60.0, 30.0]  # kept
+    assert set(weak[column]) == {"13.2% (95% CI 11.3% to 15.3%; most frequent token 5.3%)"}
+    assert set(weak["vs 50"]) == set(weak[liu_table2.INSIDE]) == {liu_table2.NO_FINDING}
+    assert list(weak["ours"]) == [60.0, 30.0]
     good = t[t["masked LM"] == "mlm-good"].iloc[0]
-    assert (good[column], good["vs 50"]) == ("31.0% (most frequent token 6.1%)", "stereotypical")
-    bare = liu_table2.beside(intervals, accuracy=accuracy)  # no reference recorded: the accuracy alone
-    assert bare.loc[bare["masked LM"] == "mlm-good", column].iloc[0] == "31.0%"
-    assert column not in liu_table2.beside(intervals).columns  # without accuracies, as before
+    assert (good[column], good["vs 50"]) == ("31.0% (95% CI 28.4% to 33.8%; most frequent token 6.1%)",
+                                             "stereotypical")
+    body, appendix = liu_table2.beside(intervals, heads=heads, below=False), liu_table2.beside(
+        intervals, heads=heads, below=True)
+    assert body["masked LM"].tolist() == ["mlm-good"]  # the page table holds no value of a head below its floor
+    assert set(appendix["masked LM"]) == {"mlm-weak †"} and len(appendix) == 2
+    bare = liu_table2.beside(intervals, heads=_heads({"mlm-weak": 0.132, "mlm-good": 0.31}))  # no reference
+    assert bare.loc[bare["masked LM"] == "mlm-good", column].iloc[0] == "31.0% (95% CI 28.4% to 33.8%)"
+    assert column not in liu_table2.beside(intervals).columns  # without heads, as before
 
 
 def test_the_table_names_the_heads_in_words_and_marks_one_below_its_floor():
     """A trained head's folder reads as words (names.part_name), and a head below its floor carries the mark."""
     intervals = _two_heads().replace({"mlm-weak": "mlm-all-MiniLM-L6-v2", "mlm-good": "mlm-all-mpnet-base-v2"})
-    accuracy = {"mlm-all-MiniLM-L6-v2": 0.132, "mlm-all-mpnet-base-v2": 0.322}
-    t = liu_table2.beside(intervals, accuracy=accuracy)
+    heads = _heads({"mlm-all-MiniLM-L6-v2": 157 / 1189, "mlm-all-mpnet-base-v2": 383 / 1189})
+    t = liu_table2.beside(intervals, heads=heads)
     assert list(dict.fromkeys(t["masked LM"])) == ["MiniLM masked-LM head †", "MPNet masked-LM head"]
-    n = liu_table2.direction_numbers(intervals, accuracy)
+    n = liu_table2.direction_numbers(intervals, heads)
     assert (n["weak_list"], n["head_list"]) == ("MiniLM masked-LM head",
-                                                "MiniLM masked-LM head 13.2%; MPNet masked-LM head 32.2%")
+                                                "MiniLM masked-LM head 13.2% (95% CI 11.3% to 15.3%, below); MPNet "
+                                                "masked-LM head 32.2% (95% CI 29.6% to 35.0%, not distinguishable)")
+
+
+def test_the_head_table_reads_in_words():
+    rows = liu_table2.head_rows(_heads({"mlm-all-MiniLM-L6-v2": 157 / 1189}, {"mlm-all-MiniLM-L6-v2": 0.053}))
+    assert rows.columns.tolist() == list(liu_table2.HEAD_LABELS.values())
+    assert rows.iloc[0][["masked LM", "right", "masked positions", "against the floor"]].tolist() == [
+        "MiniLM masked-LM head", 157, 1189, "below"]

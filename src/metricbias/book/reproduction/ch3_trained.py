@@ -10,7 +10,9 @@ records it):
 * a **debiasing adapter** (``debiased-*``): the adapted metric's DARR τ and STS-B r, beside BLEU's;
 * a **masked-LM head** (``mlm-*``): the masked-token accuracy on held-out sentences, beside the accuracy of always
   predicting the most frequent token (its reference point, recorded with it); its floor is
-  :data:`~metricbias.book.reproduction.liu_table2.HEAD_FLOOR`.
+  :data:`~metricbias.book.reproduction.liu_table2.HEAD_FLOOR`, judged by an exact binomial test over its held-out
+  masked positions (:func:`~metricbias.book.reproduction.liu_table2.floor_test`): only "below" keeps it out, as
+  for a metric against BLEU.
 
 A paraphraser's recorded figures count only when measured on the whole sets; where none are, the chapter's own
 measurement of the same configuration on the whole sets (``live``) stands in, so that each part has one figure.
@@ -73,6 +75,7 @@ def recorded(names=None, sizes: dict | None = None) -> dict:
     ones), read from its provenance (``bleu``: BLEU's whole-set figures recorded beside a paraphraser's)."""
     from ... import backbones
     from ...trained.recipes import RECIPES
+    from .liu_table2 import masked_positions
 
     sizes = _full(sizes)
     out = {}
@@ -81,7 +84,7 @@ def recorded(names=None, sizes: dict | None = None) -> dict:
         if folder is None:
             continue
         trainer, info = RECIPES[name][0], backbones.trained_info(folder)
-        figures, reference, bleu = {}, np.nan, {}
+        figures, reference, bleu, extra = {}, np.nan, {}, {}
         if trainer == "paraphraser":
             figures, bleu = _recorded_paraphraser(info, sizes), _recorded_paraphraser(info, sizes, "bleu")
         elif trainer == "adapter":
@@ -95,7 +98,8 @@ def recorded(names=None, sizes: dict | None = None) -> dict:
             if "masked_token_accuracy" in f:
                 figures = {"accuracy": float(f["masked_token_accuracy"])}
             reference = float(f.get("most_frequent_token_accuracy", np.nan))
-        out[name] = {"trainer": trainer, "figures": figures, "reference": reference, "bleu": bleu}
+            extra = {"positions": masked_positions(f)}
+        out[name] = {"trainer": trainer, "figures": figures, "reference": reference, "bleu": bleu, **extra}
     return out
 
 
@@ -127,8 +131,9 @@ def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | Non
     figures recorded beside a paraphraser; and it stands in for a paraphraser without a whole-set record, when it
     was measured on the whole sets). ``floors`` (:func:`part_floors`): a metric part's "above floor" is the word of
     its paired comparison with BLEU ("above", "below", "not distinguishable"; "not measured" without one); a
-    masked-LM head's is its accuracy against ``head_floor``."""
-    from .liu_table2 import HEAD_FLOOR
+    masked-LM head's is the exact binomial test of its accuracy over its ``positions`` against ``head_floor``
+    (:func:`~metricbias.book.reproduction.liu_table2.floor_test`)."""
+    from .liu_table2 import HEAD_FLOOR, floor_test
 
     head_floor = HEAD_FLOOR if head_floor is None else head_floor
     sizes = _full(sizes)
@@ -156,7 +161,7 @@ def parts_quality(parts: dict, quality: pd.DataFrame, entries, sizes: dict | Non
             value = part["figures"].get("accuracy", np.nan)
             rows.append({"part": name, "kind": kind, "measure": ACCURACY, "value": value,
                          "reference": MOST_FREQUENT, "reference value": part["reference"], "floor": head_floor,
-                         "above floor": _above(value, head_floor)})
+                         "above floor": floor_test(value, part.get("positions", np.nan), head_floor)["word"]})
             continue
         for key, (column, measure) in MEASURES.items():
             value = part["figures"].get(key, np.nan)
@@ -258,12 +263,6 @@ def page_table(table: pd.DataFrame) -> pd.DataFrame:
     heads = (out["kind"] == KINDS["mlm_head"]) | (out["part"] == REFERENCE_ROWS[MOST_FREQUENT])
     out = pd.concat([out[~heads], out[heads]], ignore_index=True)  # the heads and their reference last
     return out[["part", "kind", *columns.values(), "above floor"]].assign(part=out["part"].map(part_name))
-
-
-def _above(value: float, floor: float) -> str:
-    if np.isnan(value) or np.isnan(floor):
-        return "not measured"
-    return "above" if value >= floor else "below"
 
 
 def below_floor(table: pd.DataFrame) -> list[str]:

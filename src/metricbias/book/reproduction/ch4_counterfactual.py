@@ -108,11 +108,15 @@ def findings(worst: pd.DataFrame, family_of: dict, coverage: pd.DataFrame) -> di
             "groups_without_vectors_list": ", ".join(": ".join(label(x) for x in g.split("/", 1)) for g in uncovered) or "none"}
 
 
-def configurations_used(suite, kept) -> dict:
+def configurations_used(suite, kept, scored: pd.DataFrame | None = None) -> dict:
     """Which of chapter 3's configurations (``suite``, profile entries) the multi-group sets use (``kept``), for a
     page: ``used`` and ``suite`` (counts), ``left_out`` (the labels left out, by kind: every generation
     configuration, then the MPNet ones of the other paradigms, then any other) and ``ngram_used`` /
-    ``ngram_suite`` (the n-gram configurations among them)."""
+    ``ngram_suite`` (the n-gram configurations among them). With ``scored`` (the kept configurations' scores of
+    the multi-group pairs), ``distinct`` counts them as chapter 3 does: a configuration whose scores equal an
+    earlier one's on every pair (:func:`metricbias.bias.scores.identical_configurations`) counts once."""
+    from ...bias.scores import identical_configurations
+
     family_of = families(suite)
     kept_labels = {s.label for s in kept}
     gone = [s for s in suite if s.label not in kept_labels]
@@ -123,7 +127,9 @@ def configurations_used(suite, kept) -> dict:
     parts = ([f"{'every ' if all_generation else ''}generation configuration ({', '.join(generation)})"]
              if generation else []) + \
         ([f"the MPNet ones of the other paradigms ({', '.join(mpnet)})"] if mpnet else []) + other
-    return {"used": len(kept), "suite": len(suite), "left_out": "; ".join(parts) or "none",
+    merged = identical_configurations(scored) if scored is not None and len(scored) else pd.DataFrame()
+    return {"used": len(kept), "distinct": len(kept) - len(merged), "suite": len(suite),
+            "left_out": "; ".join(parts) or "none",
             "ngram_used": sum(family_of[s.label] == "ngram" for s in kept),
             "ngram_suite": sum(f == "ngram" for f in family_of.values())}
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...bias.pll import RUNS as _pll_runs
+from ...cache import cached_result
 from ..display import label
 from .names import part_name
 from .tables import table
@@ -149,21 +150,21 @@ def _paired_taus(stability: pd.DataFrame, panel: str) -> pd.DataFrame:
 
 
 def stability_comparison(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999,
-                         seed: int = 0) -> pd.DataFrame:
+                         seed: int = 0, replicates: pd.DataFrame | None = None) -> pd.DataFrame:
     """The measure whose ranking keeps the highest mean Kendall τ on ``panel`` against each other measure, paired
     over the same subsamples (every measure is computed on the same draws, rate and seed): the difference of τ with
-    its 95% bootstrap interval over the draws and the verdict (:func:`metricbias.bias.claims.compare`).
+    its 95% interval and the verdict ("higher", "lower" or "not distinguishable at this size"). With
+    ``replicates`` (:func:`pair_bootstrap`) the interval covers the sampling of the pairs (:func:`pair_interval`);
+    without, only the error of the subsamples (:func:`metricbias.bias.claims.compare`, bootstrap over the draws).
     ``stability``: :func:`metricbias.bias.robustness.ranking_stability`."""
-    from ...bias import claims
-
     wide = _paired_taus(stability, panel)
     if wide.empty or wide.shape[1] < 2:
         return pd.DataFrame(columns=["panel", "best", "other", "draws", "difference", "ci_low", "ci_high", "verdict"])
     best = wide.mean().idxmax()
     rows = []
+    reps = None if replicates is None else _replicate_taus(replicates, panel)
     for other in wide.columns.drop(best):
-        c = claims.compare(wide[best].to_numpy(), wide[other].to_numpy(), paired=True, n_resamples=n_resamples,
-                           seed=seed)
+        c = _paired_difference(wide, best, other, reps, n_resamples=n_resamples, seed=seed)
         rows.append({"panel": panel, "best": best, "other": other, "draws": len(wide), "difference": c["difference"],
                      "ci_low": c["ci_low"], "ci_high": c["ci_high"], "verdict": c["verdict"]})
     return pd.DataFrame(rows)
@@ -176,11 +177,87 @@ LIU_BASELINE = "indicator"
 STABILITY_WORDS = {"higher": "more stable than the indicator", "lower": "less stable than the indicator"}
 
 
-def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999, seed: int = 0) -> dict:
+def resample_pairs(scores: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """One pair-bootstrap replicate of a long score table (``published.scores()`` layout): per attribute, as many
+    pairs as it has, drawn with replacement, every metric's scores of a pair moving together; a pair drawn twice
+    becomes two pairs (``pair_id`` ``<attribute>#<k>``)."""
+    ids = scores[["attribute", "pair_id"]].drop_duplicates()
+    drawn = []
+    for attribute, block in ids.groupby("attribute", sort=False):
+        picked = rng.choice(block["pair_id"].to_numpy(), size=len(block), replace=True)
+        drawn.append(pd.DataFrame({"attribute": attribute, "pair_id": picked,
+                                   "new_id": [f"{attribute}#{k}" for k in range(len(picked))]}))
+    out = pd.concat(drawn, ignore_index=True).merge(scores, on=["attribute", "pair_id"])
+    return out.drop(columns="pair_id").rename(columns={"new_id": "pair_id"})[list(scores.columns)]
+
+
+@cached_result("liu2024.pair_bootstrap")
+def pair_bootstrap(scores: pd.DataFrame, *, rates, n_replicates: int = 50, seed: int = 0) -> pd.DataFrame:
+    """The robustness study repeated on ``n_replicates`` pair-bootstrap replicates of ``scores``
+    (:func:`resample_pairs`), one subsample per rate each (:func:`metricbias.bias.robustness.ranking_stability`
+    with one seed): per replicate, panel (attribute, and ``all``) and measure, the mean Kendall τ over the rates
+    (columns ``replicate, panel, measure, tau``). Its spread is the sampling error of the pairs, plus that of the
+    few subsamples, which :func:`pair_interval` removes."""
+    from ...bias import robustness
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    for b in range(n_replicates):
+        draws = robustness.ranking_stability(resample_pairs(scores, rng), rates=list(rates), n_seeds=1,
+                                             seed=int(rng.integers(2**31)), cache=False)
+        frames.append(draws.groupby(["attribute", "measure"], sort=False)["kendall_tau"].mean().reset_index()
+                      .rename(columns={"attribute": "panel", "kendall_tau": "tau"}).assign(replicate=b))
+    columns = ["replicate", "panel", "measure", "tau"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _replicate_taus(replicates: pd.DataFrame, panel: str) -> pd.DataFrame:
+    """:func:`pair_bootstrap`'s mean τ on ``panel``, one row per replicate and one column per measure."""
+    return replicates[replicates["panel"] == panel].pivot(index="replicate", columns="measure", values="tau")
+
+
+def pair_interval(differences: pd.Series, replicates: pd.Series, confidence: float = 0.95) -> tuple[float, float]:
+    """The normal interval of the mean paired τ difference ``differences`` (one value per subsample, indexed by
+    ``rate`` and ``seed``) that covers the sampling of the pairs: its variance is that of the pair-bootstrap
+    replicates (``replicates``, :func:`pair_bootstrap`, one subsample per rate each) less their subsampling share
+    (the within-rate variance of ``differences`` over the rates squared), plus the subsampling variance of the
+    mean itself."""
+    from scipy import stats
+
+    by_rate = differences.groupby(level="rate")
+    within = by_rate.var(ddof=1).fillna(0.0)
+    n = by_rate.size()
+    replicate_noise = float(within.sum()) / len(within) ** 2
+    own_noise = float((n * within).sum()) / float(n.sum()) ** 2
+    pairs = max(float(np.var(replicates, ddof=1)) - replicate_noise, 0.0)
+    half = stats.norm.ppf(0.5 + confidence / 2) * np.sqrt(pairs + own_noise)
+    mean = float(differences.mean())
+    return float(mean - half), float(mean + half)
+
+
+def _paired_difference(wide: pd.DataFrame, first: str, second: str, reps: pd.DataFrame | None, *,
+                       n_resamples: int, seed: int) -> dict:
+    """Mean τ of ``first`` minus ``second`` over the paired subsamples of ``wide`` (:func:`_paired_taus`), with
+    its 95% interval: :func:`pair_interval` on the replicates ``reps`` (:func:`_replicate_taus`), or the bootstrap
+    over the subsamples without them; ``verdict`` "higher", "lower" or "not distinguishable at this size"."""
+    from ...bias import claims
+
+    if reps is None:
+        return claims.compare(wide[first].to_numpy(), wide[second].to_numpy(), paired=True, n_resamples=n_resamples,
+                              seed=seed)
+    low, high = pair_interval(wide[first] - wide[second], reps[first] - reps[second])
+    return {"difference": float((wide[first] - wide[second]).mean()), "ci_low": low, "ci_high": high,
+            "verdict": "higher" if low > 0 else "lower" if high < 0 else claims.UNDECIDED}
+
+
+def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int = 9999, seed: int = 0,
+              replicates: pd.DataFrame | None = None) -> dict:
     """The direct test of Liu's claim that KLS and JSS rank more stably than the indicator measure: on ``panel``,
-    each one's Kendall τ minus the indicator's, paired over the same subsamples (:func:`_paired_taus`), with its 95%
-    bootstrap interval (:func:`metricbias.bias.claims.compare`, ``paired=True``). Returns ``draws`` and, per measure
-    (``kls_``, ``jss_``), ``difference``, ``ci_low``, ``ci_high``, ``stability`` (:data:`STABILITY_WORDS`, else
+    each one's Kendall τ minus the indicator's, paired over the same subsamples (:func:`_paired_taus`). With
+    ``replicates`` (:func:`pair_bootstrap`) its 95% interval covers the sampling of the pairs
+    (:func:`pair_interval`); without, only the error of the subsamples
+    (:func:`metricbias.bias.claims.compare`, ``paired=True``). Returns ``draws`` and, per measure (``kls_``,
+    ``jss_``), ``difference``, ``ci_low``, ``ci_high``, ``stability`` (:data:`STABILITY_WORDS`, else
     "not distinguishable from the indicator at this size") and ``claim`` (the claim for that measure: holds,
     reverses or not distinguishable at this size: :func:`metricbias.bias.claims.claim_verdict`), and the claim's
     ``verdict`` for both (:func:`metricbias.bias.claims.joint_verdict`: holds or reverses when both do).
@@ -192,10 +269,12 @@ def liu_claim(stability: pd.DataFrame, panel: str = "all", *, n_resamples: int =
     if missing or len(wide) < 2:
         raise ValueError(f"liu_claim: panel {panel!r} needs at least two subsamples with τ for "
                          f"{', '.join((*LIU_MEASURES, LIU_BASELINE))}; missing: {', '.join(missing) or 'draws'}")
-    out, verdicts = {"draws": len(wide)}, []
+    reps = None if replicates is None else _replicate_taus(replicates, panel)
+    if reps is not None and len(reps) < 2:
+        raise ValueError(f"liu_claim: the pair bootstrap needs at least two replicates, got {len(reps)}")
+    out, verdicts = {"draws": len(wide), "replicates": 0 if reps is None else len(reps)}, []
     for m in LIU_MEASURES:
-        c = claims.compare(wide[m].to_numpy(), wide[LIU_BASELINE].to_numpy(), paired=True, n_resamples=n_resamples,
-                           seed=seed)
+        c = _paired_difference(wide, m, LIU_BASELINE, reps, n_resamples=n_resamples, seed=seed)
         verdicts.append(claims.claim_verdict(c["ci_low"], c["ci_high"]))
         out.update({f"{m}_difference": c["difference"], f"{m}_ci_low": c["ci_low"], f"{m}_ci_high": c["ci_high"],
                     f"{m}_claim": verdicts[-1],
@@ -218,11 +297,13 @@ def stability_findings(comparison: pd.DataFrame) -> dict:
             "beaten": len(beaten), "others": len(comparison)}
 
 
-def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
-    """:func:`stability_comparison` on every panel (attribute, and ``all``) of ``stability``, one table."""
+def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0,
+                     replicates: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`stability_comparison` on every panel (attribute, and ``all``) of ``stability``, one table (with
+    ``replicates``, :func:`pair_bootstrap`, intervals over the pairs)."""
     panels = list(dict.fromkeys(stability["attribute"]))
-    return pd.concat([stability_comparison(stability, p, n_resamples=n_resamples, seed=seed) for p in panels],
-                     ignore_index=True)
+    return pd.concat([stability_comparison(stability, p, n_resamples=n_resamples, seed=seed, replicates=replicates)
+                      for p in panels], ignore_index=True)
 
 
 def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
@@ -237,7 +318,7 @@ def stability_panels_findings(comparisons: pd.DataFrame) -> dict:
 
 
 __all__ = ["COLUMNS", "JSS_VARIANT_COLUMNS", "LIU_BASELINE", "LIU_MEASURES", "RUNS", "STABILITY_WORDS",
-           "liu_claim", "measured_models", "jss_variant_findings",
+           "liu_claim", "measured_models", "pair_bootstrap", "pair_interval", "resample_pairs", "jss_variant_findings",
            "jss_variant_table", "masked_lms", "pll_scores", "pll_table2", "stability_comparison", "stability_panels",
            "stability_findings", "stability_panels_findings",
            "table2", "table2_from_scores"]
