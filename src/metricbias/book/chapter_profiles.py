@@ -59,7 +59,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                                      "attributes": "age,gender,physical_appearance,race,religion,socioeconomic"},
         # the generation metrics left to chapter 3, as in the whole-data profile; two multi-group sets
         "04_bias_measures": {"n_seeds": 2, "rates": [0.3, 0.8], "pll_sample_size": 12, "skip_metrics": "bartscore,prism",
-                             "counterfactual_attributes": ["gender", "race"]},
+                             "counterfactual_attributes": ["gender", "race"], "n_pair_resamples": 10},
         # chapter 5: four word-level tests, a few fast metrics
         "05_association_tests": {"tests": "C6-N,C6-T,DB:C,ABW-T", "levels": "word", "sample_size": 0,
                                  "metric_names": "bleu,meteor,chrf,embedding_average,wmd"},
