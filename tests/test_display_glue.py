@@ -36,3 +36,14 @@ def test_glue_findings_takes_every_string_as_text(monkeypatch, tmp_path):
     display.glue_findings({"empty": "", "folder": "notes", "sentence": "Two *words*."}, "x_")
     assert [glued[k].data for k in ("x_empty", "x_folder", "x_sentence")] == ["", "notes", "Two *words*."]
     assert all(isinstance(v, Markdown) for v in glued.values())
+
+
+def test_glue_all_glues_numpy_scalars_as_python_numbers(monkeypatch):
+    """MyST-NB formats ``{glue:text}`key:+.3f``` from the plain-text repr; np.float64's repr is not a number."""
+    import numpy as np
+
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: calls.append((name, value)))
+    display.glue_all({"d": np.float64(-0.3125), "n": np.int64(7), "w": "below 0"}, "ch3_x_")
+    assert calls == [("ch3_x_d", -0.3125), ("ch3_x_n", 7), ("ch3_x_w", "below 0")]
+    assert type(calls[0][1]) is float and type(calls[1][1]) is int and repr(calls[0][1]) == "-0.3125"
