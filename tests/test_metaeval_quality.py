@@ -210,3 +210,11 @@ def test_generation_quality_gaps_pit_the_paradigms_best_against_the_others_weake
     assert "cannot be told apart" in reading({"darr_word": "not distinguishable from 0", "stsb_word": "below 0"})
     assert "does not account" in reading({"darr_word": "above 0", "stsb_word": "not distinguishable from 0"})
     assert "does not show" in reading(ch3_quality.generation_gap_findings(none))
+    from metricbias.book.reproduction import ch3_paradigm_claim as claim
+
+    weaker = ch3_quality.generation_weaker({"darr_word": "not distinguishable from 0", "stsb_word": "below 0"})
+    assert weaker and not ch3_quality.generation_weaker({"darr_word": "above 0", "stsb_word": "not measured"})
+    # the grid's verdict: confounded only when the share rests on weaker metrics and reads otherwise without them
+    assert claim.overall_verdict("holds", "reverses", True) == claim.CONFOUNDED == "confounded with quality"
+    assert claim.overall_verdict("holds", "reverses", False) == "holds"
+    assert claim.overall_verdict("holds", "holds", True) == "holds"

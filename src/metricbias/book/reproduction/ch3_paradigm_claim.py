@@ -112,6 +112,18 @@ def size_robust_average(decomposition: pd.DataFrame) -> dict:
     return {**{k: float(row.get(c, np.nan)) for k, c in keys.items()}, "verdict": _verdict(row)}
 
 
+#: the claim's verdict over the grid when it rests on a paradigm of weaker metrics and reads otherwise without it
+CONFOUNDED = "confounded with quality"
+
+
+def overall_verdict(three: str, two: str, weaker: bool) -> str:
+    """The verdict on the claim over the fixed-backbone grid: the verdict on every paradigm the rule keeps
+    (``three``), unless the paradigm that carries the share is made of weaker metrics (``weaker``,
+    :func:`~metricbias.book.reproduction.ch3_quality.generation_weaker`) and the verdict without it (``two``)
+    differs: then the grid cannot tell the paradigm from the metric's quality (:data:`CONFOUNDED`)."""
+    return CONFOUNDED if weaker and two != three else three
+
+
 #: the word for where the interval of a main effect's gap lies
 GAP_WORDS = {"holds": "above 0", "reverses": "below 0"}
 

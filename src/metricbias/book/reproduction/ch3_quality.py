@@ -189,11 +189,17 @@ def generation_gap_findings(gaps: pd.DataFrame) -> dict:
     return out
 
 
+def generation_weaker(findings: dict) -> bool:
+    """Whether :func:`generation_gap_findings` shows the generation configurations weaker metrics: their best below
+    the weakest other configuration ("below 0") on any measure."""
+    return any(findings.get(f"{k}_word") == GAP_WORDS["below"] for k in ("darr", "stsb"))
+
+
 def generation_gap_reading(findings: dict) -> str:
     """What :func:`generation_gap_findings` means for the paradigm's share (glued as ``ch3_genq_reading``): a
     clause that says whether a quality effect can account for it, as the data decide: the generation
     configurations below the others on any measure ("below 0") confound the paradigm with quality."""
-    if any(findings.get(f"{k}_word") == GAP_WORDS["below"] for k in ("darr", "stsb")):
+    if generation_weaker(findings):
         return ("so on this grid an effect of the paradigm cannot be told apart from an effect of the metric's "
                 "quality")
     if all(findings.get(f"{k}_word") == "not measured" for k in ("darr", "stsb")):
