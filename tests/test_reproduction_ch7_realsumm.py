@@ -75,6 +75,11 @@ def test_bleu_findings_and_the_second_bleu_row():
     assert at[1] == at[0] + 1 and page.loc[at[1], "metric"] == "BLEU (corpus per system, 13a tokens, lowercased)"
     assert (page.loc[at[1], "ours_origin"], page.loc[at[1], "ours_swap"]) == (0.019, pytest.approx(0.009))
     assert page.loc[at[0], "ours_origin"] == 0.501
+    # Table 7's METEOR on REALSumm (0.714, the paper's origin column) beside ours; a metric not run reads NaN
+    t7m = gao.side_by_side(pd.DataFrame({"metric": ["METEOR"], "name": ["meteor"], "aggregation": ["single"],
+                                         "origin": [0.960], "swap": [0.955]}), gao.table7())
+    assert ch7_realsumm.table7_row(t7m, "METEOR") == {"paper": pytest.approx(0.714), "ours": 0.960}
+    assert np.isnan(ch7_realsumm.table7_row(t7m, "no such metric")["paper"])
 
 
 def test_capitals_inside_sentences_and_vector_coverage():

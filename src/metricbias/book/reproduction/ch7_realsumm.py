@@ -5,6 +5,7 @@
   sacreBLEU's 13a tokens), on the original and the gender-swapped set, beside Table 7, each with its 95% interval;
 * :func:`bleu_findings`: the numbers the page cites from it (the spread over the settings, the lowercased corpus
   BLEU's values against Table 7's);
+* :func:`table7_row`: Table 7's value and ours for one metric (METEOR, whose gap the page leaves unexplained);
 * :func:`with_nearest_bleu`: a Table 7 comparison with the setting nearest Table 7 as a second BLEU row;
 * :func:`capitalised_share`: the share of words written with a capital inside a sentence (names), which case-
   sensitive BLEU must match;
@@ -105,6 +106,15 @@ def bleu_findings(variants: pd.DataFrame) -> dict:
             "bracketed": "between" if corpus.min() <= paper <= corpus.max() else "outside",
             "nearest": near["variant"], "nearest_value": float(near["origin"]),
             "nearest_difference": float(near["difference"])}
+
+
+def table7_row(t7: pd.DataFrame, paper_metric: str) -> dict:
+    """One row of a Table 7 comparison (:func:`.gao2022.side_by_side`) by the paper's metric name: Table 7's value
+    (``paper``) and ours (``ours``) on the original data, NaN where the row is missing."""
+    rows = t7[t7["paper_metric"] == paper_metric]
+    if rows.empty:
+        return {"paper": float("nan"), "ours": float("nan")}
+    return {"paper": float(rows["paper_origin"].iloc[0]), "ours": float(rows["ours_origin"].iloc[0])}
 
 
 def with_nearest_bleu(t7: pd.DataFrame, variants: pd.DataFrame) -> pd.DataFrame:
