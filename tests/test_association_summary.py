@@ -96,6 +96,13 @@ def test_by_level_timing_and_the_ngram_control():
     level = level.set_index("metric")
     assert level.loc["chrF", "p ≤ 0.01, word"] == 1 and level.loc["WMD", "p ≤ 0.01, word"] == 0
     assert np.isnan(level.loc["BLEU", "mean |d|, word"]) and level.loc["chrF", "mean |d|, sent"] == pytest.approx(0.4)
+    assert su.printed_alike(su.by_level(results), results) == {"printed_alike": "none",
+                                                                "printed_alike_gap": pytest.approx(np.nan, nan_ok=True)}
+    # chrF2: d -0.904 and 0.396 print as chrF's row (mean |d| 0.90 and 0.40, p 0.004 and 0.3): 0.004 apart on one cell
+    twin = results[results["metric"] == "chrF"].assign(metric="chrF2", effect_size=[-0.904, 0.396])
+    both = pd.concat([results, twin], ignore_index=True)
+    alike = su.printed_alike(su.by_level(both), both)
+    assert alike["printed_alike"] == "chrF and chrF2 (0.004)" and alike["printed_alike_gap"] == pytest.approx(0.004)
     timing = su.timing(results, n_pairs=1000).set_index("metric")
     assert timing.loc["chrF", "µs per pair"] == pytest.approx(2000.0)
     control = su.ngram_control(results).set_index(["metric", "level"])

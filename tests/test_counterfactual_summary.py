@@ -48,6 +48,12 @@ def test_worst_groups_and_counts():
     assert cs.worst_group_counts(worst) == "gender: non-binary (2), female (1); religion: muslim (1)"
     families = {"BLEU": "ngram", "chrF": "ngram", "WMD": "embedding"}
     assert cs.worst_share(worst, families) == (2, 2)
+    # chrF's scores equal BLEU's on every pair: it counts once, so the counts add up to the 2 distinct configurations
+    scored = pd.DataFrame({"attribute": ["gender"] * 6, "pair_id": [0, 1] * 3, "metric": ["BLEU"] * 2 + ["chrF"] * 2
+                           + ["WMD"] * 2, "score_1": [0.5, 0.25, 0.5, 0.25, 0.1, 0.2],
+                           "score_2": [0.4, 0.3, 0.4, 0.3, 0.3, 0.1]})
+    distinct = cs.worst_groups(vbcm, scored)
+    assert cs.worst_group_counts(distinct[distinct["attribute"] == "gender"]) == "gender: non-binary (1), female (1)"
     coverage = pd.DataFrame({"attribute": ["gender", "gender", "race"], "group": ["female", "non_binary", "asian"],
                              "terms": [27, 8, 3], "out of vocabulary": [0, 4, 3], "examples": ["", "x", "y"]})
     assert cs.uncovered_groups(coverage) == ["race/asian"]

@@ -68,6 +68,9 @@ def test_eq2_identity_and_intervals_on_a_small_table():
     found = czarnowska2021.eq2_identity(scores)
     assert found["cells"] == 4 and found["gap_abs"] < 1e-12 and found["gap_signed"] < 1e-12
     assert found["verdict"] == "holds" and czarnowska2021.eq2_identity(scores.iloc[0:0])["verdict"] == "not comparable"
+    assert found["identities"] == "hold" and found["abs_agreement"] == czarnowska2021.agreement_phrase(found["gap_abs"])
+    assert czarnowska2021.agreement_phrase(0.0) == "agree to every printed digit"
+    assert czarnowska2021.agreement_phrase(1.4210854715202004e-14) == "differ by at most 1.4e-14"
     intervals = significance.paired_intervals(scores, "x", n_resamples=99, seed=0)
     assert list(intervals["measure"]) == ["eq2", "stereotypical", "counterfactual_mwu"] * 2
     a = scores[(scores.attribute == "x") & (scores.metric == "a")]

@@ -75,6 +75,11 @@ def test_bleu_findings_and_the_second_bleu_row():
     assert at[1] == at[0] + 1 and page.loc[at[1], "metric"] == "BLEU (corpus per system, 13a tokens, lowercased)"
     assert (page.loc[at[1], "ours_origin"], page.loc[at[1], "ours_swap"]) == (0.019, pytest.approx(0.009))
     assert page.loc[at[0], "ours_origin"] == 0.501
+    # Table 7's METEOR on REALSumm (0.714, the paper's origin column) beside ours; a metric not run reads NaN
+    t7m = gao.side_by_side(pd.DataFrame({"metric": ["METEOR"], "name": ["meteor"], "aggregation": ["single"],
+                                         "origin": [0.960], "swap": [0.955]}), gao.table7())
+    assert ch7_realsumm.table7_row(t7m, "METEOR") == {"paper": pytest.approx(0.714), "ours": 0.960}
+    assert np.isnan(ch7_realsumm.table7_row(t7m, "no such metric")["paper"])
 
 
 def test_capitals_inside_sentences_and_vector_coverage():
@@ -152,3 +157,23 @@ def test_nlgeval_variant_and_findings():
     out = ch7_realsumm.nlgeval_variant(data, [("avg", metrics.get("embedding_average")), ("bleu", metrics.get("bleu"))],
                                        gao.table7())
     assert out["metric"].tolist() == ["avg"] and out["paper"].iloc[0] == 0.511  # Table 7's embedding average
+
+
+def test_meteor_variants_without_synonyms():
+    # "the cats sat" against "the cat sat": exact matches the, sat (P = R = 2/3, two chunks: penalty 0.5 · 1³) give
+    # 2/3 · 0.5; with stems cats = cat: three matches in one chunk, 1 − 0.5 · (1/3)³. As sorted sets (cat(s), sat,
+    # the) the two exact matches are adjacent: 2/3 · (1 − 0.5 · (1/2)³) = 0.625. ill/sick: no synonym is matched.
+    hyp, ref = ["the cats sat", "he was ill"], ["the cat sat", "he was sick"]
+    assert ch7_realsumm.meteor_variant_scores(hyp, ref, False, False) == pytest.approx([1 / 3, 0.625])
+    assert ch7_realsumm.meteor_variant_scores(hyp, ref, True, False) == pytest.approx([1 - 0.5 / 27, 0.625])
+    assert ch7_realsumm.meteor_variant_scores(hyp, ref, False, True) == pytest.approx([0.625, 1 / 3])
+    # the four systems: A is the reference (7 matches, one chunk: 1 − 0.5 / 7³), C shares no word; every setting
+    # orders A > B > D > C as the humans do, so rho = 1 and Table 7's 0.714 lies outside each interval
+    data = _realsumm()
+    scores = ch7_realsumm.meteor_variant_scores(data.frame["hypothesis"], data.frame["references"].str[0], False, False)
+    assert scores[0] == pytest.approx(1 - 0.5 / 343) and scores[3] == 0.0
+    v = ch7_realsumm.meteor_variants(data, gao.table7())
+    assert list(v["variant"]) == list(ch7_realsumm.METEOR_VARIANTS)
+    assert v["origin"].to_numpy() == pytest.approx(1.0) and (v["paper_origin"] == 0.714).all()
+    assert ch7_realsumm.meteor_findings(v) == {"low": pytest.approx(1.0), "high": pytest.approx(1.0), "inside": 0,
+                                               "settings": 4}

@@ -50,10 +50,11 @@ def test_oov_comparison_and_findings():
     f = ch5_oov.oov_findings(c)
     # C1, C7-N and C8-T lose words; C7-N is left undefined; of C1, C8-T, C5-N, C8-T changes (-0.20 -> 1.35, p 0.005)
     assert f == {"tests": 4, "losing": 3, "lost": 1, "lost_tests": "C7-N", "defined_both": 3, "changed": 1,
-                 "changed_tests": "C8-T", "max_move": pytest.approx(1.55), "max_move_test": "C8-T"}
+                 "changed_tests": "C8-T", "changes": "changes in 1 (C8-T)", "max_move": pytest.approx(1.55), "max_move_test": "C8-T"}
     same = ch5_oov.oov_comparison(_oov_cells()[0], _oov_cells()[0].drop(columns="n_dropped"))
     g = ch5_oov.oov_findings(same)
     assert (g["changed"], g["changed_tests"], g["lost_tests"], g["max_move"]) == (0, "none", "none", 0.0)
+    assert f["changes"] == "changes in 1 (C8-T)" and g["changes"] == "changes in none of them"
     empty = ch5_oov.oov_findings(c.iloc[0:0])
     assert empty["tests"] == 0 and np.isnan(empty["max_move"]) and empty["max_move_test"] == "none"
 

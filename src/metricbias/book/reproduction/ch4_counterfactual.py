@@ -46,9 +46,15 @@ def examples(rows: pd.DataFrame, attribute: str | None = None) -> pd.DataFrame:
     return rows[rows["source"].isin(first)][["attribute", "group", "candidate"]].reset_index(drop=True)
 
 
-def worst_groups(vbcm: pd.DataFrame) -> pd.DataFrame:
+def worst_groups(vbcm: pd.DataFrame, scored: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (attribute, metric) of a counterfactual VBCM (β − group), the group scored furthest below the
-    original pair: the row with the largest value."""
+    original pair: the row with the largest value. With ``scored`` (the configurations' scores of the multi-group
+    pairs), a configuration whose scores equal an earlier one's (:func:`metricbias.bias.scores.identical_configurations`)
+    counts once, so the counts are over the distinct configurations of :func:`configurations_used`."""
+    from ...bias.scores import identical_configurations
+
+    if scored is not None and len(scored):
+        vbcm = vbcm[~vbcm["metric"].isin(identical_configurations(scored)["metric"])]
     return vbcm.loc[vbcm.groupby(["attribute", "metric"])["value"].idxmax()]
 
 

@@ -302,6 +302,22 @@ def identical_findings(identical: pd.DataFrame, results: pd.DataFrame) -> dict:
             "nearest_cells": near.get("cells", 0)}
 
 
+def printed_alike(table: pd.DataFrame, results: pd.DataFrame, decimals: int = 2) -> dict:
+    """Configurations that a per-metric page ``table`` (:func:`by_level`) prints alike, every value rounded to
+    ``decimals``, though they are not merged: ``printed_alike`` ("A and B (0.031)": each pair with its largest
+    |d1 - d2| over the cells of ``results`` both define; "none") and ``printed_alike_gap`` (the largest of those; NaN
+    when none)."""
+    values = table.drop(columns=[c for c in ("family", "metric") if c in table.columns]).astype(float).round(decimals)
+    keys = [tuple(np.nan_to_num(v, nan=np.inf)) for v in values.to_numpy()]
+    pairs = [(table["metric"].iloc[j], table["metric"].iloc[i]) for j in range(len(keys)) for i in range(j)
+             if keys[i] == keys[j]]
+    d = results.pivot_table(index=["test", "level"], columns="metric", values="effect_size", aggfunc="first")
+    pairs = [(a, b) for a, b in pairs if a in d and b in d]
+    gaps = [float((d[a] - d[b]).abs().max()) for a, b in pairs]
+    return {"printed_alike": "; ".join(f"{b} and {a} ({g:.3f})" for (a, b), g in zip(pairs, gaps)) or "none",
+            "printed_alike_gap": max(gaps) if gaps else float("nan")}
+
+
 #: the most pairs a drawn test may need in full to be rerun whole by :func:`sampling_check`
 SAMPLING_CHECK_MAX_PAIRS = 70_000
 #: what the table of :func:`sampling_check` shows
@@ -343,6 +359,6 @@ def as_text(values: dict, decimals: int = 2) -> dict:
 
 __all__ = ["COMMAND_LINE", "MODEL_FAMILIES", "SAMPLING_CHECK_CAPTION", "SAMPLING_CHECK_MAX_PAIRS", "SIGNIFICANCE",
            "TIMING_CAPTION", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
-           "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named", "ngram_control",
-           "ngram_findings", "overview", "pair_counts", "run_tests", "sampling_check", "shared_word_pairs",
+           "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named",
+           "ngram_control", "ngram_findings", "overview", "pair_counts", "printed_alike", "run_tests", "sampling_check", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

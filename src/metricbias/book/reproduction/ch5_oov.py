@@ -67,7 +67,8 @@ def oov_findings(comparison: pd.DataFrame) -> dict:
     """What changes between dropping out-of-vocabulary words (the default) and ``oov="zero"``: the word-level tests,
     those that lose words, those left undefined by dropping (``lost``, listed in ``lost_tests``), and among the
     tests defined both ways, the changed findings (sign of d, p <= 0.01; listed in ``changed_tests``) and the
-    largest move of d (``max_move``, on ``max_move_test``). Lists read "none" when empty."""
+    largest move of d (``max_move``, on ``max_move_test``). Lists read "none" when empty; ``changes`` is the verb
+    phrase for a page ("changes in 1 (C8-T)", or "changes in none of them")."""
     both = comparison[comparison["d (dropped)"].notna() & comparison["d (zero)"].notna()]
     lost = comparison[comparison["d (dropped)"].isna() & comparison["d (zero)"].notna()]
     changed = both[both["changed"]]
@@ -75,5 +76,7 @@ def oov_findings(comparison: pd.DataFrame) -> dict:
     return {"tests": len(comparison), "losing": int((comparison["words dropped"] > 0).sum()), "lost": len(lost),
             "lost_tests": ", ".join(lost["test"]) or "none", "defined_both": len(both), "changed": len(changed),
             "changed_tests": ", ".join(changed["test"]) or "none",
+            "changes": (f"changes in {len(changed)} ({', '.join(changed['test'])})" if len(changed)
+                        else "changes in none of them"),
             "max_move": float(move.max()) if len(both) else float("nan"),
             "max_move_test": str(both.loc[move.idxmax(), "test"]) if len(both) else "none"}

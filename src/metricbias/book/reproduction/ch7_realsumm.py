@@ -5,6 +5,9 @@
   sacreBLEU's 13a tokens), on the original and the gender-swapped set, beside Table 7, each with its 95% interval;
 * :func:`bleu_findings`: the numbers the page cites from it (the spread over the settings, the lowercased corpus
   BLEU's values against Table 7's);
+* :func:`meteor_variants`: NLTK METEOR's system-level Spearman on REALSumm with and without stem matches, on tokens
+  in order or as a set, beside Table 7's METEOR; :func:`meteor_findings`: its range for the page;
+* :func:`table7_row`: Table 7's value and ours for one metric (METEOR, whose gap the page leaves unexplained);
 * :func:`with_nearest_bleu`: a Table 7 comparison with the setting nearest Table 7 as a second BLEU row;
 * :func:`capitalised_share`: the share of words written with a capital inside a sentence (names), which case-
   sensitive BLEU must match;
@@ -73,7 +76,7 @@ def bleu_variants(dataset, paper: pd.DataFrame, *, cache=None) -> pd.DataFrame:
     for label, (level, case, tokens) in BLEU_VARIANTS.items():
         values = {}
         for condition, data in (("origin", dataset), ("swap", dataset.swapped())):
-            human = pd.Series(data.human(aspect), index=data.frame.index).groupby(data.frame["system_id"]).mean()
+            human = system_human(data, aspect)
             per_system = system_bleu(data, level, case, tokens, cache=cache)
             values[condition] = spearman(per_system[human.index], human, f"BLEU ({label})").value
         low, high = spearman_interval(values["origin"], len(human))
@@ -84,6 +87,80 @@ def bleu_variants(dataset, paper: pd.DataFrame, *, cache=None) -> pd.DataFrame:
     out["difference"] = out["origin"] - out["paper_origin"]
     out["paper_inside"] = (out["ci_low"] <= out["paper_origin"]) & (out["paper_origin"] <= out["ci_high"])
     return out
+
+
+def system_human(data, aspect: str) -> pd.Series:
+    """The human score ``aspect`` of a :class:`~metricbias.datasets.meta_eval.JudgedSet` averaged per system."""
+    return pd.Series(data.human(aspect), index=data.frame.index).groupby(data.frame["system_id"]).mean()
+
+
+#: NLTK METEOR settings without WordNet synonyms (the study's METEOR adds them): label -> (Porter stems, tokens as a
+#: ``set``, as Sun et al.'s code passed them, instead of in order)
+METEOR_VARIANTS: dict[str, tuple[bool, bool]] = {
+    "exact matches, tokens in order": (False, False),
+    "exact and stem matches, tokens in order": (True, False),
+    "exact matches, set of tokens": (False, True),
+    "exact and stem matches, set of tokens": (True, True),
+}
+
+
+class _NoSynonyms:
+    """A WordNet stand-in with no synsets, so NLTK's METEOR matches no synonyms."""
+
+    @staticmethod
+    def synsets(*_args, **_kwargs):
+        return []
+
+
+class _NoStems:
+    """A stemmer that keeps every word, so NLTK's METEOR matches no stems beyond exact words."""
+
+    @staticmethod
+    def stem(word):
+        return word
+
+
+def meteor_variant_scores(hypotheses, references, stems: bool, as_set: bool) -> np.ndarray:
+    """NLTK's METEOR (default parameters, lowercased whitespace tokens, no WordNet synonyms) of each hypothesis
+    against its one reference, with or without Porter stem matches, on the tokens in order or as a sorted set."""
+    from nltk.stem.porter import PorterStemmer
+    from nltk.translate.meteor_score import single_meteor_score
+
+    def tokens(text: str) -> list[str]:
+        words = text.lower().split()
+        return sorted(set(words)) if as_set else words
+
+    stemmer = PorterStemmer() if stems else _NoStems()
+    return np.array([single_meteor_score(tokens(r), tokens(h), wordnet=_NoSynonyms(), stemmer=stemmer)
+                     for h, r in zip(hypotheses, references)])
+
+
+def meteor_variants(dataset, paper: pd.DataFrame) -> pd.DataFrame:
+    """Every :data:`METEOR_VARIANTS` setting's system-level Spearman with the set's human score on the original
+    data (``origin``), our 95% interval over the systems (:func:`metricbias.bias.claims.spearman_interval`), Table 7's
+    METEOR (``paper_origin``: :func:`.gao2022.table7`) and ``paper_inside`` (Table 7's value lies in our interval)."""
+    from ...bias.claims import spearman_interval
+    from ...metaeval.correlation import spearman
+
+    human = system_human(dataset, dataset.aspects[0])
+    value = float(paper.set_index("paper_metric").loc["METEOR", "origin"])
+    frame = dataset.frame
+    rows = []
+    for label, (stems, as_set) in METEOR_VARIANTS.items():
+        scores = meteor_variant_scores(frame["hypothesis"], frame["references"].str[0], stems, as_set)
+        per_system = pd.Series(scores, index=frame.index).groupby(frame["system_id"]).mean()
+        rho = spearman(per_system[human.index], human, f"METEOR ({label})").value
+        low, high = spearman_interval(rho, len(human))
+        rows.append({"variant": label, "origin": rho, "n_systems": len(human), "ci_low": low, "ci_high": high,
+                     "paper_origin": value, "paper_inside": bool(low <= value <= high)})
+    return pd.DataFrame(rows)
+
+
+def meteor_findings(variants: pd.DataFrame) -> dict:
+    """What the page says of :func:`meteor_variants`: the lowest and highest correlation over the settings (``low``,
+    ``high``) and for how many of the ``settings`` Table 7's value lies inside our interval (``inside``)."""
+    return {"low": float(variants["origin"].min()), "high": float(variants["origin"].max()),
+            "inside": int(variants["paper_inside"].sum()), "settings": len(variants)}
 
 
 def nearest(variants: pd.DataFrame) -> pd.Series:
@@ -105,6 +182,15 @@ def bleu_findings(variants: pd.DataFrame) -> dict:
             "bracketed": "between" if corpus.min() <= paper <= corpus.max() else "outside",
             "nearest": near["variant"], "nearest_value": float(near["origin"]),
             "nearest_difference": float(near["difference"])}
+
+
+def table7_row(t7: pd.DataFrame, paper_metric: str) -> dict:
+    """One row of a Table 7 comparison (:func:`.gao2022.side_by_side`) by the paper's metric name: Table 7's value
+    (``paper``) and ours (``ours``) on the original data, NaN where the row is missing."""
+    rows = t7[t7["paper_metric"] == paper_metric]
+    if rows.empty:
+        return {"paper": float("nan"), "ours": float("nan")}
+    return {"paper": float(rows["paper_origin"].iloc[0]), "ours": float(rows["ours_origin"].iloc[0])}
 
 
 def with_nearest_bleu(t7: pd.DataFrame, variants: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,9 @@ def eq2_identity(scores: pd.DataFrame) -> dict:
 
     Returns ``cells`` (number of (attribute, metric) cells), the largest absolute
     differences ``gap_abs`` and ``gap_signed`` over those cells (0 up to float rounding), and ``verdict``: "holds"
-    when both are within float rounding (:data:`ROUNDING`), else "reverses" (the identity fails).
+    when both are within float rounding (:data:`ROUNDING`), else "reverses" (the identity fails); ``abs_agreement``
+    and ``signed_agreement`` say each gap as a phrase (:func:`agreement_phrase`) and ``identities`` the verdict as
+    the verb of "both identities hold".
     """
     gap_abs = gap_signed = 0.0
     n = 0
@@ -40,7 +42,15 @@ def eq2_identity(scores: pd.DataFrame) -> dict:
         gap_signed = max(gap_signed, abs(pairwise.stereotypical_difference(g["score_1"], g["score_2"]) - pcm_signed))
         n += 1
     verdict = "holds" if n and max(gap_abs, gap_signed) <= ROUNDING else ("reverses" if n else "not comparable")
-    return {"cells": n, "gap_abs": float(gap_abs), "gap_signed": float(gap_signed), "verdict": verdict}
+    return {"cells": n, "gap_abs": float(gap_abs), "gap_signed": float(gap_signed), "verdict": verdict,
+            "abs_agreement": agreement_phrase(gap_abs), "signed_agreement": agreement_phrase(gap_signed),
+            "identities": {"holds": "hold", "reverses": "fail"}.get(verdict, "cannot be checked")}
+
+
+def agreement_phrase(gap: float) -> str:
+    """How two computations of one value agree, for a sentence: "agree to every printed digit" when their largest
+    difference is 0, otherwise "differ by at most <gap>" with the gap in two significant digits ("1.4e-14")."""
+    return "agree to every printed digit" if gap == 0 else f"differ by at most {gap:.2g}"
 
 
 def instances(names=None) -> pd.DataFrame:
@@ -67,7 +77,7 @@ def instance_table() -> pd.DataFrame:
                          "version": t["version"], "φ": t["phi"].map(PHI_NAMES), "d": t["d formula"]})
 
 
-__all__ = ["INSTANCE_NAMES", "PHI_NAMES", "eq2_identity", "instance_table", "instances"]
+__all__ = ["INSTANCE_NAMES", "PHI_NAMES", "agreement_phrase", "eq2_identity", "instance_table", "instances"]
 
 
 def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
