@@ -17,9 +17,12 @@ def test_default_profile_draws_only_what_it_declares():
                                ("03_metrics_and_backbones", "built_sample_size"),
                                ("03_metrics_and_backbones", "darr_pairs"), ("03_metrics_and_backbones", "stsb_pairs"),
                                ("04_bias_measures", "sample_size"), ("07_gender_swap", "sample_size"),
-                               ("07_gender_swap", "summary_sample_size"), ("07_gender_swap", "darr_pairs")]:
+                               ("07_gender_swap", "summary_sample_size"), ("07_gender_swap", "darr_pairs"),
+                               ("05_association_tests", "sample_size"), ("05_association_tests", "drawn_sample_size")]:
         assert (chapter, parameter) not in listed
         assert runner.chapter_parameters("offline", chapter)[parameter] == 0
+    # nothing is drawn in the default build
+    assert table.empty and drawn.drawn_sentence("offline") == "Every data set enters whole."
 
 
 def test_appendix_table_names_each_draw_in_words():

@@ -29,8 +29,8 @@ _FULL = {
     "04_bias_measures": {"n_seeds": 20, "rates": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], "pll_sample_size": 0,
                          "skip_metrics": "bartscore,prism,all-mpnet-base-v2"},
     # whole SEAT sets: r(t, A, B) of every target from the association packs (2.7M (x, y) pairs per configuration
-    # otherwise); a configuration without one is run on sentence-level sets drawn down to drawn_sample_size texts
-    "05_association_tests": {"sample_size": 0, "drawn_sample_size": 16, "skip_metrics": "bartscore,prism"},
+    # otherwise), every configuration of the chapter
+    "05_association_tests": {"sample_size": 0, "drawn_sample_size": 0, "skip_metrics": "bartscore,prism"},
     # every Flickr8k image, REALSumm document and WMT19 kk-en DARR pair
     "07_gender_swap": {"skip_metrics": "bartscore,prism,all-mpnet-base-v2", "darr_pairs": 0},
     # the invariant wrapper of BERTScore on every bias pair and every item of each quality set (from the score packs)
@@ -96,9 +96,8 @@ PACK_SETS: dict[str, list[str]] = {
                                  "quality:stsb-dev;pairs={stsb_pairs};seed={seed}"],
     "04_bias_measures": ["pairs:counterfactual", "pll:crows_pairs;pairs={pll_sample_size};seed={seed}",
                          "pll:stereoset;pairs={pll_sample_size};seed={seed}"],
-    # r per target of the whole tests, every configuration; the pairs of the drawn sets of those without one
-    "05_association_tests": ["associations:tests={tests};levels={levels}",
-                             "association:tests={tests};levels={levels};sample_size={drawn_sample_size};seed={seed}"],
+    # r per target of the whole tests, every configuration
+    "05_association_tests": ["associations:tests={tests};levels={levels}"],
     "07_gender_swap": ["metaeval:flickr8k", "metaeval:realsumm", "metaeval:wmt19-kk-en"],
 }
 
