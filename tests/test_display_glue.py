@@ -47,3 +47,6 @@ def test_glue_all_glues_numpy_scalars_as_python_numbers(monkeypatch):
     display.glue_all({"d": np.float64(-0.3125), "n": np.int64(7), "w": "below 0"}, "ch3_x_")
     assert calls == [("ch3_x_d", -0.3125), ("ch3_x_n", 7), ("ch3_x_w", "below 0")]
     assert type(calls[0][1]) is float and type(calls[1][1]) is int and repr(calls[0][1]) == "-0.3125"
+    calls.clear()  # glue_findings, the other way numbers reach a page, the same
+    display.glue_findings({"d": np.float64(0.5)}, "ch4_")
+    assert calls == [("ch4_d", 0.5)] and type(calls[0][1]) is float

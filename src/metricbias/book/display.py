@@ -205,7 +205,15 @@ def glue_findings(values: dict, prefix: str) -> None:
     from myst_nb import glue
 
     for key, value in values.items():
-        glue(f"{prefix}{key}", _markdown(value) if isinstance(value, str) else value, display=False)
+        glue(f"{prefix}{key}", _markdown(value) if isinstance(value, str) else _plain(value), display=False)
+
+
+def _plain(value):
+    """A NumPy scalar as its Python value: MyST-NB formats a number (``{glue:text}`key:.2f```) from its plain-text
+    repr, which for ``np.float64(0.5)`` is not a number, and the page would show nothing."""
+    import numpy as np
+
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _markdown(text: str):
@@ -267,14 +275,12 @@ def download(frame: pd.DataFrame, name: str, text: str | None = None) -> Shown:
 
 
 def glue_all(values: dict, prefix: str) -> None:
-    """Glue every entry of ``values`` (a findings dict) for the page's prose as ``<prefix><key>`` (MyST-NB). A NumPy
-    scalar is glued as its Python value: MyST-NB formats a number (``{glue:text}`key:.2f```) from its plain-text
-    repr, which for ``np.float64(0.5)`` is not a number, and the page would show nothing."""
-    import numpy as np
+    """Glue every entry of ``values`` (a findings dict) for the page's prose as ``<prefix><key>`` (MyST-NB), a NumPy
+    scalar as its Python value (:func:`_plain`)."""
     from myst_nb import glue
 
     for key, value in values.items():
-        glue(f"{prefix}{key}", value.item() if isinstance(value, np.generic) else value, display=False)
+        glue(f"{prefix}{key}", _plain(value), display=False)
 
 
 class capture_warnings(warnings.catch_warnings):
