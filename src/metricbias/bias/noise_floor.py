@@ -204,7 +204,8 @@ def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
                     controls: pd.DataFrame | None = None) -> pd.DataFrame:
     """The excess over the floor per template: for every (attribute, metric) cell of :func:`noise_floor` and every
     template with both attribute pairs and controls, the mean |d| of its attribute pairs minus that of its controls
-    (one Eq. 1 scale per cell, as :func:`noise_floor` uses). Columns ``attribute, metric, template, excess``; two
+    (one Eq. 1 scale per cell, as :func:`noise_floor` uses). Columns ``attribute, metric, template, excess,
+    attribute_d`` (the last: the attribute pairs' mean |d| alone, for the same comparison without the floor); two
     metrics' rows on the same template pair up, so a paired comparison of metrics against their floors can resample
     templates."""
     control_scores = _with_sources(control_scores, controls, "template_excess")
@@ -219,9 +220,10 @@ def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
         if means.empty:
             continue
         frames.append(pd.DataFrame({"attribute": attribute, "metric": metric, "template": means.index.astype(str),
-                                    "excess": (means[True] - means[False]).to_numpy(float)}))
+                                    "excess": (means[True] - means[False]).to_numpy(float),
+                                    "attribute_d": means[True].to_numpy(float)}))
     return (pd.concat(frames, ignore_index=True) if frames else
-            pd.DataFrame(columns=["attribute", "metric", "template", "excess"]))
+            pd.DataFrame(columns=["attribute", "metric", "template", "excess", "attribute_d"]))
 
 
 __all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor",
