@@ -144,15 +144,6 @@ def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next
     assert out["eq2_bias_smallest"] == 0.4 and out["type1_max"] == 0.05
 
 
-def test_few_templates_sentence_reads_right_for_any_count():
-    assert ch8_trust.few_templates_sentence(0, 30) == ("No cell has fewer than 30 templates, where the template "
-                                                       "bootstrap runs short.")
-    assert ch8_trust.few_templates_sentence(1, 30).startswith("1 cell has fewer than 30 templates")
-    assert ch8_trust.few_templates_sentence(1, 30).endswith("; the download marks it.")
-    assert ch8_trust.few_templates_sentence(1200, 30) == ("1,200 cells have fewer than 30 templates, where the "
-                                                          "template bootstrap runs short; the download marks them.")
-
-
 def _floor_case():
     """Three templates (CrowS-like pairs, each its own) and one control each, for a matching metric A and an n-gram
     metric B, every score on 0..1 so one Eq. 1 point is 0.01 of a score. Hand-worked |d| (points):

@@ -226,5 +226,25 @@ def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
             pd.DataFrame(columns=["attribute", "metric", "template", "excess", "attribute_d"]))
 
 
-__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor",
+def distinct_cells(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
+                   controls: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``scores`` with each floor cell counted once: a cell (attribute, metric) whose scores equal an earlier
+    metric's on the same attribute pairs and on the same control pairs (:func:`metricbias.bias.scores.
+    identical_cells` over both) is the same comparison, so it is dropped, as the book counts identical configurations
+    once. Returns ``(kept scores, dropped cells)``, the latter with ``attribute, metric, same_as_metric, pairs``
+    (attribute and control pairs compared). A cell equal on the attribute pairs only is kept: its floor differs."""
+    from .scores import identical_cells
+
+    control_scores = _with_sources(control_scores, controls, "distinct_cells")
+    columns = ["attribute", "metric", "pair_id", "score_1", "score_2"]
+    both = pd.concat([scores[columns].assign(pair_id=lambda f: "pair " + f["pair_id"].astype(str)),
+                      control_scores[columns].assign(pair_id=lambda f: "control " + f["pair_id"].astype(str))],
+                     ignore_index=True)
+    same = identical_cells(both)[["attribute", "metric", "same_as_metric", "pairs"]]
+    dropped = pd.MultiIndex.from_frame(same[["attribute", "metric"]])
+    keep = ~pd.MultiIndex.from_frame(scores[["attribute", "metric"]]).isin(dropped)
+    return scores[keep].reset_index(drop=True), same.reset_index(drop=True)
+
+
+__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "distinct_cells", "kind_of", "noise_floor",
            "template_excess"]

@@ -292,17 +292,6 @@ def pronoun_verdict(findings: dict) -> str:
            "stereotype drives the signed gender difference depends on the configurations."
 
 
-def few_templates_sentence(few: int, floor: int) -> str:
-    """The page's sentence on the cells with fewer than ``floor`` templates, where the template bootstrap runs short:
-    "No cell has ...", "1 cell has ...; the download marks it." or "3 cells have ...; the download marks them."."""
-    where = f"fewer than {floor} templates, where the template bootstrap runs short"
-    if few == 0:
-        return f"No cell has {where}."
-    if few == 1:
-        return f"1 cell has {where}; the download marks it."
-    return f"{few:,} cells have {where}; the download marks them."
-
-
 def candidate_correlation(scores: pd.DataFrame) -> float:
     """The median over (attribute, metric) cells of the correlation of the two candidates' scores: how much of
     the pooled SD (the size-robust bias's scale) is variation between pairs rather than within them."""
@@ -310,7 +299,7 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
     return float(np.nanmedian(r))
 
 
-__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
+__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "floor_findings",
            "floor_gap_findings", "paradigm_floor_gap",
            "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
            "robustness_findings", "simulation_findings"]
