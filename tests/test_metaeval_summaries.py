@@ -391,3 +391,46 @@ def test_shift_by_image_resamples_images(monkeypatch):
     assert found["ci_low"] <= found["ci_high"] and np.isfinite([found["ci_low"], found["ci_high"]]).all()
     assert found["verdict"] in ("model-based shift more", "model-based shift less", "not distinguishable")
     assert ch7_gender_swap.shift_by_image(data, scorers[:3], n_resamples=99)["verdict"] == "not tested"
+
+
+def test_preference_without_the_part_trained_here():
+    """The image-level test without Regression (its head trained in this book): the planted regression rows lean
+    female on every image, so leaving them out gives the verdict of the two other metrics alone."""
+    rows = []
+    for name, label, sign in (("bertscore", "BERTScore", 1), ("wmd", "WMD", 1), ("regression", "Regression", -1)):
+        for pair in range(24):
+            d = sign * (1 if pair < 20 else -1) * 0.1
+            base = 0.5 + pair * 0.01
+            rows.append({"metric": label, "name": name, "aggregation": "max", "item_id": f"i{pair}", "pair": pair,
+                         "male": base + d / 2, "female": base - d / 2, "difference": d})
+    pairs = pd.DataFrame(rows)
+    found = ch7_gender_swap.preference_without_trained(pairs, n_resamples=199)
+    alone = ch7_gender_swap.preference_by_image(pairs[pairs["name"] != "regression"], n_resamples=199)
+    assert found["left_out"] == "Regression" and found["metrics"] == 2
+    assert (found["positive"], found["negative"], found["verdict"]) == (20, 4, "holds")
+    assert found["mean"] == pytest.approx(alone["mean"])
+    assert ch7_gender_swap.preference_without_trained(pairs[pairs["name"] != "regression"])["left_out"] == "none"
+
+
+def test_trained_part_quality_backbones_and_left_out_names():
+    class M:
+        def __init__(self, name, backbone=None):
+            self.name, self.options = name, {"backbone": backbone} if backbone else {}
+
+    scorers = [("BLEU", M("bleu")), ("WMD", M("wmd", "vec")), ("BERTScore-X", M("bertscore", "enc")),
+               ("Regression-X", M("regression", "head")), ("Greedy", M("greedy_matching", "vec"))]
+    parts = {"head": {"trainer": "regression", "figures": {("stsb-dev", "pearson"): 0.85}, "bleu": {}},
+             "para": {"trainer": "paraphraser", "figures": {}, "bleu": {("stsb-dev", "pearson"): 0.33}}}
+    assert ch7_gender_swap.trained_part_quality(scorers, parts) == {"label": "Regression-X", "part_r": 0.85,
+                                                                    "bleu_r": 0.33}
+    assert np.isnan(ch7_gender_swap.trained_part_quality(scorers[:3], parts)["part_r"])
+    assert ch7_gender_swap.backbones(scorers) == {"vectors": "vec", "encoders": "enc, head"}
+    from metricbias import profiles
+
+    skip = "bartscore,prism,all-mpnet-base-v2"
+    names = ch7_gender_swap.left_out_names("offline", skip).split(", ")
+    labels = [s.label for s in profiles.suite("offline") if s not in profiles.suite("offline", skip)]
+    # every PRISM-F is named once, with the BARTScore-F on its paraphraser; every other label as it is
+    assert not any(n.startswith("PRISM") for n in names)
+    assert sorted(sum((n.split("/") for n in names), [])) == sorted(labels)
+    assert ch7_gender_swap.left_out_names("offline", "", "bleu") == "none"
