@@ -302,11 +302,15 @@ def trained_parts_findings(trained: pd.DataFrame) -> dict:
 def left_out_once(left_out: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
     """A table of the configurations each chapter leaves out (``chapter``, ``left out``: labels joined by ", ") with
     identical configurations counted once, as chapter 3 counts them: a configuration of ``merged`` (the table of
-    :func:`metricbias.bias.scores.drop_identical`: ``metric`` merged into ``same_as``) is named by the one it is
-    merged into, once per row."""
+    :func:`metricbias.bias.scores.drop_identical`: ``metric`` merged into ``same_as``) is named with the one it is
+    merged into, "BARTScore-MiniLM-F/PRISM-MiniLM-F" (chapter 7's form), once per row."""
     into = dict(zip(merged["metric"], merged["same_as"])) if len(merged) else {}
-    rows = [", ".join(dict.fromkeys(into.get(label, label) for label in str(text).split(", ") if label))
-            for text in left_out["left out"]]
+    twins: dict[str, list[str]] = {}
+    for label, kept in into.items():
+        twins.setdefault(kept, []).append(label)
+    names = {kept: "/".join([kept, *labels]) for kept, labels in twins.items()}
+    rows = [", ".join(dict.fromkeys(names.get(into.get(label, label), label) for label in str(text).split(", ")
+                                    if label)) for text in left_out["left out"]]
     return left_out.assign(**{"left out": rows})
 
 
