@@ -499,3 +499,36 @@ def test_decomposed_names_name_each_grid_configuration_once_without_its_encoder(
                          "decomposed": [True, False, True, True, True]})
     assert ch3_paradigm_claim.decomposed_names(grid) == "BERTScore-F and BARTScore-F"
     assert ch3_paradigm_claim.decomposed_names(grid.assign(decomposed=False)) == "none"
+
+
+@pytest.mark.usefixtures("private_cache")  # decompose keeps its table in the result cache
+def test_two_paradigm_decomposition_on_the_size_robust_bias():
+    """The matching-and-regression reading's size-robust row: shares worked by hand from the definition."""
+    effect = {("Matching", "all-MiniLM-L6-v2"): 0.1, ("Regression", "all-MiniLM-L6-v2"): 0.3,
+              ("Generation", "all-MiniLM-L6-v2"): 0.5, ("Matching", "all-mpnet-base-v2"): 0.2,
+              ("Regression", "all-mpnet-base-v2"): 0.4, ("Generation", "all-mpnet-base-v2"): 0.6}
+    both = _availability(True)
+    two = ch3_paradigm_claim.without_paradigm(both, "Generation")
+    robust = ch3_paradigm_claim.grid_decomposition(_grid_scores(both, effect), two, n_resamples=19,
+                                                   measure="size_robust_bias")
+
+    def srb(e):  # 100 · mean |s1 - s2| / SD of the pooled scores, on _grid_scores' six pairs
+        s1, s2 = np.array([1.0] + [0.5 + e / 2] * 5), np.array([0.0] + [0.5 - e / 2] * 5)
+        return 100 * np.abs(s1 - s2).mean() / np.concatenate([s1, s2]).std(ddof=1)
+
+    # the 2 x 2 grid of cell means (BERTScore-F and MoverScore share the matching cell, with the same effect):
+    # rows matching/regression, columns MiniLM/MPNet; SS of a factor = levels of the other x squared deviations
+    y = np.array([[srb(0.1), srb(0.2)], [srb(0.3), srb(0.4)]])
+    m = y.mean()
+    total = ((y - m) ** 2).sum()
+    paradigm_share = 2 * ((y.mean(1) - m) ** 2).sum() / total
+    backbone_share = 2 * ((y.mean(0) - m) ** 2).sum() / total
+    found = ch3_paradigm_claim.size_robust_average(robust)
+    assert found["paradigm_low"] <= found["paradigm"] <= found["paradigm_high"]
+    assert found["backbone_low"] <= found["backbone"] <= found["backbone_high"]
+    assert found["paradigm"] == pytest.approx(paradigm_share) and found["backbone"] == pytest.approx(backbone_share)
+    assert found["backbone"] < found["paradigm"]
+    assert found["verdict"] == ch3_paradigm_claim.claim_verdict(
+        *robust.set_index("attribute").loc["average", ["difference_ci_low", "difference_ci_high"]])
+    # the reading that leaves generation out decomposes two paradigms only
+    assert set(two.loc[two["decomposed"], "paradigm"]) == {"Matching", "Regression"}

@@ -188,3 +188,19 @@ def test_plm_backbones_name_the_encoders_of_the_plm_based_configurations_only():
     assert landing.plm_backbones(configs) == "BERT-base, BERT-large and BART-base"
     assert landing.plm_backbones(configs, families=True) == "BERT and BART"
     assert landing.plm_backbones(configs.iloc[:2]) == "none"
+
+
+def test_left_out_once_names_identical_configurations_as_chapter_3_does():
+    """PRISM-F equals BARTScore-F on a paraphraser without a target tag: one configuration (chapter 3), named with
+    both as chapter 7 names it."""
+    table = pd.DataFrame({"chapter": ["chapter 4", "chapter 5", "chapter 7"],
+                          "left out": ["BERTScore-MPNet, BARTScore-MiniLM-F, BARTScore-MPNet-F, PRISM-MiniLM-F, "
+                                       "PRISM-MPNet-F", "PRISM-MiniLM-F", "MoverScore-MPNet"]})
+    merged = pd.DataFrame({"metric": ["PRISM-MiniLM-F", "PRISM-MPNet-F"],
+                           "same_as": ["BARTScore-MiniLM-F", "BARTScore-MPNet-F"]})
+    once = landing.left_out_once(table, merged)
+    assert once["left out"].tolist() == ["BERTScore-MPNet, BARTScore-MiniLM-F/PRISM-MiniLM-F, "
+                                         "BARTScore-MPNet-F/PRISM-MPNet-F",
+                                         "BARTScore-MiniLM-F/PRISM-MiniLM-F", "MoverScore-MPNet"]
+    assert once["chapter"].tolist() == table["chapter"].tolist()
+    assert landing.left_out_once(table, merged.iloc[0:0]).equals(table)  # nothing merged: the table as it is

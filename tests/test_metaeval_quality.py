@@ -218,3 +218,39 @@ def test_generation_quality_gaps_pit_the_paradigms_best_against_the_others_weake
     assert claim.overall_verdict("holds", "reverses", True) == claim.CONFOUNDED == "confounded with quality"
     assert claim.overall_verdict("holds", "reverses", False) == "holds"
     assert claim.overall_verdict("holds", "holds", True) == "holds"
+
+
+def test_verdict_over_the_grid_reads_both_quality_measures():
+    """Confounded with quality when the best generation configuration is below the weakest other on either measure
+    (DARR τ or STS-B r) and the verdict without generation differs; the sentence names the measures."""
+    from metricbias.book.reproduction import ch3_paradigm_claim as claim
+    from metricbias.book.reproduction import ch3_quality
+
+    below, undecided, above = "below 0", "not distinguishable from 0", "above 0"
+    cases = {  # (DARR word, STS-B word) -> (weaker, measures named)
+        (undecided, below): (True, "STS-B r"),  # the book's grid: STS-B r below 0, DARR τ not distinguishable
+        (below, undecided): (True, "DARR τ"),
+        (below, below): (True, "DARR τ and STS-B r"),
+        (undecided, undecided): (False, "neither measure"),
+        (above, "not measured"): (False, "neither measure")}
+    for (darr, stsb), (weaker, named) in cases.items():
+        findings = {"darr_word": darr, "stsb_word": stsb}
+        assert ch3_quality.generation_weaker(findings) is weaker
+        assert ch3_quality.weaker_on(findings) == named
+        assert claim.overall_verdict("holds", "reverses", weaker) == (claim.CONFOUNDED if weaker else "holds")
+
+
+def test_released_share_difference_resamples_the_configurations():
+    """Table 6's eta squared by paradigm minus by backbone (0.8538 - 0.4913 over its 24 PLM-based rows), with a
+    percentile interval over the configurations."""
+    from metricbias.book.reproduction import ch3_paradigm_claim as claim
+
+    rel = claim.released_shares()
+    assert (rel["share_paradigm"], rel["share_backbone"]) == (pytest.approx(0.8538, abs=1e-4),
+                                                             pytest.approx(0.4913, abs=1e-4))
+    found = claim.released_share_difference(n_resamples=999, seed=0)
+    assert found["difference"] == pytest.approx(rel["share_paradigm"] - rel["share_backbone"])
+    assert found["low"] <= found["difference"] <= found["high"]
+    word = ("above 0" if found["low"] > 0 else "below 0" if found["high"] < 0 else "not distinguishable from 0")
+    assert found["word"] == word
+    assert found == claim.released_share_difference(n_resamples=999, seed=0)  # seeded

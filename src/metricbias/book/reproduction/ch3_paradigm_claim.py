@@ -59,6 +59,33 @@ def released_shares() -> dict:
             "share_family": variance_explained(plm["avg"], plm["family"]), "n_configurations": len(plm)}
 
 
+def released_share_difference(*, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """The released reading's paradigm share minus its backbone share (eta squared over the configurations of
+    :func:`released_shares`), with the 95% percentile bootstrap interval that resamples the configurations
+    (:func:`scipy.stats.bootstrap`): ``difference``, ``low``, ``high`` and ``word`` ("above 0", "below 0" or "not
+    distinguishable from 0")."""
+    from scipy import stats
+
+    from ...bias.decomposition import variance_explained
+
+    t6 = table("sun2022_table6_bias").set_index("published_column")
+    configs = released_configs()
+    plm = configs[configs["paradigm"].isin(PLM_PARADIGMS)].reset_index(drop=True)
+    values = plm["metric"].map(t6["avg"]).to_numpy(float)
+
+    def difference(rows):
+        rows = np.asarray(rows, int)
+        return (variance_explained(values[rows], plm["paradigm"].to_numpy()[rows])
+                - variance_explained(values[rows], plm["backbone"].to_numpy()[rows]))
+
+    point = difference(np.arange(len(plm)))
+    ci = stats.bootstrap((np.arange(len(plm)),), difference, vectorized=False, n_resamples=n_resamples,
+                         method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
+    low, high = float(ci.low), float(ci.high)
+    word = "above 0" if low > 0 else "below 0" if high < 0 else "not distinguishable from 0"
+    return {"difference": float(point), "low": low, "high": high, "word": word}
+
+
 def claim_verdict(difference_low: float, difference_high: float) -> str:
     """The verdict on "the paradigm matters more than the backbone" from the 95% percentile interval of the paradigm's
     share minus the backbone's over the bootstrap resamples (:func:`metricbias.bias.claims.claim_verdict`): "holds"

@@ -11,6 +11,7 @@ from ...metaeval.quality import FLOOR_UNDECIDED
 from ...metrics import metric_class
 from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
+from .names import joined
 
 
 #: the configuration whose quality is the bar (the metric the trained parts' quality is set beside, by its label):
@@ -193,6 +194,17 @@ def generation_weaker(findings: dict) -> bool:
     """Whether :func:`generation_gap_findings` shows the generation configurations weaker metrics: their best below
     the weakest other configuration ("below 0") on any measure."""
     return any(findings.get(f"{k}_word") == GAP_WORDS["below"] for k in ("darr", "stsb"))
+
+
+#: the short names of the two quality measures in the verdict's sentence
+SHORT_MEASURES = {"darr": "DARR τ", "stsb": "STS-B r"}
+
+
+def weaker_on(findings: dict) -> str:
+    """The quality measures on which :func:`generation_weaker` finds the generation configurations weaker ("below
+    0"), joined for the verdict's sentence ("STS-B r"; "DARR τ and STS-B r"); "neither measure" when none."""
+    below = [name for key, name in SHORT_MEASURES.items() if findings.get(f"{key}_word") == GAP_WORDS["below"]]
+    return joined(below, empty="neither measure")
 
 
 def generation_gap_reading(findings: dict) -> str:

@@ -299,7 +299,22 @@ def trained_parts_findings(trained: pd.DataFrame) -> dict:
             "mlm_accuracy_max": float(accuracy.max())}
 
 
+def left_out_once(left_out: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
+    """A table of the configurations each chapter leaves out (``chapter``, ``left out``: labels joined by ", ") with
+    identical configurations counted once, as chapter 3 counts them: a configuration of ``merged`` (the table of
+    :func:`metricbias.bias.scores.drop_identical`: ``metric`` merged into ``same_as``) is named with the one it is
+    merged into, "BARTScore-MiniLM-F/PRISM-MiniLM-F" (chapter 7's form), once per row."""
+    into = dict(zip(merged["metric"], merged["same_as"])) if len(merged) else {}
+    twins: dict[str, list[str]] = {}
+    for label, kept in into.items():
+        twins.setdefault(kept, []).append(label)
+    names = {kept: "/".join([kept, *labels]) for kept, labels in twins.items()}
+    rows = [", ".join(dict.fromkeys(names.get(into.get(label, label), label) for label in str(text).split(", ")
+                                    if label)) for text in left_out["left out"]]
+    return left_out.assign(**{"left out": rows})
+
+
 __all__ = ["AVERAGE_COLUMNS", "FIGURE", "GAP_COLUMNS", "PARADIGM_ORDER", "build_record", "commit", "duration",
-           "executed_profiles", "paradigm_by_attribute", "plm_versus_surface", "reproduce_box", "save_figure",
+           "executed_profiles", "left_out_once", "paradigm_by_attribute", "plm_versus_surface", "reproduce_box", "save_figure",
            "stratified_cluster_interval",
            "summary_figure", "summary_findings", "trained_parts_findings"]
