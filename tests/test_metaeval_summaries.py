@@ -12,7 +12,7 @@ import pytest
 from test_metaeval_analysis import CAPTIONS, Overlap, judged
 
 from metricbias.book import plots
-from metricbias.book.reproduction import ch7_gender_swap, ch7_summaries, gao2022 as gao
+from metricbias.book.reproduction import ch7_gender_swap, ch7_images, ch7_summaries, gao2022 as gao
 from metricbias.datasets.meta_eval import PairSet
 from metricbias.datasets.swap import lexicon
 from metricbias.metaeval import analysis
@@ -312,7 +312,7 @@ def test_resampled_spearman_counts_each_drawn_observation():
     x, y = rng.integers(0, 5, 40).astype(float), rng.integers(0, 4, 40).astype(float)
     y[3] = np.nan
     draws = rng.multinomial(40, np.full(40, 1 / 40), size=3).astype(float)
-    rho = ch7_gender_swap.resampled_spearman({"x": x}, y, np.vstack([np.ones(40), draws]))["x"]
+    rho = ch7_images.resampled_spearman({"x": x}, y, np.vstack([np.ones(40), draws]))["x"]
     ok = ~np.isnan(y)
     assert rho[0] == pytest.approx(stats.spearmanr(x[ok], y[ok]).statistic)
     for b in range(3):
@@ -367,8 +367,8 @@ def test_shift_by_image_resamples_images(monkeypatch):
     class Biased(Overlap):
         name = "toy_biased"
 
-    monkeypatch.setattr(ch7_gender_swap, "metric_group", lambda name: "model-based" if name == "toy_biased"
-                        else "n-gram")
+    for module in (ch7_gender_swap, ch7_images):
+        monkeypatch.setattr(module, "metric_group", lambda name: "model-based" if name == "toy_biased" else "n-gram")
     hyps = ["a man rides a horse", "a man sits", "a woman and a dog", "a dog", "his dog runs", "a man and a dog",
             "a girl runs", "she rides a horse", "a boy and his dog", "a person sits"]
     refs = [("a person on a horse", "a rider"), ("a person sits", "a rider"), ("a dog runs", "a dog"),
@@ -383,14 +383,14 @@ def test_shift_by_image_resamples_images(monkeypatch):
     scorers = [("A", Overlap()), ("B", Overlap(bonus=0.05)), ("C", Biased(bonus=0.3)), ("D", Biased(bonus=0.6))]
     perf = analysis.performance(data, scorers, judges="stacked")
     expected = ch7_gender_swap.shift_claim({"Toy": perf[perf["subset"] == "all"]}, n_resamples=99).iloc[0]
-    found = ch7_gender_swap.shift_by_image(data, scorers, n_resamples=499, chunk=100)
+    found = ch7_images.shift_by_image(data, scorers, n_resamples=499, chunk=100)
     assert (found["images"], found["n_model"], found["n_ngram"]) == (5, 2, 2)
     assert found["difference"] == pytest.approx(expected["difference"])
     assert found["mean_origin"] == pytest.approx(expected["mean |origin|"])
     assert found["share_of_origin"] == pytest.approx(abs(expected["difference"]) / expected["mean |origin|"])
     assert found["ci_low"] <= found["ci_high"] and np.isfinite([found["ci_low"], found["ci_high"]]).all()
     assert found["verdict"] in ("model-based shift more", "model-based shift less", "not distinguishable")
-    assert ch7_gender_swap.shift_by_image(data, scorers[:3], n_resamples=99)["verdict"] == "not tested"
+    assert ch7_images.shift_by_image(data, scorers[:3], n_resamples=99)["verdict"] == "not tested"
 
 
 def test_preference_without_the_part_trained_here():

@@ -67,8 +67,8 @@ def test_correlation_findings_give_the_verdict_of_the_interval():
     found = ch3_quality.correlation_findings(correlations)
     assert found["darr_verdict"] == "rises with quality" and found["darr_rho"] == 0.8
     assert found["stsb_verdict"] == "is not distinguishable from no relation" and found["stsb_configurations"] == 23
-    assert ch3_quality.both_verdicts("rises with quality", "rises with quality") == \
-        "rises with quality on both measures"
+    both = ch3_quality.correlation_findings(correlations.assign(**{"CI low": 0.1}))
+    assert both["verdicts"] == "rises with quality on both measures"
     assert found["verdicts"] == ("rises with quality on the DARR τ and is not distinguishable from no relation on "
                                  "the STS-B r")
 

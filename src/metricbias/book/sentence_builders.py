@@ -34,7 +34,6 @@ SENTENCE_BUILDERS = {
     "records:show": "one record per chapter in the appendix's loop: the rerun line, and a notice only where a "
                     "record is missing",
     # edited by other helpers now; registered as they are (see the merge notes of issue 41)
-    "reproduction.ch3_quality:both_verdicts": "one phrase when the two quality verdicts agree, two otherwise",
     "reproduction.ch3_quality:generation_gap_reading": "one of three readings of the generation quality gap",
     "reproduction.landing:reproduce_box": "the landing page's cite-and-reproduce box, with the build's record",
 }

@@ -11,6 +11,7 @@ from ...metaeval.quality import FLOOR_UNDECIDED
 from ...metrics import metric_class
 from ..training_data import QUALITY_REFERENCE
 from .ch3_paradigms import paradigm_gaps
+from .ch6_quality import both_or_each
 from .names import joined
 
 
@@ -108,7 +109,7 @@ def correlation_findings(correlations: pd.DataFrame) -> dict:
     """Plain values of :func:`bias_quality_correlations` for the page: per measure (``darr``, ``stsb``) the
     Spearman ρ, its interval, the number of configurations and ``<measure>_verdict``: "rises with quality" or
     "falls as quality rises" when the interval excludes 0, else "is not distinguishable from no relation"; and
-    ``verdicts``, both in one phrase (:func:`both_verdicts`)."""
+    ``verdicts``, both in one phrase (:func:`.ch6_quality.both_or_each`)."""
     keys = {column: key for column, key in zip(QUALITY_MEASURES, ("darr", "stsb"))}
     out = {}
     for r in correlations.to_dict("records"):
@@ -118,16 +119,9 @@ def correlation_findings(correlations: pd.DataFrame) -> dict:
         out.update({f"{key}_rho": r["Spearman ρ"], f"{key}_low": r["CI low"], f"{key}_high": r["CI high"],
                     f"{key}_configurations": r["configurations"], f"{key}_verdict": verdict})
     if "darr_verdict" in out and "stsb_verdict" in out:
-        out["verdicts"] = both_verdicts(out["darr_verdict"], out["stsb_verdict"])
+        out["verdicts"] = both_or_each(out["darr_verdict"], out["stsb_verdict"], ("on the DARR τ", "on the STS-B r"),
+                                       "on both measures")
     return out
-
-
-def both_verdicts(darr: str, stsb: str) -> str:
-    """The two verdicts of :func:`correlation_findings` as one verb phrase: "rises with quality on both measures"
-    when they agree, else "rises with quality on the DARR τ and is not distinguishable ... on the STS-B r"."""
-    if darr == stsb:
-        return f"{darr} on both measures"
-    return f"{darr} on the DARR τ and {stsb} on the STS-B r"
 
 
 def matched_quality_gaps(scores: pd.DataFrame, configs: pd.DataFrame, points: pd.DataFrame,
