@@ -262,6 +262,16 @@ def direction_findings(intervals: pd.DataFrame, paper: pd.DataFrame | None = Non
             "paper_min": float(liu.min()), "paper_max": float(liu.max())}
 
 
+def _directions(found: dict, against: str) -> str:
+    """Where the kept heads' indicator intervals lie, the empty sides left out: "above 50 for 3 and below 50 for 1
+    (AUL of … 45.9 (95% CI …))"."""
+    parts = [f"{side} for {found[key]}" for side, key in (("above 50", "stereotypical"), ("below 50",
+             "anti_stereotypical"), ("across 50", "neither")) if found[key]]
+    if found["anti_stereotypical"]:
+        parts = [f"{p} ({against})" if p.startswith("below") else p for p in parts]
+    return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else (parts[0] if parts else "nowhere")
+
+
 def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None,
                       paper: pd.DataFrame | None = None) -> dict:
     """Chapter 4's numbers on the PLL indicator results: :func:`direction_findings` for the heads not below their
@@ -269,7 +279,9 @@ def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None
     tested (``heads``, :func:`head_tests`) and those below the floor (``weak``), and lists for prose ("none" when
     empty): ``baseline`` (the largest most-frequent-token reference) and ``floor_multiple`` (the floor over it),
     ``head_list`` (each head's accuracy with its exact 95% interval and floor word), ``weak_list`` and
-    ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals)."""
+    ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals), ``directions``
+    (the sides of 50 with their counts, empty sides left out) and ``against_floor`` (the floor words of the heads
+    with a result below 50)."""
     heads = pd.DataFrame(columns=HEAD_COLUMNS) if heads is None else heads
     weak = below_floor(heads)
     f = direction_findings(intervals, paper, excluded=weak) if len(intervals) else {
@@ -277,15 +289,17 @@ def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None
         **{k: v for k, v in direction_findings(intervals.iloc[:0], paper).items() if k.startswith("paper")}}
     kept = intervals[~intervals["model"].isin(weak)]
     below = kept[kept["side"] == BELOW]
+    against = "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} (95% CI "
+                        f"{r['ci_low']:.1f} to {r['ci_high']:.1f})" for r in below.to_dict("records"))
     baseline = max((r for r in heads["reference"].astype(float) if not np.isnan(r)), default=np.nan)
     return {**f, "heads": len(heads), "weak": len(weak), "floor": HEAD_FLOOR, "baseline": baseline,
             "floor_multiple": HEAD_FLOOR / baseline if baseline > 0 else np.nan,
             "head_list": "; ".join(f"{part_name(r['model'])} {r['accuracy']:.1%} (95% CI {r['ci_low']:.1%} to "
                                    f"{r['ci_high']:.1%}, {r['word']})" for r in heads.to_dict("records")) or "none",
             "weak_list": ", ".join(part_name(m) for m in weak) or "none",
-            "against_list": "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} "
-                                      f"(95% CI {r['ci_low']:.1f} to {r['ci_high']:.1f})"
-                                      for r in below.to_dict("records")) or "none"}
+            "directions": _directions(f, against),
+            "against_floor": ", ".join(dict.fromkeys(heads.loc[heads["model"].isin(below["model"]), "word"])) or "none",
+            "against_list": against or "none"}
 
 
 __all__ = ["ABOVE", "BELOW", "BELOW_FLOOR_MARK", "HEAD_COLUMNS", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
