@@ -211,8 +211,9 @@ def test_comparison_numbers_and_verdicts():
     # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
     assert (round(wmd["spearman_low"], 2), round(wmd["spearman_high"], 2)) == (-0.82, 1.0)
     table = ch5_table3.agreement_table(agree)
-    assert list(table.columns) == ["Gao & Wan", "ours", "cells", "Spearman ρ of d [95% CI]", "same sign",
+    assert list(table.columns) == ["Gao & Wan", "ours", "defined cells", "Spearman ρ of d [95% CI]", "same sign",
                                    "d > 0, Gao & Wan", "d > 0, ours", "McNemar p"]
+    assert table.iloc[0]["defined cells"] == "4 of 4"
     assert table.iloc[0]["Spearman ρ of d [95% CI]"] == "0.80 [-0.82, 1.00]"
     by_level = ch5_table3.significance_by_level(compared).set_index("ours").loc["WMD"]
     assert (by_level["cells"], by_level["p ≤ 0.01, Gao & Wan"], by_level["p ≤ 0.01, ours"]) == (4, 0.25, 0.0)
@@ -224,7 +225,7 @@ def test_comparison_numbers_and_verdicts():
     assert (direction["paired_cells"], direction["paired_ours_only"], direction["paired_paper_only"]) == (4, 0, 0)
     spearman = ch5_table3.spearman_findings(agree)
     assert spearman == {"spearman_median": pytest.approx(0.8), "spearman_configurations": 1, "spearman_above": 0,
-                        "spearman_below": 0, "spearman_no_interval": 0}
+                        "spearman_below": 0, "spearman_no_interval": 0, "spearman_sides": "across zero for 1"}
     meteor = ch5_table3.meteor_findings(results, matched=pd.DataFrame())
     assert meteor["paper_cells"].startswith("C6-T word (-0.93)") and meteor["paper_word_tests"] == "C6-T"
     assert (meteor["matched"], meteor["word_defined"]) == ("0", "—")  # METEOR did not run in these results

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 from ...metaeval.quality import FLOOR_UNDECIDED
+from .ch4_measures import counted
 from .liu2024 import PAPER, RUNS, table2
 from .names import part_name
 
@@ -262,16 +263,6 @@ def direction_findings(intervals: pd.DataFrame, paper: pd.DataFrame | None = Non
             "paper_min": float(liu.min()), "paper_max": float(liu.max())}
 
 
-def _directions(found: dict, against: str) -> str:
-    """Where the kept heads' indicator intervals lie, the empty sides left out: "above 50 for 3 and below 50 for 1
-    (AUL of … 45.9 (95% CI …))"."""
-    parts = [f"{side} for {found[key]}" for side, key in (("above 50", "stereotypical"), ("below 50",
-             "anti_stereotypical"), ("across 50", "neither")) if found[key]]
-    if found["anti_stereotypical"]:
-        parts = [f"{p} ({against})" if p.startswith("below") else p for p in parts]
-    return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else (parts[0] if parts else "nowhere")
-
-
 def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None,
                       paper: pd.DataFrame | None = None) -> dict:
     """Chapter 4's numbers on the PLL indicator results: :func:`direction_findings` for the heads not below their
@@ -297,7 +288,8 @@ def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None
             "head_list": "; ".join(f"{part_name(r['model'])} {r['accuracy']:.1%} (95% CI {r['ci_low']:.1%} to "
                                    f"{r['ci_high']:.1%}, {r['word']})" for r in heads.to_dict("records")) or "none",
             "weak_list": ", ".join(part_name(m) for m in weak) or "none",
-            "directions": _directions(f, against),
+            "directions": counted([("above 50 for", f["stereotypical"], ""), ("below 50 for", f["anti_stereotypical"],
+                                   against), ("across 50 for", f["neither"], "")], empty="nowhere"),
             "against_floor": ", ".join(dict.fromkeys(heads.loc[heads["model"].isin(below["model"]), "word"])) or "none",
             "against_list": against or "none"}
 
