@@ -331,3 +331,5 @@ def test_identical_findings_name_the_merged_and_the_closest_configurations():
     assert (found["nearest_gap"], found["nearest_equal"], found["nearest_cells"]) == (pytest.approx(0.05), 1, 2)
     none = su.identical_findings(identical.iloc[:0], kept[kept["metric"] == "WMD"])
     assert (none["identical_list"], none["nearest"], none["nearest_cells"]) == ("none", "—", 0)
+    assert found["identical_clause"] == "Merged this way: MoverScore-MiniLM-2gram = MoverScore-MiniLM."
+    assert none["identical_clause"] == "No two configurations merge this way."
