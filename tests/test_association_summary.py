@@ -333,3 +333,24 @@ def test_identical_findings_name_the_merged_and_the_closest_configurations():
     assert (none["identical_list"], none["nearest"], none["nearest_cells"]) == ("none", "—", 0)
     assert found["identical_clause"] == "Merged this way: MoverScore-MiniLM-2gram = MoverScore-MiniLM."
     assert none["identical_clause"] == "No two configurations merge this way."
+
+
+def test_shared_lists_find_tests_that_share_words():
+    def t(name, x, y, a, b):
+        return SeatTest(name=name, level="word", source="", x=tuple(x), y=tuple(y), a=tuple(a), b=tuple(b),
+                        categories=("X", "Y", "A", "B"))
+
+    tests = [t("C4-N", ["Brad", "Greg"], ["Darnell", "Hakim"], ["love", "peace"], ["war", "vomit"]),
+             t("C5-N", ["Brad", "Greg"], ["Darnell", "Hakim"], ["joy", "love"], ["agony", "evil"]),
+             t("C3-N", ["Adam", "Brad"], ["Alonzo", "Jamel", "Theo"], ["love", "peace"], ["war", "vomit"]),
+             t("C6-N", ["John"], ["Amy"], ["career"], ["home"]),
+             t("C1", ["rose"], ["ant"], ["love"], ["war"])]  # a baseline test: left out
+    shared = su.shared_lists(tests).set_index(["test", "other"])
+    assert len(shared) == 6  # four social tests: 4·3/2 pairs
+    assert shared.loc[("C4-N", "C5-N"), ["shared targets", "shared attributes"]].tolist() == [4, 1]
+    assert shared.loc[("C4-N", "C3-N"), ["shared targets", "targets", "other targets", "shared attributes"]].tolist() \
+        == [1, 4, 5, 4]
+    found = su.shared_findings(shared.reset_index())
+    # C4-N/C5-N share all names; C3-N shares Brad with each of them; C6-N shares nothing
+    assert found == {"pairs": 6, "sharing": 3, "same_targets": "C4-N and C5-N", "partial": 2,
+                     "most_partial": "C4-N and C3-N, C5-N and C3-N (1 target word)"}

@@ -221,12 +221,13 @@ def shared_findings(shared: pd.DataFrame) -> dict:
     same = (shared["shared targets"] == shared["targets"]) & (shared["targets"] == shared["other targets"])
     partial = shared[(shared["shared targets"] > 0) & ~same]
     top = partial[partial["shared targets"] == partial["shared targets"].max()] if len(partial) else partial
+    most = int(top["shared targets"].iloc[0]) if len(top) else 0
     return {"pairs": len(shared),
             "sharing": int(((shared["shared targets"] > 0) | (shared["shared attributes"] > 0)).sum()),
             "same_targets": ", ".join(f"{r.test} and {r.other}" for r in shared[same].itertuples()) or "none",
             "partial": len(partial),
             "most_partial": (", ".join(f"{r.test} and {r.other}" for r in top.itertuples())
-                             + f" ({int(top['shared targets'].iloc[0])} target words)") if len(top) else "none"}
+                             + f" ({most} target word{'' if most == 1 else 's'})") if len(top) else "none"}
 
 
 def ngram_control(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
