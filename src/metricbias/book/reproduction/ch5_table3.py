@@ -106,7 +106,8 @@ def agreement_table(agree: pd.DataFrame) -> pd.DataFrame:
                          "defined cells": [f"{r.signed} of {r.cells}" for r in agree.itertuples()],
                          "Spearman ρ of d [95% CI]": [rho(r) for r in agree.itertuples()],
                          "same sign": agree["same_sign"], "d > 0, Gao & Wan": agree["paper_positive"],
-                         "d > 0, ours": agree["ours_positive"], "McNemar p": agree["direction_p"]})
+                         "d > 0, ours": agree["ours_positive"],
+                         "McNemar p": agree["direction_p"].where(agree["signed"] > 0)})
 
 
 def significance_by_level(compared: pd.DataFrame) -> pd.DataFrame:
@@ -293,4 +294,4 @@ def spearman_findings(agree: pd.DataFrame) -> dict:
                                        ("below zero for", int((agree["spearman_high"] < 0).sum()), ""),
                                        ("across zero for", int(((agree["spearman_low"] <= 0)
                                                                 & (agree["spearman_high"] >= 0)).sum()), ""),
-                                       ("missing (too few cells) for", int(agree["spearman_low"].isna().sum()), "")])}
+                                       ("is undefined (too few cells) for", int(agree["spearman_low"].isna().sum()), "")])}
