@@ -226,6 +226,11 @@ def test_comparison_numbers_and_verdicts():
     spearman = ch5_table3.spearman_findings(agree)
     assert spearman == {"spearman_median": pytest.approx(0.8), "spearman_configurations": 1, "spearman_above": 0,
                         "spearman_below": 0, "spearman_no_interval": 0, "spearman_sides": "across zero for 1"}
+    # ours in Gao & Wan's order (ranks 4, 1, 3, 2): ρ = 1 on four cells, where Fisher z gives no interval
+    same_order = results.assign(effect_size=[0.9, 0.1, 0.8, 0.5] + [np.nan] * 4)
+    perfect = ch5_table3.agreement(ch5_table3.compare_with_gao(same_order))
+    assert perfect.loc[0, "spearman_d"] == pytest.approx(1.0) and np.isnan(perfect.loc[0, "spearman_low"])
+    assert ch5_table3.spearman_findings(perfect)["spearman_sides"] == "is undefined for 1"
     meteor = ch5_table3.meteor_findings(results, matched=pd.DataFrame())
     assert meteor["paper_cells"].startswith("C6-T word (-0.93)") and meteor["paper_word_tests"] == "C6-T"
     assert (meteor["matched"], meteor["word_defined"]) == ("0", "—")  # METEOR did not run in these results

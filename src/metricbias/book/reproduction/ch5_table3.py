@@ -77,7 +77,8 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
         both = g[both_defined(g)]
         varies = len(both) > 2 and both["paper"].nunique() > 1 and both["ours"].nunique() > 1
         rho = spearmanr(both["paper"], both["ours"]).statistic if varies else np.nan
-        low, high = spearman_interval(rho, len(both))
+        # Fisher z has no interval at ρ = ±1 (a point at 1 would read as certainty from a few cells)
+        low, high = spearman_interval(rho, len(both)) if abs(rho) < 1 else (np.nan, np.nan)
         pair = paired_direction(g)
         rows.append({
             "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": int(g["ours"].notna().sum()),
@@ -283,7 +284,7 @@ def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = No
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
     """How closely Gao & Wan's d and ours agree over the configurations: the median Spearman ρ, and how many
-    configurations have an interval above zero, below zero, or none (fewer than four defined cells);
+    configurations have an interval above zero, below zero, or none (fewer than four cells both define, or ρ = ±1);
     ``spearman_sides``: those counts in words, the zero ones left out."""
     rho = agree["spearman_d"]
     return {"spearman_median": float(rho.median()) if rho.notna().any() else float("nan"),
@@ -294,4 +295,4 @@ def spearman_findings(agree: pd.DataFrame) -> dict:
                                        ("below zero for", int((agree["spearman_high"] < 0).sum()), ""),
                                        ("across zero for", int(((agree["spearman_low"] <= 0)
                                                                 & (agree["spearman_high"] >= 0)).sum()), ""),
-                                       ("is undefined (too few cells) for", int(agree["spearman_low"].isna().sum()), "")])}
+                                       ("is undefined for", int(agree["spearman_low"].isna().sum()), "")])}
