@@ -331,13 +331,12 @@ def test_identical_findings_name_the_merged_and_the_closest_configurations():
                             "effect_size": [0.4, 0.1, 0.4, 0.1, 0.4, 0.15], "p_value": [0.2, 0.5, 0.2, 0.5, 0.2, 0.4]})
     kept, identical = asc.merge_identical(results)
     found = su.identical_findings(identical, kept)
-    assert (found["identical"], found["identical_list"]) == (1, "MoverScore-MiniLM-2gram = MoverScore-MiniLM")
+    assert found["identical"] == 1 and "identical_list" not in found  # no list on the page: the labels name them
+    assert identical[["metric", "same_as"]].values.tolist() == [["MoverScore-MiniLM-2gram", "MoverScore-MiniLM"]]
     assert found["nearest"] == "WMD and MoverScore-MiniLM (= MoverScore-MiniLM-2gram)"
     assert (found["nearest_gap"], found["nearest_equal"], found["nearest_cells"]) == (pytest.approx(0.05), 1, 2)
     none = su.identical_findings(identical.iloc[:0], kept[kept["metric"] == "WMD"])
-    assert (none["identical_list"], none["nearest"], none["nearest_cells"]) == ("none", "—", 0)
-    assert found["identical_clause"] == "Merged this way: MoverScore-MiniLM-2gram = MoverScore-MiniLM."
-    assert none["identical_clause"] == "No two configurations merge this way."
+    assert (none["identical"], none["nearest"], none["nearest_cells"]) == (0, "—", 0)
 
 
 def test_shared_lists_find_tests_that_share_words():

@@ -42,3 +42,14 @@ def test_joined_lists_words_as_a_sentence_does():
     assert [names.joined(w) for w in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["none", "a", "a and b",
                                                                                    "a, b and c"]
     assert names.joined([], empty="no chapter") == "no chapter"
+
+
+def test_of_all_names_a_subset_without_an_empty_slot():
+    two, three = ["A", "B"], ["A", "B", "C"]
+    assert names.of_all(["B", "A"], two, "models") == "both models"
+    assert names.of_all([], two, "models") == "neither model"
+    assert names.of_all(["B"], two, "models") == "1 of the 2 models (B)"
+    assert names.of_all(three, three, "metrics") == "all 3 metrics"
+    assert names.of_all([], three, "metrics") == "none of the 3 metrics"
+    # the chosen ones are named in the order of ``among``
+    assert names.of_all(["C", "A"], three, "metrics") == "2 of the 3 metrics (A and C)"

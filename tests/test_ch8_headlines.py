@@ -76,10 +76,10 @@ def test_the_group_summary_counts_shown_effects_and_the_pronoun_share():
     assert (findings["released_stereotype_larger"], findings["released_contrasts"]) == (0, 2)
     assert ch8_trust.pronoun_verdict(findings) == (
         "On the released scores the pronoun effect is more often the larger; on the live scores neither effect is "
-        "more often the larger. Whether a pronoun or the stereotype drives Eq. 2's gender bias depends on the "
+        "more often the larger. Whether a pronoun or the stereotype drives the signed gender difference depends on the "
         "configurations.")
     assert ch8_trust.pronoun_verdict({**findings, "live_group_larger": 2}).startswith(
-        "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender bias")
+        "On both score sets the pronoun effect is more often the larger: much of the signed difference")
 
 
 def test_robustness_findings_name_the_lowest_coverage_of_each_design():
@@ -144,15 +144,6 @@ def test_simulation_findings_give_both_template_intervals_at_the_fewest_and_next
     assert out["eq2_bias_smallest"] == 0.4 and out["type1_max"] == 0.05
 
 
-def test_few_templates_sentence_reads_right_for_any_count():
-    assert ch8_trust.few_templates_sentence(0, 30) == ("No cell has fewer than 30 templates, where the template "
-                                                       "bootstrap runs short.")
-    assert ch8_trust.few_templates_sentence(1, 30).startswith("1 cell has fewer than 30 templates")
-    assert ch8_trust.few_templates_sentence(1, 30).endswith("; the download marks it.")
-    assert ch8_trust.few_templates_sentence(1200, 30) == ("1,200 cells have fewer than 30 templates, where the "
-                                                          "template bootstrap runs short; the download marks them.")
-
-
 def _floor_case():
     """Three templates (CrowS-like pairs, each its own) and one control each, for a matching metric A and an n-gram
     metric B, every score on 0..1 so one Eq. 1 point is 0.01 of a score. Hand-worked |d| (points):
@@ -177,6 +168,8 @@ def test_template_excess_gives_each_templates_excess_on_the_cells_scale():
     excess = template_excess(attr, ctrl).set_index(["metric", "template"])["excess"]
     assert excess.loc["A"].to_numpy() == pytest.approx([40, 40, 20])
     assert excess.loc["B"].to_numpy() == pytest.approx([0, -5, 10])
+    d = template_excess(attr, ctrl).set_index(["metric", "template"])["attribute_d"]
+    assert d.loc["A"].to_numpy() == pytest.approx([50, 40, 30]) and d.loc["B"].to_numpy() == pytest.approx([10, 0, 10])
     # one pair per template: the cell's excess is the mean of its templates', as noise_floor gives it
     floor = noise_floor(attr, ctrl, n_resamples=99).set_index("metric")["excess"]
     assert floor["A"] == pytest.approx(100 / 3) and floor["B"] == pytest.approx(5 / 3)
@@ -196,6 +189,10 @@ def test_the_plm_against_ngram_gap_over_the_floor_is_paired_over_templates():
     found = ch8_trust.floor_gap_findings(gaps, focus="race")
     assert (found["holds"], found["undecided"], found["attributes"]) == (1, 0, 1)
     assert found["race"] == pytest.approx(95 / 3) and found["race_verdict"] == row["verdict"]
+    # without the floor, on the same templates: A's attribute |d| 50, 40, 30 minus B's 10, 0, 10 -> 40, 40, 20
+    raw = ch8_trust.paradigm_floor_gap(template_excess(attr, ctrl), {"A": "Matching", "B": "n-gram"},
+                                       value="attribute_d", n_resamples=999).iloc[0]
+    assert raw["templates"] == 3 and raw["difference"] == pytest.approx(100 / 3) and raw["verdict"] == "holds"
     # a configuration of neither group (static embedding) is left out of both sides
     assert ch8_trust.paradigm_floor_gap(template_excess(attr, ctrl), {"A": "Matching", "B": "static embedding"},
                                         n_resamples=99)["templates"].iloc[0] == 0

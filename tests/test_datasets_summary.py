@@ -68,7 +68,7 @@ def test_example_pairs_take_per_method_pairs_of_each_source_and_method():
     out = ch2_summary.example_pairs(PAIRS, per_method=1, seed=0)
     assert len(out) == 2 * 3  # (crows_pairs, drop) and (winobias, antecedent), three texts each
     assert out["example"].tolist()[::3] == ["crows_pairs, drop, race", "winobias, antecedent, gender"]
-    assert out["text"].tolist()[2] == "reference"
+    assert out["role"].tolist()[2] == "reference"
 
 
 def test_differing_tokens_count_the_longer_side_of_each_span():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from metricbias.bias import claims
@@ -282,7 +283,7 @@ def test_shift_claim_compares_model_based_with_ngram_configurations():
     assert once["mean |shift| model-based"] == pytest.approx((0.04 + 0.04 + 0.06) / 3)
 
 
-def test_single_gender_claim_is_paired_by_configuration():
+def test_single_gender_claim_is_paired_by_metric():
     rows = []
     for m, (all_, single) in {"a": (0.01, 0.03), "b": (-0.02, 0.05), "c": (0.0, 0.021), "d": (0.005, -0.04)}.items():
         rows += [{"metric": m, "aggregation": "max", "statistic": "spearman", "subset": "all", "delta": all_},
@@ -290,9 +291,34 @@ def test_single_gender_claim_is_paired_by_configuration():
                   "delta": single}]
     out = ch7_gender_swap.single_gender_claim(pd.DataFrame(rows), n_resamples=999)
     # |single| - |all| = 0.02, 0.03, 0.021, 0.035: mean 0.0265
-    assert out["configurations"] == 4 and out["difference"] == pytest.approx(0.0265)
+    assert out["metrics"] == 4 and out["difference"] == pytest.approx(0.0265)
     assert out["verdict"] in ("more on the male-only subset", "not distinguishable")
     assert ch7_gender_swap.single_gender_claim(pd.DataFrame(rows[:2]))["verdict"] == "not tested"
+    # a second aggregation of metric "a" (|single| - |all| = 0.05 - 0.01 = 0.04) is averaged into its unit first:
+    # a: (0.02 + 0.04) / 2 = 0.03, so the mean over the 4 metrics is (0.03 + 0.03 + 0.021 + 0.035) / 4 = 0.029
+    more = rows + [{"metric": "a", "aggregation": "mean", "statistic": "spearman", "subset": "all", "delta": -0.01},
+                   {"metric": "a", "aggregation": "mean", "statistic": "spearman", "subset": "single_gender",
+                    "delta": 0.05}]
+    out = ch7_gender_swap.single_gender_claim(pd.DataFrame(more), n_resamples=999)
+    assert out["metrics"] == 4 and out["difference"] == pytest.approx(0.029)
+
+
+def test_resampled_spearman_counts_each_drawn_observation():
+    """Rank correlation of a resample, computed from draw counts, equals scipy's on the resample written out
+    (ties and a missing judgement included); a row of ones gives the correlation of the data as drawn."""
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 5, 40).astype(float), rng.integers(0, 4, 40).astype(float)
+    y[3] = np.nan
+    draws = rng.multinomial(40, np.full(40, 1 / 40), size=3).astype(float)
+    rho = ch7_gender_swap.resampled_spearman({"x": x}, y, np.vstack([np.ones(40), draws]))["x"]
+    ok = ~np.isnan(y)
+    assert rho[0] == pytest.approx(stats.spearmanr(x[ok], y[ok]).statistic)
+    for b in range(3):
+        idx = np.repeat(np.arange(40), draws[b].astype(int))
+        idx = idx[ok[idx]]
+        assert rho[b + 1] == pytest.approx(stats.spearmanr(x[idx], y[idx]).statistic)
 
 
 def test_a_darr_tau_shift_in_pairs_changing_order():
@@ -328,3 +354,83 @@ def test_distinct_configurations_counts_identical_ones_once():
     table.loc[(table["metric"] == "BLEU") & (table["aggregation"] == "mean") & (table["subset"] == "single_gender"),
               "swap"] = 0.39
     assert ch7_summaries.distinct_configurations(table) == 4
+
+
+def test_shift_by_image_resamples_images(monkeypatch):
+    """Ten captions on five images, three judges each; two n-gram and two model-based toy metrics (the biased ones,
+    whose bonus for 'man' moves to 'woman' after the swap). On the data as drawn the difference is the one of
+    :func:`shift_claim` on the stacked correlations; the interval resamples the five images."""
+    from test_metaeval_analysis import Overlap
+
+    from metricbias.datasets.meta_eval import JudgedSet
+
+    class Biased(Overlap):
+        name = "toy_biased"
+
+    monkeypatch.setattr(ch7_gender_swap, "metric_group", lambda name: "model-based" if name == "toy_biased"
+                        else "n-gram")
+    hyps = ["a man rides a horse", "a man sits", "a woman and a dog", "a dog", "his dog runs", "a man and a dog",
+            "a girl runs", "she rides a horse", "a boy and his dog", "a person sits"]
+    refs = [("a person on a horse", "a rider"), ("a person sits", "a rider"), ("a dog runs", "a dog"),
+            ("a dog runs", "a dog"), ("a child and a dog",), ("a child and a dog",), ("a child runs", "a runner"),
+            ("a child runs", "a runner"), ("a dog", "a dog runs"), ("a person", "a person sits")]
+    judges = np.array([[4, 3, 4], [2, 2, 1], [3, 3, 4], [1, 2, 1], [2, 3, 2], [3, 4, 4], [4, 4, 3], [1, 1, 2],
+                       [3, 2, 3], [2, 1, 1]], dtype=float)
+    frame = pd.DataFrame({"item_id": [i // 2 for i in range(10)], "system_id": list("abcdefghij"), "hypothesis": hyps,
+                          "references": refs, "human:overall": judges.mean(axis=1)})
+    frame[["judge_1", "judge_2", "judge_3"]] = judges
+    data = JudgedSet("toy", frame, levels=("example",), judges={"overall": ["judge_1", "judge_2", "judge_3"]})
+    scorers = [("A", Overlap()), ("B", Overlap(bonus=0.05)), ("C", Biased(bonus=0.3)), ("D", Biased(bonus=0.6))]
+    perf = analysis.performance(data, scorers, judges="stacked")
+    expected = ch7_gender_swap.shift_claim({"Toy": perf[perf["subset"] == "all"]}, n_resamples=99).iloc[0]
+    found = ch7_gender_swap.shift_by_image(data, scorers, n_resamples=499, chunk=100)
+    assert (found["images"], found["n_model"], found["n_ngram"]) == (5, 2, 2)
+    assert found["difference"] == pytest.approx(expected["difference"])
+    assert found["mean_origin"] == pytest.approx(expected["mean |origin|"])
+    assert found["share_of_origin"] == pytest.approx(abs(expected["difference"]) / expected["mean |origin|"])
+    assert found["ci_low"] <= found["ci_high"] and np.isfinite([found["ci_low"], found["ci_high"]]).all()
+    assert found["verdict"] in ("model-based shift more", "model-based shift less", "not distinguishable")
+    assert ch7_gender_swap.shift_by_image(data, scorers[:3], n_resamples=99)["verdict"] == "not tested"
+
+
+def test_preference_without_the_part_trained_here():
+    """The image-level test without Regression (its head trained in this book): the planted regression rows lean
+    female on every image, so leaving them out gives the verdict of the two other metrics alone."""
+    rows = []
+    for name, label, sign in (("bertscore", "BERTScore", 1), ("wmd", "WMD", 1), ("regression", "Regression", -1)):
+        for pair in range(24):
+            d = sign * (1 if pair < 20 else -1) * 0.1
+            base = 0.5 + pair * 0.01
+            rows.append({"metric": label, "name": name, "aggregation": "max", "item_id": f"i{pair}", "pair": pair,
+                         "male": base + d / 2, "female": base - d / 2, "difference": d})
+    pairs = pd.DataFrame(rows)
+    found = ch7_gender_swap.preference_without_trained(pairs, n_resamples=199)
+    alone = ch7_gender_swap.preference_by_image(pairs[pairs["name"] != "regression"], n_resamples=199)
+    assert found["left_out"] == "Regression" and found["metrics"] == 2
+    assert (found["positive"], found["negative"], found["verdict"]) == (20, 4, "holds")
+    assert found["mean"] == pytest.approx(alone["mean"])
+    assert ch7_gender_swap.preference_without_trained(pairs[pairs["name"] != "regression"])["left_out"] == "none"
+
+
+def test_trained_part_quality_backbones_and_left_out_names():
+    class M:
+        def __init__(self, name, backbone=None):
+            self.name, self.options = name, {"backbone": backbone} if backbone else {}
+
+    scorers = [("BLEU", M("bleu")), ("WMD", M("wmd", "vec")), ("BERTScore-X", M("bertscore", "enc")),
+               ("Regression-X", M("regression", "head")), ("Greedy", M("greedy_matching", "vec"))]
+    parts = {"head": {"trainer": "regression", "figures": {("stsb-dev", "pearson"): 0.85}, "bleu": {}},
+             "para": {"trainer": "paraphraser", "figures": {}, "bleu": {("stsb-dev", "pearson"): 0.33}}}
+    assert ch7_gender_swap.trained_part_quality(scorers, parts) == {"label": "Regression-X", "part_r": 0.85,
+                                                                    "bleu_r": 0.33}
+    assert np.isnan(ch7_gender_swap.trained_part_quality(scorers[:3], parts)["part_r"])
+    assert ch7_gender_swap.backbones(scorers) == {"vectors": "vec", "encoders": "enc, head"}
+    from metricbias import profiles
+
+    skip = "bartscore,prism,all-mpnet-base-v2"
+    names = ch7_gender_swap.left_out_names("offline", skip).split(", ")
+    labels = [s.label for s in profiles.suite("offline") if s not in profiles.suite("offline", skip)]
+    # every PRISM-F is named once, with the BARTScore-F on its paraphraser; every other label as it is
+    assert not any(n.startswith("PRISM") for n in names)
+    assert sorted(sum((n.split("/") for n in names), [])) == sorted(labels)
+    assert ch7_gender_swap.left_out_names("offline", "", "bleu") == "none"

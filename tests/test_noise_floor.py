@@ -49,6 +49,20 @@ def test_a_metric_that_moves_more_with_the_identity_word_is():
     assert row["p_value"] == pytest.approx(2 / (RESAMPLES + 1))  # no flip as extreme: the two-sided floor
 
 
+def test_a_floor_cell_that_repeats_another_configuration_is_counted_once():
+    attr, ctrl = _planted(0.08, 0.03)
+    twin = lambda f, name: f.assign(metric=name)  # noqa: E731
+    # "full" scores every attribute and control pair as "m" does; "half" only the attribute pairs (its controls move)
+    moved = twin(ctrl, "half").assign(score_2=lambda f: f["score_2"] + 0.01)
+    scores = pd.concat([attr, twin(attr, "full"), twin(attr, "half")], ignore_index=True)
+    controls = pd.concat([ctrl, twin(ctrl, "full"), moved], ignore_index=True)
+    kept, dropped = nf.distinct_cells(scores, controls)
+    assert dropped[["attribute", "metric", "same_as_metric"]].values.tolist() == [["gender", "full", "m"]]
+    assert dropped["pairs"].tolist() == [240]  # 120 attribute pairs and their 120 controls compared
+    assert sorted(kept["metric"].unique()) == ["half", "m"] and len(kept) == 240
+    assert len(nf.noise_floor(kept, controls, n_resamples=10)) == 2  # three cells, two comparisons
+
+
 def test_control_pairs_keep_the_template_and_swap_a_neutral_word_of_the_same_kind():
     pairs = pd.DataFrame({"dataset": "d", "attribute": ["gender", "gender", "gender", "race", "race"],
                           "pair_id": ["a", "b", "c", "d", "e"],

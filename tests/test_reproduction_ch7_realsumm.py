@@ -177,3 +177,37 @@ def test_meteor_variants_without_synonyms():
     assert v["origin"].to_numpy() == pytest.approx(1.0) and (v["paper_origin"] == 0.714).all()
     assert ch7_realsumm.meteor_findings(v) == {"low": pytest.approx(1.0), "high": pytest.approx(1.0), "inside": 0,
                                                "settings": 4}
+
+
+def test_partial_spearman_is_the_first_order_partial_of_the_rank_correlations():
+    """The partial correlation of ranks equals (r_xy − r_xc r_yc) / √((1 − r_xc²)(1 − r_yc²)) on Spearman's
+    coefficients, with Student's t on n − 3 degrees of freedom."""
+    from scipy import stats
+
+    x = np.array([3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0])
+    y = np.array([2.0, 7.0, 1.0, 8.0, 2.5, 8.5, 3.0, 6.5])
+    c = np.array([1.0, 4.0, 2.0, 8.0, 5.0, 7.0, 3.0, 6.0])
+    r = {k: stats.spearmanr(a, b).statistic for k, (a, b) in {"xy": (x, y), "xc": (x, c), "yc": (y, c)}.items()}
+    expected = (r["xy"] - r["xc"] * r["yc"]) / np.sqrt((1 - r["xc"] ** 2) * (1 - r["yc"] ** 2))
+    found = ch7_realsumm.partial_spearman(x, y, c)
+    assert found["rho"] == pytest.approx(expected) and found["n"] == 8
+    t = expected * np.sqrt(5 / (1 - expected ** 2))
+    assert found["p"] == pytest.approx(2 * stats.t.sf(abs(t), 5))
+    assert found["ci_low"] < found["rho"] < found["ci_high"]
+
+
+def test_length_check_on_four_systems():
+    """Lengths A 7, B 7, D 5, C 1 words (ranks 3.5, 3.5, 2, 1) against human A 4 > B 3 > D 2 > C 1: deviations
+    (1, 1, −0.5, −1.5) and (1.5, 0.5, −0.5, −1.5), rho = 4.5 / √(4.5 · 5) = √0.9. BLEU's system-level correlation
+    is the analysis' own; a metric not run gives NaN."""
+    data = _realsumm()
+    scorers = [("BLEU", metrics.get("bleu"))]
+    found = ch7_realsumm.length_check(data, scorers, "bleu")
+    assert found["systems"] == 4 and found["length_human"] == pytest.approx(0.9 ** 0.5)
+    perf = analysis.performance(data, scorers)
+    assert found["metric_human"] == pytest.approx(perf.loc[perf["statistic"] == "spearman", "origin"].iloc[0])
+    # BLEU ranks the systems B 4, A 3, D 2, C 1 (case kept): deviations (1.5, 0.5, −0.5, −1.5) in the order B, A,
+    # D, C against the lengths' (1, 1, −0.5, −1.5): rho = 4.5 / √(5 · 4.5) = √0.9 again
+    assert found["metric_length"] == pytest.approx(0.9 ** 0.5)
+    missing = ch7_realsumm.length_check(data, scorers, "meteor")
+    assert np.isnan(missing["partial"]) and missing["partial_verdict"] == "not computed"

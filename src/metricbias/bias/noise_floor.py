@@ -204,7 +204,8 @@ def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
                     controls: pd.DataFrame | None = None) -> pd.DataFrame:
     """The excess over the floor per template: for every (attribute, metric) cell of :func:`noise_floor` and every
     template with both attribute pairs and controls, the mean |d| of its attribute pairs minus that of its controls
-    (one Eq. 1 scale per cell, as :func:`noise_floor` uses). Columns ``attribute, metric, template, excess``; two
+    (one Eq. 1 scale per cell, as :func:`noise_floor` uses). Columns ``attribute, metric, template, excess,
+    attribute_d`` (the last: the attribute pairs' mean |d| alone, for the same comparison without the floor); two
     metrics' rows on the same template pair up, so a paired comparison of metrics against their floors can resample
     templates."""
     control_scores = _with_sources(control_scores, controls, "template_excess")
@@ -219,10 +220,31 @@ def template_excess(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
         if means.empty:
             continue
         frames.append(pd.DataFrame({"attribute": attribute, "metric": metric, "template": means.index.astype(str),
-                                    "excess": (means[True] - means[False]).to_numpy(float)}))
+                                    "excess": (means[True] - means[False]).to_numpy(float),
+                                    "attribute_d": means[True].to_numpy(float)}))
     return (pd.concat(frames, ignore_index=True) if frames else
-            pd.DataFrame(columns=["attribute", "metric", "template", "excess"]))
+            pd.DataFrame(columns=["attribute", "metric", "template", "excess", "attribute_d"]))
 
 
-__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "kind_of", "noise_floor",
+def distinct_cells(scores: pd.DataFrame, control_scores: pd.DataFrame, *,
+                   controls: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``scores`` with each floor cell counted once: a cell (attribute, metric) whose scores equal an earlier
+    metric's on the same attribute pairs and on the same control pairs (:func:`metricbias.bias.scores.
+    identical_cells` over both) is the same comparison, so it is dropped, as the book counts identical configurations
+    once. Returns ``(kept scores, dropped cells)``, the latter with ``attribute, metric, same_as_metric, pairs``
+    (attribute and control pairs compared). A cell equal on the attribute pairs only is kept: its floor differs."""
+    from .scores import identical_cells
+
+    control_scores = _with_sources(control_scores, controls, "distinct_cells")
+    columns = ["attribute", "metric", "pair_id", "score_1", "score_2"]
+    both = pd.concat([scores[columns].assign(pair_id=lambda f: "pair " + f["pair_id"].astype(str)),
+                      control_scores[columns].assign(pair_id=lambda f: "control " + f["pair_id"].astype(str))],
+                     ignore_index=True)
+    same = identical_cells(both)[["attribute", "metric", "same_as_metric", "pairs"]]
+    dropped = pd.MultiIndex.from_frame(same[["attribute", "metric"]])
+    keep = ~pd.MultiIndex.from_frame(scores[["attribute", "metric"]]).isin(dropped)
+    return scores[keep].reset_index(drop=True), same.reset_index(drop=True)
+
+
+__all__ = ["COLUMNS", "KINDS", "NEUTRAL", "PRONOUN_CASES", "control_pairs", "distinct_cells", "kind_of", "noise_floor",
            "template_excess"]

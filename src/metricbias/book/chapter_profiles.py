@@ -68,7 +68,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                                   "invariant_quality_sample_size": 3, "attributes": "race",
                                   "darr_pairs": 12, "stsb_pairs": 40},  # the paired quality test: chapter 3's samples
         # chapter 7: 12 images / documents / DARR pairs and a few fast metrics of each family
-        "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12,
+        "07_gender_swap": {"sample_size": 12, "summary_sample_size": 12, "darr_pairs": 12, "image_resamples": 99,
                            "skip_on_summaries": "meteor,ter,bertscore",
                            "metric_names": "bleu,meteor,ter,rougeSU4,embedding_average,bertscore"},
         # chapter 8: chapter 3's and 4's smoke samples, a small simulation

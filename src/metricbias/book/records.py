@@ -227,10 +227,12 @@ def show(stem: str, profile: str) -> None:
                        "rows": jobs.values.tolist()})
         packs = run.get("packs") or {}
         if packs.get("scores"):
-            display(Markdown(
-                f"Scores: {packs['scores']:,} in all, {packs['from_packs']:,} read from verified score packs and "
-                f"{packs['computed']:,} computed in the run; {packs['checked']:,} pack scores recomputed to verify "
-                f"them, largest difference {packs['max_diff']:.2g}."))
+            _display({"title": "Score sources", "kind": "table", "caption": None, "decimals": 2,
+                      "formats": {"largest difference": "{:.2g}"},
+                      "columns": ["scores", "read from verified score packs", "computed in the run",
+                                  "pack scores recomputed", "largest difference"],
+                      "rows": [[packs["scores"], packs["from_packs"], packs["computed"], packs["checked"],
+                                packs["max_diff"]]]})
     for entry in record["entries"]:
         _display(entry)
 

@@ -11,6 +11,7 @@ from ...bias import pairwise
 from ...datasets import published
 from ...datasets.published import ATTRIBUTES
 from .ch2_summary import long_texts
+from .names import of_all
 from ..display import PAPER
 from .sun2022 import sun_table6, sun_table9
 from .tables import compare, table, with_average
@@ -192,7 +193,7 @@ def direction_tests(attribute: str = "gender", *, n_resamples: int = 9999, seed:
 def direction_findings(tests: pd.DataFrame, model: str = "PRISM") -> dict:
     """How the ordering precision > F > recall of ``model`` stands under the paired intervals of
     :func:`direction_tests`: each difference with its interval, the verdict ("holds" when both intervals lie above
-    zero, else "is not established"), and for how many of the other models it holds (and which; "none")."""
+    zero, else "is not established"), and of which other models it holds (a phrase: "both BARTScore models")."""
     rows = tests[tests["model"] == model].assign(confidence=0.95).set_index("comparison")
     others = tests[tests["model"] != model]
     held_others = [m for m, g in others.groupby("model", sort=False) if (g["verdict"] == "higher").all()]
@@ -200,8 +201,7 @@ def direction_findings(tests: pd.DataFrame, model: str = "PRISM") -> dict:
             "f_recall": interval_text(rows.loc["F − recall"].to_dict()),
             "verdict": ("holds beyond sampling noise" if (rows["verdict"] == "higher").all()
                         else "is not established at this size"),
-            "held_others": len(held_others), "others": others["model"].nunique(),
-            "held_others_names": ", ".join(held_others) or "none"}
+            "held_others": of_all(held_others, list(others["model"].unique()), "BARTScore models")}
 
 
 def stereotypical_summary(intervals: pd.DataFrame) -> dict:

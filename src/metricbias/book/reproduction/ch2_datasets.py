@@ -241,8 +241,12 @@ def reference_bias_table(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> pd.Da
                         "pairs": b["n_pairs"].astype(int).to_numpy(), "built": b["bias"].to_numpy(),
                         "released": r["bias"].to_numpy(), "built − released": (b["bias"] - r["bias"]).to_numpy(),
                         "released scores": wide[("bias", "released scores")].to_numpy()})
-    t = tests.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})[["metric", "attribute", "CI low",
-                                                                         "CI high", "verdict"]]
+    t = tests.rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
+    # a difference shown and still inside the margin says both, so the table and the text count the same cells
+    both = t["verdict"].isin(["higher", "lower"]) & t.get("equivalent", pd.Series(False, index=t.index)).astype(bool)
+    margin = t["margin"].iloc[0] if "margin" in t and len(t) else REFERENCE_MARGIN
+    t = t.assign(verdict=t["verdict"].where(~both, t["verdict"] + f", within ±{margin:g}"))[
+        ["metric", "attribute", "CI low", "CI high", "verdict"]]
     out = out.merge(t, on=["metric", "attribute"], how="left")
     return out[["metric", "attribute", "pairs", "built", "released", "built − released", "CI low", "CI high",
                 "verdict", "released scores"]]
@@ -258,12 +262,13 @@ def reference_bias_summary(by_dataset: pd.DataFrame, tests: pd.DataFrame) -> dic
     verdict = cmp["verdict"].fillna("")
     return {"cells": len(cmp), "margin": float(tests["margin"].iloc[0]) if len(tests) else REFERENCE_MARGIN,
             "same": int(verdict.str.startswith("same within").sum()),
-            "differ": int(verdict.isin(["higher", "lower"]).sum()), "undecided": int((verdict == UNDECIDED).sum()),
+            "differ": int(verdict.str.startswith(("higher", "lower")).sum()),
+            "undecided": int((verdict == UNDECIDED).sum()),
             "differ_within_margin": int((tests["verdict"].isin(["higher", "lower"])
                                          & tests.get("equivalent", pd.Series(False, index=tests.index)).astype(bool)
                                          ).sum()),
             "differ_cells": ", ".join(f"{m} on {attribute_words(a)}" for m, a in cmp.loc[
-                verdict.isin(["higher", "lower"]), ["metric", "attribute"]].to_numpy()) or "none",
+                verdict.str.startswith(("higher", "lower")), ["metric", "attribute"]].to_numpy()) or "none",
             "scores_reproduced_within": float((cmp["released"] - cmp["released scores"]).abs().max()),
             "largest_difference": float(abs(cmp.loc[k, "built − released"])),
             "largest_difference_cell": f"{cmp.loc[k, 'metric']} on {attribute_words(cmp.loc[k, 'attribute'])}"}

@@ -57,14 +57,14 @@ def reference_methods(pairs: pd.DataFrame, attributes) -> pd.DataFrame:
 
 def long_texts(frame: pd.DataFrame, texts: dict[str, str], keys=()) -> pd.DataFrame:
     """``frame`` with one row per text, so that a page shows whole sentences in one wide column: ``example`` (the
-    record's ``keys`` joined by ", ", on its first row only), ``text`` (what the text is, from ``texts``: column ->
+    record's ``keys`` joined by ", ", on its first row only), ``role`` (what the text is, from ``texts``: column ->
     label, where ``{group_1}``-style fields are filled from the record) and the ``sentence`` itself."""
     rows = []
     for record in frame.to_dict("records"):
         for k, (column, label) in enumerate(texts.items()):
             rows.append({"example": ", ".join(str(record[key]) for key in keys) if k == 0 else "",
-                         "text": label.format(**record), "sentence": record[column]})
-    return pd.DataFrame(rows, columns=["example", "text", "sentence"])
+                         "role": label.format(**record), "sentence": record[column]})
+    return pd.DataFrame(rows, columns=["example", "role", "sentence"])
 
 
 def example_pairs(pairs: pd.DataFrame, per_method: int = 2, seed: int = 0) -> pd.DataFrame:

@@ -324,18 +324,14 @@ def direction(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
 
 def identical_findings(identical: pd.DataFrame, results: pd.DataFrame) -> dict:
     """The configurations counted once (:func:`metricbias.bias.association.merge_identical`'s table): how many
-    merge with another and which ("MoverScore-MiniLM-2gram = MoverScore-MiniLM", "none"; ``identical_clause``: as
-    a sentence, "No two configurations merge this way." when none); and, among those left
+    merge with another (``identical``; the table names them, and so do their labels); and, among those left
     (``results``), the two closest (:func:`metricbias.bias.association.nearest_configurations`): ``nearest`` ("A and
     B", "—" with fewer than two), ``nearest_gap`` (their largest |d1 - d2|), ``nearest_equal`` and ``nearest_cells``
     (cells with the same d, of those both define)."""
     from ..display import UNDEFINED
 
-    pairs = [f"{r.metric} = {r.same_as}" for r in identical.itertuples()]
     near = association.nearest_configurations(results)
-    return {"identical": len(pairs), "identical_list": ", ".join(pairs) or "none",
-            "identical_clause": f"Merged this way: {', '.join(pairs)}." if pairs else
-            "No two configurations merge this way.",
+    return {"identical": len(identical),
             "nearest": f"{near['metric']} and {near['other']}" if near else UNDEFINED,
             "nearest_gap": near.get("largest_difference", float("nan")), "nearest_equal": near.get("cells_equal", 0),
             "nearest_cells": near.get("cells", 0)}

@@ -119,13 +119,5 @@ def both_or_each(first: str, second: str, labels=("for BERTScore", "for regressi
     return f"{first} {labels[0]} and {second} {labels[1]}"
 
 
-def versus_phrase(released: str, built: str) -> str:
-    """The wrapper's bias against the adapter's on the two gender sets (each "lower than", "higher than" or "not
-    distinguishable from") in one phrase: "lower than the adapter's on both gender sets" when they agree."""
-    if released == built:
-        return f"{released} the adapter's on both gender sets"
-    return f"{released} the adapter's on the released set and {built} it on the built set"
-
-
 __all__ = ["SET_DATASETS", "SET_NAMES", "TEST_COLUMNS", "TOLERANCE", "adapter_specs", "both_or_each", "cell_values",
-           "noninferiority", "page_table", "quality_test", "quality_verdict", "verdicts", "versus_phrase"]
+           "noninferiority", "page_table", "quality_test", "quality_verdict", "verdicts"]

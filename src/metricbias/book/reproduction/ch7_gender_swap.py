@@ -289,20 +289,22 @@ def preference_by_image(pairs: pd.DataFrame, *, n_resamples: int = 9999, seed: i
 
 
 def single_gender_claim(stacked: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
-    """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per configuration,
-    |shift| on the subset against |shift| on all examples (Spearman), paired: the mean difference with its 95%
-    bootstrap interval (:func:`metricbias.bias.claims.compare`) and ``verdict``: the correlations move "more on the
-    male-only subset" or "less ...", "not distinguishable", or "not tested" (fewer than two configurations)."""
+    """Do the Flickr8k correlations move more on the male-only subset than on all examples? Per metric (the unit:
+    the mean over its aggregations, which score the same items), |shift| on the subset against |shift| on all
+    examples (Spearman), paired over the ``metrics``: the mean difference with its 95% bootstrap interval
+    (:func:`metricbias.bias.claims.compare`) and ``verdict``: the correlations move "more on the male-only subset" or
+    "less ...", "not distinguishable", or "not tested" (fewer than two metrics)."""
     from ...bias import claims
 
     wide = stacked[stacked["statistic"] == "spearman"].pivot_table(
         index=["metric", "aggregation"], columns="subset", values="delta", sort=False).abs().dropna()
+    wide = wide.groupby(level="metric", sort=False).mean()
     if "single_gender" not in wide or len(wide) < 2:
-        return {"configurations": len(wide), "difference": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+        return {"metrics": len(wide), "difference": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                 "verdict": SHIFT_UNTESTED}
     c = claims.compare(wide["single_gender"], wide["all"], paired=True, n_resamples=n_resamples, seed=seed)
     words = {"higher": "more on the male-only subset", "lower": "less on the male-only subset"}
-    return {"configurations": len(wide), **c, "verdict": words.get(c["verdict"], SHIFT_UNDECIDED)}
+    return {"metrics": len(wide), **c, "verdict": words.get(c["verdict"], SHIFT_UNDECIDED)}
 
 
 #: the page's word for a Flickr8k subset
@@ -363,3 +365,171 @@ def flickr_origin_table(side: pd.DataFrame) -> pd.DataFrame:
             out[f"{words} (paper)"] = wide[("origin (paper)", subset)]
             out[words] = wide[("origin", subset)]
     return out.reset_index()
+
+
+def _weighted_ranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mid-ranks of ``x`` (n,) in each row of ``weights`` (B, n): the ranks the values would get if value ``i``
+    appeared ``weights[b, i]`` times (ties share the mean rank), as in a resample that draws it that often."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, xs.size]))
+    total = np.add.reduceat(weights[:, order], starts, axis=1)
+    mid = np.cumsum(total, axis=1) - total + (total + 1) / 2
+    ranks = np.empty_like(weights)
+    ranks[:, order] = mid[:, group]
+    return ranks
+
+
+def _weighted_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row, the Pearson correlation of ``a`` and ``b`` (B, n) with each value counted ``weights`` times."""
+    total = weights.sum(axis=1, keepdims=True)
+    a = a - (weights * a).sum(axis=1, keepdims=True) / total
+    b = b - (weights * b).sum(axis=1, keepdims=True) / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (weights * a * b).sum(axis=1) / np.sqrt((weights * a * a).sum(axis=1) * (weights * b * b).sum(axis=1))
+
+
+def resampled_spearman(scores: dict, human: np.ndarray, weights: np.ndarray) -> dict:
+    """Spearman of each array of ``scores`` (name -> (n,)) with ``human`` (n,) in each resample whose counts per
+    observation are the rows of ``weights`` (B, n): name -> (B,) correlations (one row of ones gives scipy's
+    :func:`~scipy.stats.spearmanr`)."""
+    human = np.asarray(human, dtype=float)
+    whole = weights * ~np.isnan(human)
+    human_ranks = _weighted_ranks(np.nan_to_num(human, nan=-np.inf), whole)
+    out = {}
+    for name, s in scores.items():  # an observation without a score or a judgement counts 0 times, as in scipy's
+        s = np.asarray(s, dtype=float)
+        w = whole * ~np.isnan(s) if np.isnan(s).any() else whole
+        h = human_ranks if w is whole else _weighted_ranks(np.nan_to_num(human, nan=-np.inf), w)
+        out[name] = _weighted_pearson(_weighted_ranks(np.nan_to_num(s, nan=-np.inf), w), h, w)
+    return out
+
+
+def shift_by_image(dataset, scorers: list, *, cache=None, n_resamples: int = 9999, seed: int = 0,
+                   chunk: int = 200) -> dict:
+    """Gao & Wan's shift claim on an example-level set (Flickr8k) with the images as the unit: resample whole images
+    (:func:`metricbias.bias.clusters.cluster_draws`), recompute each configuration's Spearman with the stacked judges
+    before and after swapping, |swap − origin| per configuration, the mean over a metric's aggregations, and the
+    mean over the model-based minus the mean over the n-gram metrics. ``difference`` (on the data as drawn),
+    ``ci_low``, ``ci_high`` (expanded percentile interval, :func:`metricbias.bias.clusters.expanded_levels`),
+    ``mean_origin`` (the mean |Spearman| on the original data, each metric once) and ``share_of_origin`` (the
+    |difference| as a share of it),
+    ``images``, ``n_model``, ``n_ngram``, ``resamples``, ``verdict`` ("model-based shift more", "... less",
+    "not distinguishable", or "not tested" with fewer than two metrics in a group) and ``claim``: the verdict on the
+    claim that model-based metrics shift more (:func:`metricbias.bias.claims.claim_verdict`)."""
+    from ...bias.claims import claim_verdict
+    from ...bias.clusters import cluster_draws, expanded_levels
+    from ...metaeval.scoring import hypothesis_scores
+    from ...metrics.registry import resolve
+
+    aspect = dataset.aspects[0]
+    judges = dataset.frame[dataset.judges[aspect]].to_numpy(dtype=float)
+    k = judges.shape[1]
+    human = judges.T.reshape(-1)
+    images = np.tile(dataset.frame["item_id"].to_numpy(), k)
+    swapped = dataset.swapped()
+    scores, groups = {}, {}
+    for m in scorers:
+        label, metric = resolve(m)
+        groups[label] = metric_group(metric.name)
+        for when, data in (("origin", dataset), ("swap", swapped)):
+            for agg, s in hypothesis_scores(metric, data, cache).items():
+                scores[(label, agg, when)] = np.tile(np.asarray(s, dtype=float), k)
+    counts, codes = cluster_draws(images, n_resamples=n_resamples, seed=seed)
+    n_images = counts.shape[1]
+    n_model = sum(g == "model-based" for g in groups.values())
+    n_ngram = len(groups) - n_model
+    out = {"images": n_images, "n_model": n_model, "n_ngram": n_ngram, "resamples": n_resamples}
+
+    def per_metric(rho, value):  # each metric once: the mean over its aggregations
+        found = {}
+        for label, agg, _ in rho:
+            found.setdefault(label, {})[agg] = value(rho[(label, agg, "swap")], rho[(label, agg, "origin")])
+        return {label: np.nanmean(np.stack(list(a.values())), axis=0) for label, a in found.items()}
+
+    def difference(weights):
+        shift = per_metric(resampled_spearman(scores, human, weights), lambda after, before: np.abs(after - before))
+        model = np.stack([v for lb, v in shift.items() if groups[lb] == "model-based"])
+        ngram = np.stack([v for lb, v in shift.items() if groups[lb] == "n-gram"])
+        return model.mean(axis=0) - ngram.mean(axis=0)
+
+    if not groups:
+        return {**out, **dict.fromkeys(("difference", "mean_origin", "share_of_origin", "ci_low", "ci_high"), np.nan),
+                "verdict": SHIFT_UNTESTED, "claim": "not comparable"}
+    as_drawn = np.ones((1, human.size))
+    level = per_metric(resampled_spearman(scores, human, as_drawn), lambda after, before: np.abs(before))
+    out["mean_origin"] = float(np.mean([v[0] for v in level.values()]))
+    out["difference"] = float(difference(as_drawn)[0]) if min(n_model, n_ngram) else np.nan
+    out["share_of_origin"] = abs(out["difference"]) / out["mean_origin"]
+    if min(n_model, n_ngram) < 2 or n_images < 2 or n_resamples == 0:
+        return {**out, "ci_low": np.nan, "ci_high": np.nan, "verdict": SHIFT_UNTESTED, "claim": "not comparable"}
+    draws = np.concatenate([difference(counts[i:i + chunk][:, codes]) for i in range(0, n_resamples, chunk)])
+    low, high = np.nanquantile(draws, expanded_levels(n_images))
+    verdict = SHIFT_VERDICTS["higher"] if low > 0 else SHIFT_VERDICTS["lower"] if high < 0 else SHIFT_UNDECIDED
+    return {**out, "ci_low": float(low), "ci_high": float(high), "verdict": verdict,
+            "claim": claim_verdict(float(low), float(high))}
+
+
+def left_out_names(profile: str, skip: str, metric_names: str = "") -> str:
+    """The labels of the profile's configurations that ``skip`` leaves out of the chapter, comma-separated ("none"),
+    each distinct function once: PRISM-F on a paraphraser scores as BARTScore-F on it (no target-language tag),
+    so it is named with it ("BARTScore-MiniLM-F/PRISM-MiniLM-F"), as chapter 3 counts the two as one configuration."""
+    from ... import profiles
+    from .notes import left_out_labels
+
+    labels = left_out_labels(profile, skip, metric_names)
+    specs = {s.label: s for s in profiles.suite(profile)}
+    bart = {specs[lb].options.get("backbone"): lb for lb in labels
+            if specs[lb].name == "bartscore" and specs[lb].options.get("variant") == "F"}
+    out = []
+    for lb in labels:
+        s = specs[lb]
+        twin = bart.get(s.options.get("backbone")) if s.name == "prism" and s.options.get("variant") == "F" else None
+        if twin is None:
+            out.append(lb)
+        else:
+            out[out.index(twin)] = f"{twin}/{lb}"
+    return ", ".join(out) or "none"
+
+
+#: the registry names of the chapter's metrics whose model part was trained in this book
+TRAINED_HERE = ("regression",)
+
+
+def preference_without_trained(pairs: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:
+    """:func:`preference_by_image` without the metrics whose part was trained in this book (:data:`TRAINED_HERE`),
+    with ``left_out``: their labels ("none")."""
+    trained = pairs["name"].isin(TRAINED_HERE)
+    return {**preference_by_image(pairs[~trained], n_resamples=n_resamples, seed=seed),
+            "left_out": ", ".join(pairs.loc[trained, "metric"].unique()) or "none"}
+
+
+def trained_part_quality(scorers: list, parts: dict) -> dict:
+    """The quality of the regression head of the chapter's Regression metric beside BLEU's, as chapter 3's Table 3.1
+    records it (``parts``: :func:`metricbias.book.reproduction.ch3_trained.recorded`): ``label``, ``part_r`` (the
+    head's STS-B dev Pearson r) and ``bleu_r`` (BLEU's on the same pairs, recorded beside a paraphraser); NaN where
+    not recorded."""
+    key = ("stsb-dev", "pearson")
+    head = next(((label, m) for label, m in scorers if m.name in TRAINED_HERE), None)
+    part = parts.get(head[1].options.get("backbone"), {}) if head else {}
+    bleu = next((p["bleu"][key] for p in parts.values() if key in p.get("bleu", {})), np.nan)
+    return {"label": head[0] if head else "none", "part_r": float(part.get("figures", {}).get(key, np.nan)),
+            "bleu_r": float(bleu)}
+
+
+def backbones(scorers: list) -> dict:
+    """The backbones of the chapter's model-based metrics, for the caption that sets our rows beside Gao & Wan's:
+    ``vectors`` (the static-embedding metrics') and ``encoders`` (every other model-based metric's), each
+    comma-separated in order of first use ("none")."""
+    from ...metrics.registry import metric_class
+
+    found = {"vectors": [], "encoders": []}
+    for _, m in scorers:
+        backbone = m.options.get("backbone")
+        if backbone is None or metric_group(m.name) != "model-based":
+            continue
+        kind = "vectors" if metric_class(m.name).family == "embedding" else "encoders"
+        if backbone not in found[kind]:
+            found[kind].append(backbone)
+    return {kind: ", ".join(names) or "none" for kind, names in found.items()}

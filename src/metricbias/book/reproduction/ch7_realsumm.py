@@ -302,3 +302,53 @@ def nlgeval_findings(variant: pd.DataFrame, close: float = 0.03) -> dict:
     for r in variant.to_dict("records"):
         out.update({r["name"]: float(r["nlgeval"]), f"{r['name']}_paper": r["paper"]})
     return out
+
+
+def partial_spearman(x, y, control) -> dict:
+    """Spearman's partial correlation of ``x`` and ``y`` controlling for ``control``: the Pearson correlation of the
+    residuals of their ranks regressed on the ranks of ``control`` (``rho``), with its two-sided p from Student's t on
+    n − 3 degrees of freedom and the 95% interval of :func:`metricbias.bias.claims.spearman_interval` on n − 1."""
+    from scipy import stats
+
+    from ...bias.claims import spearman_interval
+
+    rx, ry, rc = (stats.rankdata(np.asarray(v, dtype=float)) for v in (x, y, control))
+    design = np.column_stack([np.ones_like(rc), rc])
+    residual = [r - design @ np.linalg.lstsq(design, r, rcond=None)[0] for r in (rx, ry)]
+    n = len(rx)
+    rho = float(stats.pearsonr(*residual).statistic)
+    t = rho * np.sqrt((n - 3) / max(1 - rho ** 2, 1e-300))
+    low, high = spearman_interval(rho, n - 1)
+    return {"rho": rho, "p": float(2 * stats.t.sf(abs(t), n - 3)), "ci_low": low, "ci_high": high, "n": n}
+
+
+def length_check(dataset, scorers, name: str = "meteor", *, cache=None) -> dict:
+    """Does summary length drive a metric's system-level correlation? Per system of ``dataset``: the mean length of
+    its summaries in words, the mean human score and the mean score of the ``scorers`` metric registered as ``name``.
+    Spearman of length with the human score (``length_human``, ``length_human_p``) and with the metric
+    (``metric_length``, ``metric_length_p``), the metric's own (``metric_human``), and its partial correlation with
+    the human score controlling for length (``partial``, ``partial_p``, ``partial_ci_low``, ``partial_ci_high``:
+    :func:`partial_spearman`) and ``partial_verdict`` (it "stays above 0", "falls below 0" or "is not
+    distinguishable from 0" by that interval); ``systems``. NaN values where the metric is not among ``scorers``."""
+    from scipy import stats
+
+    from ...metaeval.scoring import hypothesis_scores
+
+    found = next((m for _, m in scorers if m.name == name), None)
+    human = system_human(dataset, dataset.aspects[0])
+    frame = dataset.frame
+    length = frame["hypothesis"].str.split().str.len().groupby(frame["system_id"]).mean()[human.index]
+    lh = stats.spearmanr(length, human)
+    out = {"systems": len(human), "length_human": float(lh.statistic), "length_human_p": float(lh.pvalue)}
+    if found is None:
+        return {**out, **dict.fromkeys(("metric_length", "metric_length_p", "metric_human", "partial", "partial_p",
+                                        "partial_ci_low", "partial_ci_high"), np.nan), "partial_verdict": "not computed"}
+    scores = next(iter(hypothesis_scores(found, dataset, cache).values()))
+    metric = pd.Series(scores, index=frame.index).groupby(frame["system_id"]).mean()[human.index]
+    ml = stats.spearmanr(metric, length)
+    partial = partial_spearman(metric, human, length)
+    return {**out, "metric_length": float(ml.statistic), "metric_length_p": float(ml.pvalue),
+            "metric_human": float(stats.spearmanr(metric, human).statistic), "partial": partial["rho"],
+            "partial_p": partial["p"], "partial_ci_low": partial["ci_low"], "partial_ci_high": partial["ci_high"],
+            "partial_verdict": "stays above 0" if partial["ci_low"] > 0 else "falls below 0"
+            if partial["ci_high"] < 0 else "is not distinguishable from 0"}

@@ -197,13 +197,15 @@ def floor_findings(floor: pd.DataFrame, *, q: float = 0.05, margin: float = 1.0,
 
 
 def paradigm_floor_gap(excess: pd.DataFrame, paradigm_of: dict, *, first=PLM_PARADIGMS, second=("n-gram",),
-                       n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+                       value: str = "excess", n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """Per attribute, the ``first`` paradigms' excess over the noise floor minus the ``second`` ones' (by default
     the PLM-based against the n-gram configurations), paired over templates: for each template the mean per-template
     excess (:func:`metricbias.bias.noise_floor.template_excess`) of the first group's configurations minus the second
     group's, averaged over the templates both groups score, with the expanded percentile interval over templates
     and the verdict of the claim that the first group's excess is the larger (:func:`~metricbias.bias.claims.
-    claim_verdict`). Columns ``attribute, templates, difference, ci_low, ci_high, verdict``."""
+    claim_verdict`). ``value="attribute_d"`` makes the same comparison on the attribute pairs' |d| without the
+    floor, so both gaps rest on the same configurations and templates. Columns ``attribute, templates, difference,
+    ci_low, ci_high, verdict``."""
     from ...bias.claims import claim_verdict
     from ...bias.clusters import cluster_bootstrap
 
@@ -211,7 +213,7 @@ def paradigm_floor_gap(excess: pd.DataFrame, paradigm_of: dict, *, first=PLM_PAR
                                  "second" if paradigm_of.get(m) in second else None)
     rows = []
     for attribute, part in excess.assign(group=group).dropna(subset=["group"]).groupby("attribute", sort=False):
-        means = part.pivot_table(index="template", columns="group", values="excess", aggfunc="mean")
+        means = part.pivot_table(index="template", columns="group", values=value, aggfunc="mean")
         values = (means.get("first") - means.get("second")).dropna() if {"first", "second"} <= set(means) else \
             pd.Series(dtype=float)
         low, high = cluster_bootstrap(values.to_numpy(), values.index.to_numpy(), n_resamples=n_resamples,
@@ -278,26 +280,16 @@ def pronoun_verdict(findings: dict) -> str:
 
     released, live = leans("released"), leans("live")
     if released == live == "pronoun":
-        return "On both score sets the pronoun effect is more often the larger: much of what Eq. 2 calls gender " \
-               "bias is a preference for one pronoun, whatever the occupation."
+        return "On both score sets the pronoun effect is more often the larger: much of the signed difference " \
+               "between the two candidates is a preference for one pronoun, whatever the occupation (Eq. 2, which " \
+               "takes its absolute value, cannot tell the two apart)."
     if released == live == "stereotype":
-        return "On both score sets the stereotype effect is more often the larger: Eq. 2's gender bias is mostly " \
-               "a preference for the stereotype, not for one pronoun."
+        return "On both score sets the stereotype effect is more often the larger: the signed difference between " \
+               "the two candidates is mostly a preference for the stereotype, not for one pronoun."
     said = {"pronoun": "the pronoun effect is more often the larger", "stereotype": "the stereotype effect is more "
             "often the larger", None: "neither effect is more often the larger"}
     return f"On the released scores {said[released]}; on the live scores {said[live]}. Whether a pronoun or the " \
-           "stereotype drives Eq. 2's gender bias depends on the configurations."
-
-
-def few_templates_sentence(few: int, floor: int) -> str:
-    """The page's sentence on the cells with fewer than ``floor`` templates, where the template bootstrap runs short:
-    "No cell has ...", "1 cell has ...; the download marks it." or "3 cells have ...; the download marks them."."""
-    where = f"fewer than {floor} templates, where the template bootstrap runs short"
-    if few == 0:
-        return f"No cell has {where}."
-    if few == 1:
-        return f"1 cell has {where}; the download marks it."
-    return f"{few:,} cells have {where}; the download marks them."
+           "stereotype drives the signed gender difference depends on the configurations."
 
 
 def candidate_correlation(scores: pd.DataFrame) -> float:
@@ -307,7 +299,7 @@ def candidate_correlation(scores: pd.DataFrame) -> float:
     return float(np.nanmedian(r))
 
 
-__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "few_templates_sentence", "floor_findings",
+__all__ = ["LIBRARY_CHECKS", "METHOD_NOTES", "candidate_correlation", "comparison_summary", "duplicate_list", "floor_findings",
            "floor_gap_findings", "paradigm_floor_gap",
            "grid_summary", "group_summary", "median_findings", "ratio_findings", "ratio_summary",
            "robustness_findings", "simulation_findings"]

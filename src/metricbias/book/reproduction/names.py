@@ -101,5 +101,17 @@ def joined(words, empty: str = "none") -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "joined",
+def of_all(chosen, among, noun: str) -> str:
+    """Which of ``among`` (names) are ``chosen``, as a phrase that never prints an empty slot: "both BARTScore
+    models", "all 3 metrics", "neither BARTScore model", "none of the 3 metrics", or "1 of the 2 BARTScore models
+    (BARTScore-BART-large)". ``noun`` is the plural ("BARTScore models"); its singular drops a final "s"."""
+    chosen, n = [c for c in among if c in set(chosen)], len(among)
+    if len(chosen) == n:
+        return f"both {noun}" if n == 2 else f"all {n} {noun}"
+    if not chosen:
+        return f"neither {noun[:-1]}" if n == 2 else f"none of the {n} {noun}"
+    return f"{len(chosen)} of the {n} {noun} ({joined(chosen)})"
+
+
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "joined", "of_all",
            "part_name", "registry_name"]
