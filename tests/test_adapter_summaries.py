@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metricbias.book.reproduction import ch6_adapters, ch6_table5, zarkadoula2023
+from metricbias.book.reproduction import ch6_adapters, ch6_paper, ch6_table5, zarkadoula2023
 from metricbias.mitigation import evaluation, training
 from metricbias.mitigation.cda import CDAData
 
@@ -127,6 +127,10 @@ def test_criteria_summary_missed_and_findings():
     assert summary.loc["BERTScore", "q of that rise"] == pytest.approx(0.5)  # BH-adjusted p of the race rise
     assert summary.loc["BERTScore", "that rise"] == "not distinguishable"
     assert summary.loc["regression", ["criteria met", "criteria tested"]].tolist() == [4, 5]
+    assert summary.loc["BERTScore", "quality on"] == "realsumm"  # the set of the largest quality change
+    # the criteria without a test, with their point values, for the page to print beside the count
+    assert ch6_paper.untested(checks, "BERTScore") == "REALSumm -2.0%"
+    assert ch6_paper.untested(checks.iloc[:0], "BERTScore") == "none"
     missed = ch6_adapters.missed(checks)
     assert missed[missed["status"] == "missed"]["criterion"].tolist() == ["gender bias cut on the built gender set"]
     assert missed.set_index("criterion").loc["bias change on published race", "p_value"] == 0.3
@@ -429,3 +433,15 @@ def test_an_adapter_is_paired_with_the_metric_it_was_trained_for():
                                {"backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False})
     assert tuple(adapted) == ("BERTScore-MiniLM, debiased", "bertscore", {
         "backbone": "all-MiniLM-L6-v2", "layer": 6, "idf": False, "adapter": "debiased-bertscore-all-MiniLM-L6-v2"})
+
+
+def test_cut_sensitivity_recounts_the_verdicts_at_other_cuts():
+    """The 60% cut moved to 45% and 75%. Ours: BERTScore's cuts are 70% (released) and 50% (built, p = 0.002), so
+    at 45% both are met (4 criteria), at 75% both are missed (2). The paper's four adapters cut 38.7%, 51.8%, 65.1%
+    and 36.0% with WMT20 Pearson changes -0.5%, -0.3%, +5.4% and -1.0%: both criteria are passed by 2 at 45%, 1 at
+    60% (65.1%), 0 at 75%; the replication's by 3 at 45% (48.7%, 55.2%, 54.7%; 49.2% prints no quality figure)."""
+    stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
+    found = ch6_paper.cut_sensitivity(_results(), stsb_holds, zarkadoula2023.published_tables(), cuts=(0.45, 0.6, 0.75))
+    assert [found[f"{c}_bertscore_met"] for c in ("45", "60", "75")] == [4, 3, 2]
+    assert [found[f"{c}_paper_both"] for c in ("45", "60", "75")] == [2, 1, 0]
+    assert [found[f"{c}_replication_both"] for c in ("45", "60", "75")] == [3, 0, 0]

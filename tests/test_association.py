@@ -243,6 +243,14 @@ def test_gao_table3_transcription_and_our_table_shape():
     # in the paper and positive in ours: one discordant cell, exact McNemar p = 1
     assert (summary["signed"], summary["paper_positive"], summary["ours_positive"]) == (1, 0.0, 1.0)
     assert summary["direction_p"] == 1.0
+    # every share of the row is over that one cell: its signs differ (0%), where the printed signs of all four
+    # cells agree on half (C1 word: undefined against 0.00; DB:C sent (u): 0.00 against 0.00)
+    assert summary["same_sign"] == 0.0 and cmp["same_sign"].mean() == 0.5
+    assert ch5_table3.agreement_table(ch5_table3.agreement(cmp.reset_index())).iloc[0]["defined cells"] == "1 of 4"
+    # no cell defined in both: no share and no McNemar test (not p = 1)
+    rest = cmp.drop(index=[("C1", "sent")]).reset_index()
+    none = ch5_table3.agreement_table(ch5_table3.agreement(rest)).iloc[0]
+    assert none["defined cells"] == "0 of 3" and np.isnan(none["same sign"]) and np.isnan(none["McNemar p"])
 
 
 def test_similarity_frame_is_long_form_of_s():

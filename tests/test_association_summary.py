@@ -211,8 +211,9 @@ def test_comparison_numbers_and_verdicts():
     # four defined cells: Fisher z with Bonett & Wright's SE sqrt((1 + 0.8²/2) / 1) -> a wide interval
     assert (round(wmd["spearman_low"], 2), round(wmd["spearman_high"], 2)) == (-0.82, 1.0)
     table = ch5_table3.agreement_table(agree)
-    assert list(table.columns) == ["Gao & Wan", "ours", "cells", "Spearman ρ of d [95% CI]", "same sign",
+    assert list(table.columns) == ["Gao & Wan", "ours", "defined cells", "Spearman ρ of d [95% CI]", "same sign",
                                    "d > 0, Gao & Wan", "d > 0, ours", "McNemar p"]
+    assert table.iloc[0]["defined cells"] == "4 of 4"
     assert table.iloc[0]["Spearman ρ of d [95% CI]"] == "0.80 [-0.82, 1.00]"
     by_level = ch5_table3.significance_by_level(compared).set_index("ours").loc["WMD"]
     assert (by_level["cells"], by_level["p ≤ 0.01, Gao & Wan"], by_level["p ≤ 0.01, ours"]) == (4, 0.25, 0.0)
@@ -224,7 +225,12 @@ def test_comparison_numbers_and_verdicts():
     assert (direction["paired_cells"], direction["paired_ours_only"], direction["paired_paper_only"]) == (4, 0, 0)
     spearman = ch5_table3.spearman_findings(agree)
     assert spearman == {"spearman_median": pytest.approx(0.8), "spearman_configurations": 1, "spearman_above": 0,
-                        "spearman_below": 0, "spearman_no_interval": 0}
+                        "spearman_below": 0, "spearman_no_interval": 0, "spearman_sides": "across zero for 1"}
+    # ours in Gao & Wan's order (ranks 4, 1, 3, 2): ρ = 1 on four cells, where Fisher z gives no interval
+    same_order = results.assign(effect_size=[0.9, 0.1, 0.8, 0.5] + [np.nan] * 4)
+    perfect = ch5_table3.agreement(ch5_table3.compare_with_gao(same_order))
+    assert perfect.loc[0, "spearman_d"] == pytest.approx(1.0) and np.isnan(perfect.loc[0, "spearman_low"])
+    assert ch5_table3.spearman_findings(perfect)["spearman_sides"] == "is undefined for 1"
     meteor = ch5_table3.meteor_findings(results, matched=pd.DataFrame())
     assert meteor["paper_cells"].startswith("C6-T word (-0.93)") and meteor["paper_word_tests"] == "C6-T"
     assert (meteor["matched"], meteor["word_defined"]) == ("0", "—")  # METEOR did not run in these results
@@ -331,3 +337,24 @@ def test_identical_findings_name_the_merged_and_the_closest_configurations():
     assert (found["nearest_gap"], found["nearest_equal"], found["nearest_cells"]) == (pytest.approx(0.05), 1, 2)
     none = su.identical_findings(identical.iloc[:0], kept[kept["metric"] == "WMD"])
     assert (none["identical"], none["nearest"], none["nearest_cells"]) == (0, "—", 0)
+
+
+def test_shared_lists_find_tests_that_share_words():
+    def t(name, x, y, a, b):
+        return SeatTest(name=name, level="word", source="", x=tuple(x), y=tuple(y), a=tuple(a), b=tuple(b),
+                        categories=("X", "Y", "A", "B"))
+
+    tests = [t("C4-N", ["Brad", "Greg"], ["Darnell", "Hakim"], ["love", "peace"], ["war", "vomit"]),
+             t("C5-N", ["Brad", "Greg"], ["Darnell", "Hakim"], ["joy", "love"], ["agony", "evil"]),
+             t("C3-N", ["Adam", "Brad"], ["Alonzo", "Jamel", "Theo"], ["love", "peace"], ["war", "vomit"]),
+             t("C6-N", ["John"], ["Amy"], ["career"], ["home"]),
+             t("C1", ["rose"], ["ant"], ["love"], ["war"])]  # a baseline test: left out
+    shared = su.shared_lists(tests).set_index(["test", "other"])
+    assert len(shared) == 6  # four social tests: 4·3/2 pairs
+    assert shared.loc[("C4-N", "C5-N"), ["shared targets", "shared attributes"]].tolist() == [4, 1]
+    assert shared.loc[("C4-N", "C3-N"), ["shared targets", "targets", "other targets", "shared attributes"]].tolist() \
+        == [1, 4, 5, 4]
+    found = su.shared_findings(shared.reset_index())
+    # C4-N/C5-N share all names; C3-N shares Brad with each of them; C6-N shares nothing
+    assert found == {"pairs": 6, "sharing": 3, "same_targets": "C4-N and C5-N", "partial": 2,
+                     "most_partial": "C4-N and C3-N, C5-N and C3-N (1 target word)"}

@@ -118,3 +118,10 @@ def test_elsewhere_appears_only_when_some_cases_are_left():
     assert ms.elsewhere(5, 7, clause) == f"; elsewhere {clause}."
     assert ms.elsewhere(7, 7, clause) == "."  # "7 of 7 panels": there is no elsewhere
     assert ms.elsewhere(0, 7, clause) == "."  # "0 of 7": no lead anywhere to contrast with
+
+
+def test_counted_leaves_out_the_zero_counts():
+    assert ms.counted([("above 50 for", 3, ""), ("below 50 for", 1, "AUL 45.9"), ("across 50 for", 0, "")]) == \
+        "above 50 for 3 and below 50 for 1 (AUL 45.9)"
+    assert ms.counted([("a", 1, ""), ("b", 2, ""), ("c", 3, "")]) == "a 1, b 2 and c 3"
+    assert ms.counted([("a", 0, "")], empty="nowhere") == "nowhere"

@@ -95,6 +95,11 @@ def test_direction_numbers_count_the_sides_and_name_the_heads():
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (3, 1, 1, 1)
     assert (n["paper_results"], n["paper_above_50"], n["paper_min"], n["paper_max"]) == (12, 12, 50.28, 65.45)
     assert n["against_list"] == "AUL of mlm-a on CrowS-Pairs 30.0 (95% CI 13.3 to 46.7)"
+    assert n["directions"] == ("above 50 for 1, below 50 for 1 (AUL of mlm-a on CrowS-Pairs 30.0 (95% CI 13.3 to "
+                               "46.7)) and across 50 for 1")
+    assert n["against_floor"] == "above"  # mlm-a's accuracy test against the floor
+    # an empty side is left out of the sentence
+    assert liu_table2.direction_numbers(intervals.iloc[2:])["directions"] == "above 50 for 1"
     # a head with no recorded accuracy is not a head; none is below the floor
     assert (n["heads"], n["weak"], n["weak_list"]) == (1, 0, "none")
     assert n["head_list"] == "mlm-a 100.0% (95% CI 69.2% to 100.0%, above)"
@@ -179,6 +184,7 @@ def test_a_head_below_its_floor_enters_no_finding_and_the_page_says_so():
     assert (n["heads"], n["weak"], n["weak_list"], n["floor"]) == (2, 1, "mlm-weak", 0.30)
     assert (n["results"], n["stereotypical"], n["anti_stereotypical"], n["neither"]) == (1, 1, 0, 0)
     assert n["against_list"] == "none"  # the weak head's AUL left out
+    assert (n["directions"], n["against_floor"]) == ("above 50 for 1", "none")
     alone = liu_table2.direction_numbers(intervals[intervals["model"] == "mlm-weak"], _heads({"mlm-weak": 0.132}))
     assert (alone["results"], alone["weak"]) == (0, 1)
     t = liu_table2.beside(intervals, heads=heads)

@@ -35,6 +35,14 @@ def count_list(values: Iterable, *, bold: bool = False) -> str:
     return ", ".join(fmt.format(v, int(n)) for v, n in counts.items())
 
 
+def counted(parts, *, empty: str = "none") -> str:
+    """Counts in a list, the zero ones left out: ``[("above 50 for", 3, ""), ("below 50 for", 1, "AUL …"),
+    ("across 50 for", 0, "")]`` -> "above 50 for 3 and below 50 for 1 (AUL …)" (a non-empty note in
+    parentheses); ``empty`` when every count is 0."""
+    kept = [f"{phrase} {n}" + (f" ({note})" if note else "") for phrase, n, note in parts if n]
+    return ", ".join(kept[:-1]) + " and " + kept[-1] if len(kept) > 1 else (kept[0] if kept else empty)
+
+
 def elsewhere(shown: int, total: int, clause: str) -> str:
     """How a count sentence ends ("… in 5 of 7 panels (…)" + this): "; elsewhere <clause>." when some but not all
     of the ``total`` cases are ``shown``, else "." (in all of them, or in none, there is no "elsewhere")."""
@@ -189,7 +197,7 @@ def headline_findings(*, identity: dict, agreement: dict, versus_bleu: dict, nor
     }
 
 
-__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "elsewhere", "focus_attribute",
+__all__ = ["MEASURE_COLUMNS", "agreement", "chapter_attributes", "count_list", "counted", "elsewhere", "focus_attribute",
            "headline_findings",
            "labelled", "measure_grid", "word", "words", "most_biased",
            "normality", "rank_correlations", "reference_summary", "stability_findings"]

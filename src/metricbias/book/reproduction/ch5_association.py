@@ -194,6 +194,42 @@ def shared_word_pairs(tests) -> dict[str, int]:
             for t in tests if t.level == "word"}
 
 
+def shared_lists(tests) -> pd.DataFrame:
+    """Which social word-level tests share words (:data:`metricbias.datasets.seat.BASELINE_TESTS` left out): one
+    row per pair of tests, with the target words (X ∪ Y) and attribute words (A ∪ B) they share and each test's
+    number of target words. Tests that share words are not independent units of a test over tests."""
+    from itertools import combinations
+
+    from ...datasets.seat import BASELINE_TESTS
+
+    social = [t for t in tests if t.level == "word" and t.name not in BASELINE_TESTS]
+    rows = []
+    for s, t in combinations(social, 2):
+        targets_s, targets_t = set(s.x) | set(s.y), set(t.x) | set(t.y)
+        rows.append({"test": s.name, "other": t.name, "shared targets": len(targets_s & targets_t),
+                     "targets": len(targets_s), "other targets": len(targets_t),
+                     "shared attributes": len((set(s.a) | set(s.b)) & (set(t.a) | set(t.b)))})
+    return pd.DataFrame(rows, columns=["test", "other", "shared targets", "targets", "other targets",
+                                       "shared attributes"])
+
+
+def shared_findings(shared: pd.DataFrame) -> dict:
+    """:func:`shared_lists` in numbers: ``pairs`` of social tests, ``sharing`` (pairs with a shared target or
+    attribute word), ``same_targets`` (pairs with the same target words, "C4-N and C5-N, …"; "none"),
+    ``partial`` (pairs sharing some target words but not all) and ``most_partial`` (those sharing the most, with
+    the count: "C3-N and C4-N, C3-N and C5-N (11 target words)"; "none")."""
+    same = (shared["shared targets"] == shared["targets"]) & (shared["targets"] == shared["other targets"])
+    partial = shared[(shared["shared targets"] > 0) & ~same]
+    top = partial[partial["shared targets"] == partial["shared targets"].max()] if len(partial) else partial
+    most = int(top["shared targets"].iloc[0]) if len(top) else 0
+    return {"pairs": len(shared),
+            "sharing": int(((shared["shared targets"] > 0) | (shared["shared attributes"] > 0)).sum()),
+            "same_targets": ", ".join(f"{r.test} and {r.other}" for r in shared[same].itertuples()) or "none",
+            "partial": len(partial),
+            "most_partial": (", ".join(f"{r.test} and {r.other}" for r in top.itertuples())
+                             + f" ({most} target word{'' if most == 1 else 's'})") if len(top) else "none"}
+
+
 def ngram_control(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
     """The n-gram metrics per level: tests, undefined cells (constant r), the largest |d| and cells with p <= alpha."""
     ngram = _flags(results[results["family"] == "ngram"], alpha)
@@ -359,5 +395,6 @@ def as_text(values: dict, decimals: int = 2) -> dict:
 __all__ = ["COMMAND_LINE", "MODEL_FAMILIES", "SAMPLING_CHECK_CAPTION", "SAMPLING_CHECK_MAX_PAIRS", "SIGNIFICANCE",
            "TIMING_CAPTION", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
            "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named",
-           "ngram_control", "ngram_findings", "overview", "pair_counts", "printed_alike", "run_tests", "sampling_check", "shared_word_pairs",
+           "ngram_control", "ngram_findings", "overview", "pair_counts", "printed_alike", "run_tests", "sampling_check", "shared_findings",
+           "shared_lists", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

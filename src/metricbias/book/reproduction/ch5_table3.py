@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..display import UNDEFINED
+from .ch4_measures import counted
 from .gao2022 import SIGNIFICANCE, row_order, gao_table3
 
 
@@ -39,13 +40,20 @@ def compare_with_gao(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.D
                    "ours_p", "ours_significant", "same_sign"]]
 
 
+def both_defined(compared: pd.DataFrame) -> pd.Series:
+    """The cells of ``compared`` where both studies print a non-zero d (two decimals): Gao & Wan print 0.00 where
+    d is undefined, so these are the cells both define. Every statistic of a row of :func:`agreement_table` is
+    computed on them."""
+    return (compared["ours"].round(2).fillna(0) != 0) & (compared["paper"] != 0)
+
+
 def paired_direction(compared: pd.DataFrame) -> dict:
     """Which way the same cells point in the two studies, paired: over the cells of ``compared`` where both print a
     non-zero d (two decimals; Gao & Wan print 0.00 where d is undefined), the shares with d > 0 in each study and
     an exact McNemar test (a two-sided sign test on the cells positive in one study only)."""
     from ...bias.claims import sign_tests
 
-    signed = compared[(compared["ours"].round(2).fillna(0) != 0) & (compared["paper"] != 0)]
+    signed = compared[both_defined(compared)]
     ours, paper = signed["ours"] > 0, signed["paper"] > 0
     ours_only, paper_only = int((ours & ~paper).sum()), int((paper & ~ours).sum())
     p = float(sign_tests([ours_only], [paper_only])["p_value"].iloc[0]) if ours_only + paper_only else 1.0
@@ -56,23 +64,26 @@ def paired_direction(compared: pd.DataFrame) -> dict:
 
 
 def agreement(compared: pd.DataFrame) -> pd.DataFrame:
-    """Per metric: Spearman correlation of d across the defined cells with its 95% interval, share of cells with the
-    same printed sign, the paired direction of the signed cells (:func:`paired_direction`) and counts of
-    significant cells."""
+    """Per metric, on the cells both studies define (:func:`both_defined`; ``signed`` of ``cells`` reported):
+    Spearman correlation of d with its 95% interval, the share of cells with the same sign and the paired
+    direction (:func:`paired_direction`); ``defined``: the cells where our d is defined; the counts of significant
+    cells are over all the reported cells."""
     from scipy.stats import spearmanr
 
     from ...bias.claims import spearman_interval
 
     rows = []
     for (paper_metric, metric), g in compared.groupby(["paper_metric", "metric"], sort=False):
-        both = g.dropna(subset=["ours"])
+        both = g[both_defined(g)]
         varies = len(both) > 2 and both["paper"].nunique() > 1 and both["ours"].nunique() > 1
         rho = spearmanr(both["paper"], both["ours"]).statistic if varies else np.nan
-        low, high = spearman_interval(rho, len(both))
+        # Fisher z has no interval at ρ = ±1 (a point at 1 would read as certainty from a few cells)
+        low, high = spearman_interval(rho, len(both)) if abs(rho) < 1 else (np.nan, np.nan)
         pair = paired_direction(g)
         rows.append({
-            "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": len(both),
-            "spearman_d": rho, "spearman_low": low, "spearman_high": high, "same_sign": float(g["same_sign"].mean()),
+            "paper_metric": paper_metric, "metric": metric, "cells": len(g), "defined": int(g["ours"].notna().sum()),
+            "spearman_d": rho, "spearman_low": low, "spearman_high": high,
+            "same_sign": float(both["same_sign"].mean()) if len(both) else np.nan,
             # over the cells both print a non-zero d: a positive d is X closer to A than Y is (the stereotype's way)
             "signed": pair["cells"], "paper_positive": pair["paper_positive"], "ours_positive": pair["ours_positive"],
             "direction_p": pair["p_value"],
@@ -84,17 +95,20 @@ def agreement(compared: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement_table(agree: pd.DataFrame) -> pd.DataFrame:
-    """:func:`agreement` as the page shows it (eight columns, word headers): Spearman ρ with its interval as one
-    cell, the shares of positive cells and the McNemar p."""
+    """:func:`agreement` as the page shows it (eight columns, word headers): the cells both define of those
+    reported ("30 of 38"), then, on those cells, Spearman ρ with its interval as one cell, the shares of cells
+    with the same sign and of positive cells, and the McNemar p."""
     def rho(r) -> str:
         if np.isnan(r.spearman_d):
             return UNDEFINED
         return f"{r.spearman_d:.2f}" + ("" if np.isnan(r.spearman_low) else f" [{r.spearman_low:.2f}, {r.spearman_high:.2f}]")
 
-    return pd.DataFrame({"Gao & Wan": agree["paper_metric"], "ours": agree["metric"], "cells": agree["cells"],
+    return pd.DataFrame({"Gao & Wan": agree["paper_metric"], "ours": agree["metric"],
+                         "defined cells": [f"{r.signed} of {r.cells}" for r in agree.itertuples()],
                          "Spearman ρ of d [95% CI]": [rho(r) for r in agree.itertuples()],
                          "same sign": agree["same_sign"], "d > 0, Gao & Wan": agree["paper_positive"],
-                         "d > 0, ours": agree["ours_positive"], "McNemar p": agree["direction_p"]})
+                         "d > 0, ours": agree["ours_positive"],
+                         "McNemar p": agree["direction_p"].where(agree["signed"] > 0)})
 
 
 def significance_by_level(compared: pd.DataFrame) -> pd.DataFrame:
@@ -270,9 +284,15 @@ def direction_findings(results: pd.DataFrame, compared: pd.DataFrame | None = No
 
 def spearman_findings(agree: pd.DataFrame) -> dict:
     """How closely Gao & Wan's d and ours agree over the configurations: the median Spearman ρ, and how many
-    configurations have an interval above zero, below zero, or none (fewer than four defined cells)."""
+    configurations have an interval above zero, below zero, or none (fewer than four cells both define, or ρ = ±1);
+    ``spearman_sides``: those counts in words, the zero ones left out."""
     rho = agree["spearman_d"]
     return {"spearman_median": float(rho.median()) if rho.notna().any() else float("nan"),
             "spearman_configurations": len(agree), "spearman_above": int((agree["spearman_low"] > 0).sum()),
             "spearman_below": int((agree["spearman_high"] < 0).sum()),
-            "spearman_no_interval": int(agree["spearman_low"].isna().sum())}
+            "spearman_no_interval": int(agree["spearman_low"].isna().sum()),
+            "spearman_sides": counted([("above zero for", int((agree["spearman_low"] > 0).sum()), ""),
+                                       ("below zero for", int((agree["spearman_high"] < 0).sum()), ""),
+                                       ("across zero for", int(((agree["spearman_low"] <= 0)
+                                                                & (agree["spearman_high"] >= 0)).sum()), ""),
+                                       ("is undefined for", int(agree["spearman_low"].isna().sum()), "")])}

@@ -163,7 +163,8 @@ def _status(row: dict, verdict: str | None, alpha: float) -> str:
 
 def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
     """Per metric, from a :func:`criteria` table: criteria met, missed, tested (met, missed or not distinguishable)
-    and in all, the gender bias cut on each gender set, the largest quality change (relative, signed) and the
+    and in all, the gender bias cut on each gender set, the largest quality change (relative, signed; ``quality on``:
+    its set) and the
     largest rise of another attribute's bias, with the set it is on and the Benjamini–Hochberg adjusted p-value of
     that rise (``q of that rise``)."""
     rows = []
@@ -175,7 +176,9 @@ def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
             row[f"gender bias cut ({r.dataset})"] = r.value
         quality = c[c["kind"] == "quality"]
         if len(quality):
-            row["largest quality change"] = quality["value"].loc[quality["value"].abs().idxmax()]
+            largest = quality["value"].abs().idxmax()
+            row["largest quality change"] = quality["value"].loc[largest]
+            row["quality on"] = quality["dataset"].loc[largest]
         other = c[(c["kind"] == "bias") & ~c["criterion"].str.startswith("gender bias cut")]
         if len(other):
             top = other.loc[other["value"].idxmax()]
@@ -348,7 +351,8 @@ def findings(results: pd.DataFrame, quality: dict | None = None, **thresholds) -
 
     Per adapter (key prefix: the metric label in lower case): ``gender_bias_cut_<dataset>`` on each gender
     set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` and
-    ``criteria_missed`` of ``criteria_tested`` (those with a test) and of ``criteria``, and
+    ``criteria_missed`` of ``criteria_tested`` (those with a test) and of ``criteria``, ``criteria_untested`` (those
+    without), and
     ``largest_quality_change`` (relative, signed).
     """
     from ...bias.claims import format_p, permutation_floor
@@ -366,6 +370,7 @@ def findings(results: pd.DataFrame, quality: dict | None = None, **thresholds) -
                 out[f"{key}_gender_bias_cut_{col[len('gender bias cut ('):-1]}"] = float(value)
         for col in ("criteria met", "criteria missed", "criteria tested", "criteria"):
             out[f"{key}_{col.replace(' ', '_')}"] = row[col]
+        out[f"{key}_criteria_untested"] = row["criteria"] - row["criteria tested"]
         if "largest quality change" in row:
             out[f"{key}_largest_quality_change"] = float(row["largest quality change"])
     return out
@@ -416,7 +421,7 @@ def configurations(default: dict, other: dict, n_examples: int) -> pd.DataFrame:
                 "batch": row["batch"], "learning rate": row["learning rate"],
                 "device": found.provenance.get("device_name", row["device"]),
                 **{k: cuts[k] for k in cuts.index if k.startswith("gender bias cut")},
-                "largest quality change": cuts["largest quality change"]}
+                "largest quality change": cuts["largest quality change"], "quality change on": cuts["quality on"]}
     return pd.DataFrame([rows[label, name] for label in default for name in ("default", "Table 7")])
 
 

@@ -201,3 +201,31 @@ def missed_names(checks: pd.DataFrame, metric: str, status: str = "missed") -> s
     (:func:`criterion_words`), comma-separated; "none" when there are none."""
     rows = checks[(checks["metric"] == metric) & (checks["status"] == status)]
     return ", ".join(criterion_words(c) for c in rows["criterion"]) or "none"
+
+
+def untested(checks: pd.DataFrame, metric: str) -> str:
+    """The criteria of ``metric`` without a test in a :func:`~metricbias.book.reproduction.ch6_adapters.criteria`
+    table, each with its point value: "REALSumm +3.6%, Flickr8k +0.2%" (the quality set of a quality criterion, the
+    criterion's words otherwise); "none"."""
+    rows = checks[(checks["metric"] == metric) & (checks["status"] == "not tested")]
+    return ", ".join(f"{CRITERION_WORDS.get(r['dataset'], r['dataset']) if r['kind'] == 'quality' else criterion_words(r['criterion'])} "
+                     f"{r['value']:+.1%}" for r in rows.to_dict("records")) or "none"
+
+
+def cut_sensitivity(results: pd.DataFrame, quality: dict | None, published: pd.DataFrame,
+                    cuts=(0.50, 0.60, 0.70)) -> dict:
+    """Which verdicts depend on the 60% gender cut? At each ``cuts`` threshold (the other thresholds as they are):
+    ``<pct>_<metric>_met`` (criteria met by our adapter, of those with a test, :func:`~.ch6_adapters.criteria`),
+    ``<pct>_paper_both`` and ``<pct>_replication_both`` (published adapters passing the cut and quality criteria
+    together, :func:`paper_criteria`), keys like ``50_bertscore_met``."""
+    from .ch6_adapters import criteria, criteria_summary
+
+    out = {}
+    for cut in cuts:
+        pct = f"{cut * 100:.0f}"
+        for row in criteria_summary(criteria(results, quality, gender_cut=cut)).to_dict("records"):
+            out[f"{pct}_{row['metric'].lower().replace(' ', '_')}_met"] = row["criteria met"]
+        judged = paper_criteria(published, gender_cut=cut)
+        out[f"{pct}_paper_both"] = paper_criteria_counts(judged)["both_met"]
+        out[f"{pct}_replication_both"] = paper_criteria_counts(judged, "replication")["both_met"]
+    return out

@@ -6,8 +6,9 @@ Extrinsic Fairness Metrics*: Sun et al.'s Eq. 2 as one of their generalized meas
   on every (attribute, metric) cell of a score table; the largest gaps;
 * :func:`instances`: the instances of the framework that chapter 4 computes on
   the same pairs, as (measure, version, φ, d) with d's formula;
-* :func:`top_separation`: whether the metric with the largest Eq. 2 of an attribute is separated from the
-  runner-up (a paired interval over the same pairs), and its sentence.
+* :func:`top_separation`: whether the metric with the largest Eq. 2 (or the largest |stereotypical difference|) of
+  an attribute is separated from the runner-up (a paired interval over the same pairs); :func:`top_agreement`:
+  whether the two measures' separated tops differ.
 """
 
 from __future__ import annotations
@@ -80,10 +81,36 @@ def instance_table() -> pd.DataFrame:
 __all__ = ["INSTANCE_NAMES", "PHI_NAMES", "agreement_phrase", "eq2_identity", "instance_table", "instances"]
 
 
-def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
+def signed_term_table(scores: pd.DataFrame, attribute: str) -> pd.DataFrame:
+    """The per-pair terms Ŝ_1 − Ŝ_2 of the stereotypical difference (App. E) of every metric on ``attribute``, laid
+    out as :func:`metricbias.book.reproduction.ch1_published.pair_term_table` lays out Eq. 2's |Ŝ_1 − Ŝ_2|: one
+    column per metric (its own Eq. 1 rescaling), one row per pair; metrics with constant scores are left out."""
+    import warnings
+
+    import numpy as np
+
+    from ...bias.pairwise import ConstantScoresWarning
+
+    kept = scores[scores["attribute"] == attribute]
+    columns = {}
+    for metric, g in kept.groupby("metric", sort=False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantScoresWarning)  # the bias tables already warn about these
+            d = pairwise.pair_terms(g["score_1"], g["score_2"], signed=True, metric=metric, attribute=attribute)
+        if np.isfinite(d).all():
+            columns[metric] = pd.Series(d, index=g["pair_id"].to_numpy())
+    return pd.DataFrame(columns)
+
+
+def top_separation(scores: pd.DataFrame, *, signed: bool = False, n_resamples: int = 9999,
+                   seed: int = 0) -> pd.DataFrame:
     """Per attribute of a long score table: the metrics with the largest and the second largest Eq. 2, and their
     paired difference over the same pairs (per-pair Eq. 2 terms, each metric rescaled by its own Eq. 1) with its 95%
-    bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`; "higher": the top place is shown)."""
+    bootstrap interval and verdict (:func:`metricbias.bias.claims.compare`; "higher": the top place is shown).
+
+    ``signed``: the same for the size of the stereotypical difference, |mean(Ŝ_1 − Ŝ_2)|: each metric's signed
+    per-pair terms are turned by the sign of their mean, so that the paired difference of the means is
+    |top| − |runner-up| and the pairs are resampled as under Eq. 2."""
     import numpy as np
 
     from ...bias import claims
@@ -91,9 +118,10 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
 
     rows = []
     for attribute in dict.fromkeys(scores["attribute"]):
-        terms = pair_term_table(scores, attribute)
+        terms = signed_term_table(scores, attribute) if signed else pair_term_table(scores, attribute)
         if terms.shape[1] < 2:
             continue
+        terms = terms * np.sign(terms.mean()).replace(0.0, 1.0)
         top, second = terms.mean().sort_values(ascending=False).index[:2]
         c = claims.compare(terms[top].to_numpy(), terms[second].to_numpy(), paired=True, n_resamples=n_resamples,
                            seed=seed)
@@ -102,6 +130,24 @@ def top_separation(scores: pd.DataFrame, *, n_resamples: int = 9999, seed: int =
                      "separated": bool(c["verdict"] == "higher" and np.isfinite(c["ci_low"]))})
     return pd.DataFrame(rows, columns=["attribute", "top", "runner-up", "difference", "ci_low", "ci_high",
                                        "separated"])
+
+
+def top_agreement(eq2: pd.DataFrame, signed: pd.DataFrame) -> dict:
+    """Do Eq. 2 and the stereotypical difference name a different most biased metric once each top place is tested
+    against its runner-up (two :func:`top_separation` tables, ``signed=False`` and ``signed=True``)?
+
+    ``tested_differs``: attributes where both top places are separated and the two tops differ; ``both_separated``:
+    attributes where both are separated; ``point_differs``: attributes where the tops differ as point values;
+    ``signed_separated``: attributes where the signed top is separated; ``verdict``: "shown" when the tops differ
+    in at least one attribute where both are separated, "not shown" when both are separated somewhere but never
+    differ there, "not tested" when no attribute separates both (the tops then differ only as point values)."""
+    m = eq2.merge(signed, on="attribute", suffixes=("_eq2", "_signed"))
+    both = m["separated_eq2"] & m["separated_signed"]
+    differ = m["top_eq2"] != m["top_signed"]
+    return {"tested_differs": int((both & differ).sum()), "both_separated": int(both.sum()),
+            "point_differs": int(differ.sum()), "signed_separated": int(m["separated_signed"].sum()),
+            "attributes": len(m),
+            "verdict": "shown" if (both & differ).any() else "not shown" if both.any() else "not tested"}
 
 
 def top_separation_findings(separation: pd.DataFrame) -> dict:

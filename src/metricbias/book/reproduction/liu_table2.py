@@ -26,6 +26,7 @@ import pandas as pd
 
 from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 from ...metaeval.quality import FLOOR_UNDECIDED
+from .ch4_measures import counted
 from .liu2024 import PAPER, RUNS, table2
 from .names import part_name
 
@@ -269,7 +270,9 @@ def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None
     tested (``heads``, :func:`head_tests`) and those below the floor (``weak``), and lists for prose ("none" when
     empty): ``baseline`` (the largest most-frequent-token reference) and ``floor_multiple`` (the floor over it),
     ``head_list`` (each head's accuracy with its exact 95% interval and floor word), ``weak_list`` and
-    ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals)."""
+    ``against_list`` (the results of kept heads whose interval lies below 50, with their intervals), ``directions``
+    (the sides of 50 with their counts, empty sides left out) and ``against_floor`` (the floor words of the heads
+    with a result below 50)."""
     heads = pd.DataFrame(columns=HEAD_COLUMNS) if heads is None else heads
     weak = below_floor(heads)
     f = direction_findings(intervals, paper, excluded=weak) if len(intervals) else {
@@ -277,15 +280,18 @@ def direction_numbers(intervals: pd.DataFrame, heads: pd.DataFrame | None = None
         **{k: v for k, v in direction_findings(intervals.iloc[:0], paper).items() if k.startswith("paper")}}
     kept = intervals[~intervals["model"].isin(weak)]
     below = kept[kept["side"] == BELOW]
+    against = "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} (95% CI "
+                        f"{r['ci_low']:.1f} to {r['ci_high']:.1f})" for r in below.to_dict("records"))
     baseline = max((r for r in heads["reference"].astype(float) if not np.isnan(r)), default=np.nan)
     return {**f, "heads": len(heads), "weak": len(weak), "floor": HEAD_FLOOR, "baseline": baseline,
             "floor_multiple": HEAD_FLOOR / baseline if baseline > 0 else np.nan,
             "head_list": "; ".join(f"{part_name(r['model'])} {r['accuracy']:.1%} (95% CI {r['ci_low']:.1%} to "
                                    f"{r['ci_high']:.1%}, {r['word']})" for r in heads.to_dict("records")) or "none",
             "weak_list": ", ".join(part_name(m) for m in weak) or "none",
-            "against_list": "; ".join(f"{r['measure']} of {part_name(r['model'])} on {r['dataset']} {r['value']:.1f} "
-                                      f"(95% CI {r['ci_low']:.1f} to {r['ci_high']:.1f})"
-                                      for r in below.to_dict("records")) or "none"}
+            "directions": counted([("above 50 for", f["stereotypical"], ""), ("below 50 for", f["anti_stereotypical"],
+                                   against), ("across 50 for", f["neither"], "")], empty="nowhere"),
+            "against_floor": ", ".join(dict.fromkeys(heads.loc[heads["model"].isin(below["model"]), "word"])) or "none",
+            "against_list": against or "none"}
 
 
 __all__ = ["ABOVE", "BELOW", "BELOW_FLOOR_MARK", "HEAD_COLUMNS", "HEAD_FLOOR", "INTERVAL_COLUMNS", "MEASURES", "NEITHER", "NO_FINDING", "NO_PREFERENCE",
