@@ -20,6 +20,7 @@ from scipy import stats
 from ... import datasets
 from ...mitigation.evaluation import bias_pairs, metric_for
 from ...scoring import score_pairs
+from .names import joined
 
 #: the page's word for each source of :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`
 SOURCES = {"Sun et al., Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou, replication": "replication"}
@@ -55,13 +56,17 @@ def paper_criteria(published: pd.DataFrame, *, gender_cut: float = 0.60, quality
 def paper_criteria_counts(judged: pd.DataFrame, source: str = "paper (Table 5)") -> dict:
     """From :func:`paper_criteria`, for the adapters of ``source``: ``adapters``, how many meet the cut criterion
     (``cut_met``), how many have a quality figure (``quality_judged``) and meet the quality criterion
-    (``quality_met``), and how many meet both (``both_met``)."""
+    (``quality_met``), how many meet both (``both_met``), and those with a quality figure that miss it, each with
+    its change (``quality_missed``: "BARTScore (BART-base) −1.03%", "none")."""
     rows = judged[judged["source"] == source]
     cut, quality = rows[[c for c in rows if c.startswith("cut ≥")][0]], rows[[c for c in rows
                                                                                if c.startswith("quality loss")][0]]
     return {"adapters": len(rows), "cut_met": int((cut == "yes").sum()),
             "quality_judged": int((quality != "—").sum()),
-            "quality_met": int((quality == "yes").sum()), "both_met": int(((cut == "yes") & (quality == "yes")).sum())}
+            "quality_met": int((quality == "yes").sum()), "both_met": int(((cut == "yes") & (quality == "yes")).sum()),
+            "quality_missed": joined(f"{r['metric']} {'−' if r['largest quality change'] < 0 else '+'}"
+                                     f"{abs(r['largest quality change']):.2%}"
+                                     for r in rows[quality == "no"].to_dict("records"))}
 
 
 def relative_cut(before, after, *, confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0) -> dict:
