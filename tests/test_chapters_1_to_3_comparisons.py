@@ -436,7 +436,7 @@ def test_grid_decomposition_with_one_and_two_backbones():
     share = table.iloc[-1]["paradigm's share [95% CI]"]
     assert share == f"{avg['share_paradigm']:.0%} [{avg['share_paradigm_ci_low']:.0%}, {avg['share_paradigm_ci_high']:.0%}]"
     # the interval that decides the verdict, in percentage points: the paradigm's share minus the backbone's
-    difference = table.iloc[-1]["difference, points [95% CI]"]
+    difference = table.iloc[-1]["share difference, percentage points [95% CI]"]
     assert difference == (f"{100 * avg['difference']:+.0f} [{100 * avg['difference_ci_low']:+.0f}, "
                           f"{100 * avg['difference_ci_high']:+.0f}]")
     assert avg["difference"] == pytest.approx(avg["share_paradigm"] - avg["share_backbone"])

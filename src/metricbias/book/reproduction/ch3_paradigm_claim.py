@@ -362,8 +362,9 @@ def claim_table(claim: pd.DataFrame) -> pd.DataFrame:
                                                                  "share_paradigm_ci_high"]].to_numpy(float)],
         "backbone's share [95% CI]": [_share(*v) for v in fixed[["share_backbone", "share_backbone_ci_low",
                                                                 "share_backbone_ci_high"]].to_numpy(float)],
-        "difference, points [95% CI]": [_points(*v) for v in fixed[["share_difference", "share_difference_ci_low",
-                                                                    "share_difference_ci_high"]].to_numpy(float)],
+        "share difference, percentage points [95% CI]": [
+            _points(*v) for v in fixed[["share_difference", "share_difference_ci_low",
+                                        "share_difference_ci_high"]].to_numpy(float)],
         "verdict": fixed["verdict"].to_numpy()})
 
 
