@@ -53,3 +53,5 @@ def test_of_all_names_a_subset_without_an_empty_slot():
     assert names.of_all([], three, "metrics") == "none of the 3 metrics"
     # the chosen ones are named in the order of ``among``
     assert names.of_all(["C", "A"], three, "metrics") == "2 of the 3 metrics (A and C)"
+    assert names.of_all(["A"], ["A"], "metrics") == "the only metric (A)"
+    assert names.of_all([], ["A"], "metrics") == "no metric" and names.of_all([], [], "metrics") == "no metrics"

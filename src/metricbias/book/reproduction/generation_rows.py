@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .names import of_all
+
 GENERATION = "Generation"
 
 
@@ -76,10 +78,11 @@ def left_out(configs: pd.DataFrame, enters: bool) -> list[str]:
 def decision_findings(points: pd.DataFrame) -> dict:
     """Whether the generation rows enter the paradigm comparisons, and why: the generation configurations measured
     (``generation``), those below BLEU on at least one quality measure (``below``, named in ``below_names`` or
-    "none"), and ``decision``: "enter" when none is below (and one is measured), "are left out of" otherwise."""
+    "none"; ``below_phrase``: "neither generation configuration", :func:`.names.of_all`), and ``decision``: "enter" when none is below (and one is measured), "are left out of" otherwise."""
     gen = points[points["paradigm"] == GENERATION]
     weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
     return {"generation": len(gen), "below": len(weak), "below_names": ", ".join(weak) or "none",
+            "below_phrase": of_all(weak, gen["metric"].tolist(), "generation configurations"),
             "decision": "enter" if len(gen) and not weak else "are left out of"}
 
 

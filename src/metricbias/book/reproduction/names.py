@@ -104,8 +104,10 @@ def joined(words, empty: str = "none") -> str:
 def of_all(chosen, among, noun: str) -> str:
     """Which of ``among`` (names) are ``chosen``, as a phrase that never prints an empty slot: "both BARTScore
     models", "all 3 metrics", "neither BARTScore model", "none of the 3 metrics", or "1 of the 2 BARTScore models
-    (BARTScore-BART-large)". ``noun`` is the plural ("BARTScore models"); its singular drops a final "s"."""
+    (BARTScore-BART-large)"; of one, "the only BARTScore model (…)" or "no BARTScore model". ``noun`` is the plural ("BARTScore models"); its singular drops a final "s"."""
     chosen, n = [c for c in among if c in set(chosen)], len(among)
+    if n <= 1:
+        return f"the only {noun[:-1]} ({chosen[0]})" if chosen else f"no {noun[:-1] if n else noun}"
     if len(chosen) == n:
         return f"both {noun}" if n == 2 else f"all {n} {noun}"
     if not chosen:
