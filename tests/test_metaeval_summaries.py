@@ -424,7 +424,7 @@ def test_trained_part_quality_backbones_and_left_out_names():
     assert ch7_gender_swap.trained_part_quality(scorers, parts) == {"label": "Regression-X", "part_r": 0.85,
                                                                     "bleu_r": 0.33}
     assert np.isnan(ch7_gender_swap.trained_part_quality(scorers[:3], parts)["part_r"])
-    assert ch7_gender_swap.backbones(scorers) == {"vectors": "vec", "encoders": "enc, head"}
+    assert ch7_gender_swap.backbones(scorers) == {"vectors": "vec", "encoders": "enc and head"}
     from metricbias import profiles
 
     skip = "bartscore,prism,all-mpnet-base-v2"

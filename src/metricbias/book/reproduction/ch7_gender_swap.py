@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .gao2022 import side_by_side, table5, table6, table9
+from .names import joined
 
 
 def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
@@ -428,4 +429,4 @@ def backbones(scorers: list) -> dict:
         kind = "vectors" if metric_class(m.name).family == "embedding" else "encoders"
         if backbone not in found[kind]:
             found[kind].append(backbone)
-    return {kind: ", ".join(names) or "none" for kind, names in found.items()}
+    return {kind: joined(names) for kind, names in found.items()}
