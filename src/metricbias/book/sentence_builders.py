@@ -31,6 +31,8 @@ SENTENCE_BUILDERS = {
     "reproduction.notes:drawn_sets_note": "names each drawn set with its size; nothing when every set is whole",
     "reproduction.notes:pack_sentence": "all live, or read from packs with the live remainder and cache reads as they "
                                         "occur",
+    "reproduction.ch3_paradigm_claim:attribute_tally": "one verdict stated once when every attribute and the "
+                                                        "average agree, each verdict with its attributes otherwise",
     "records:show": "one record per chapter in the appendix's loop: the rerun line, and a notice only where a "
                     "record is missing",
     # edited by other helpers now; registered as they are (see the merge notes of issue 41)
