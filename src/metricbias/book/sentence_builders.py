@@ -22,6 +22,8 @@ SENTENCE_BUILDERS = {
     "reproduction.ch4_counterfactual:configurations_used": "names the left-out configurations by kind, only the kinds "
                                                           "left out",
     "reproduction.ch5_association:drawn_sets": "three different sentences: all drawn, some named ones drawn, all whole",
+    "reproduction.ch5_association:identical_sentence": "a plain sentence when no configuration merges, the count "
+                                                        "with its verb otherwise",
     "reproduction.ch5_oov:oov_findings": "'changes in N (tests)' or 'changes in none of them': an empty list is not "
                                          "listed",
     "reproduction.ch6_quality:both_or_each": "one word for both things when they agree, a word for each otherwise",
