@@ -113,6 +113,9 @@ def test_by_level_timing_and_the_ngram_control():
     assert f["word_defined_metrics"] == "chrF's, on the only test (C6-N)"
     # chrF aside: BLEU alone
     assert (f["words_only_word_cells"], f["words_only_word_undefined"]) == (1, 1)
+    assert f["words_only_undefined_phrase"] == "the one word-level cell"
+    assert su._share_of_cells(162, 162, "cells") == "all 162 cells" and su._share_of_cells(0, 2, "cells") == \
+        "none of the 2 cells"
     assert f["words_only_sent_max_abs_d"] == pytest.approx(0.2) and f["chrf_max_abs_d"] == pytest.approx(0.9)
     shown = su.as_text({**f, "none": float("nan")})
     assert (shown["sent_max_abs_d"], shown["none"], shown["word_cells"]) == ("0.40", "—", 2)

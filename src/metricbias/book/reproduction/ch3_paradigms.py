@@ -13,7 +13,7 @@ from ...datasets import published
 from ...datasets.published import ATTRIBUTES
 from ...metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
-from .names import joined
+from .names import joined, of_all
 from .sun2022 import RELEASED_LABELS, released_configs
 from .tables import table
 
@@ -181,13 +181,16 @@ def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
 def rank_agreement_findings(agreement: pd.DataFrame) -> dict:
     """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`): the smallest
     and largest Spearman correlation (``rho_min``, ``rho_max``) over the ``attributes`` in both sets, and for how
-    many (``positive``, named in ``positive_names``, or "none") the lower end of the 95% interval lies above zero."""
+    many (``positive``, named in ``positive_names``, or "none"; ``positive_phrase``: "all 6 attributes", "4 of the 6
+    attributes (age, …)", :func:`.names.of_all`) the lower end of the 95% interval lies above zero."""
     defined = agreement.dropna(subset=["CI low"])
     positive = defined[defined["CI low"] > 0]
     return {"rho_min": float(agreement["Spearman ρ"].min()) if len(agreement) else float("nan"),
             "rho_max": float(agreement["Spearman ρ"].max()) if len(agreement) else float("nan"),
             "attributes": len(agreement), "positive": len(positive),
-            "positive_names": ", ".join(positive["attribute"]).replace("_", " ") or "none"}
+            "positive_names": ", ".join(positive["attribute"]).replace("_", " ") or "none",
+            "positive_phrase": of_all([a.replace("_", " ") for a in positive["attribute"]],
+                                      [a.replace("_", " ") for a in agreement["attribute"]], "attributes")}
 
 
 def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:

@@ -261,9 +261,18 @@ def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
         "sent_max_abs_d": float(top["abs_d"]) if top is not None else np.nan,
         "sent_max_where": f"{top['metric']} on {top['test']} {top['level']}" if top is not None else "",
         "words_only_word_cells": len(w), "words_only_word_undefined": int((~w["defined"]).sum()),
+        "words_only_undefined_phrase": _share_of_cells(int((~w["defined"]).sum()), len(w), "word-level cells"),
         "words_only_sent_max_abs_d": float(sn["abs_d"].max()) if len(sn) else np.nan,
         "chrf_max_abs_d": float(chrf["abs_d"].max()) if len(chrf) else np.nan,
     }
+
+
+def _share_of_cells(k: int, n: int, noun: str) -> str:
+    """``k`` of ``n`` cells as a phrase: "all 162 word-level cells", "150 of the 162 word-level cells", "none of
+    the 162 …"; of one cell, "the one …" or "no …"."""
+    if n == 1:
+        return f"{'the one' if k else 'no'} {noun[:-1]}"
+    return f"all {n:,} {noun}" if k == n else f"none of the {n:,} {noun}" if k == 0 else f"{k:,} of the {n:,} {noun}"
 
 
 def aligned_similarities(metric, x, y, *, cache=True) -> pd.DataFrame:
