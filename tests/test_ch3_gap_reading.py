@@ -31,10 +31,10 @@ def test_attribute_tally_states_a_shared_verdict_once():
                  {"source": pc.RELEASED, "attribute": "average", "verdict": "reverses"}]
         return pd.DataFrame(rows)
 
-    six = dict.fromkeys(["age", "gender", "race", "religion", "physical", "occupation"], "holds")
+    six = dict.fromkeys(["age", "gender", "race", "religion", "physical_appearance", "occupation"], "holds")
     assert pc.attribute_tally(claim(six, "holds")) == "holds on all 6 attributes and on the average"
     mixed = {**six, "age": "not distinguishable at this size", "race": "reverses"}
     assert pc.attribute_tally(claim(mixed, "holds")) == (
         "is not distinguishable at this size on 1 of the 6 attributes (age), holds on 4 of the 6 attributes "
-        "(gender, religion, physical and occupation), reverses on 1 of the 6 attributes (race), and on the average "
+        "(gender, religion, physical appearance and occupation), reverses on 1 of the 6 attributes (race), and on the average "
         "holds")

@@ -422,7 +422,7 @@ def attribute_tally(claim: pd.DataFrame) -> str:
     "holds on 4 of the 6 attributes (age, race, religion and gender), is not distinguishable at this size on 2 of
     the 6 attributes (…), and on the average holds"."""
     fixed = claim[claim["source"] == FIXED]
-    rows = fixed[fixed["attribute"] != "average"]
+    rows = fixed[fixed["attribute"] != "average"].assign(attribute=lambda f: f["attribute"].str.replace("_", " "))
     average = fixed.loc[fixed["attribute"] == "average", "verdict"]
     mean_verdict = str(average.iloc[0]) if len(average) else NOT_COMPARABLE
     attributes = list(rows["attribute"])
