@@ -110,9 +110,12 @@ def test_by_level_timing_and_the_ngram_control():
     f = su.ngram_findings(results)
     assert (f["word_cells"], f["word_undefined"], f["sent_cells"], f["sent_significant"]) == (2, 1, 2, 0)
     assert f["sent_max_abs_d"] == pytest.approx(0.4) and f["sent_max_where"] == "chrF on C6-N sent"
-    assert f["word_defined_metrics"] == "chrF (1 of 1 tests)"
+    assert f["word_defined_metrics"] == "chrF's, on the only test (C6-N)"
     # chrF aside: BLEU alone
     assert (f["words_only_word_cells"], f["words_only_word_undefined"]) == (1, 1)
+    assert f["words_only_undefined_phrase"] == "the one word-level cell"
+    assert su._share_of_cells(162, 162, "cells") == "all 162 cells" and su._share_of_cells(0, 2, "cells") == \
+        "none of the 2 cells"
     assert f["words_only_sent_max_abs_d"] == pytest.approx(0.2) and f["chrf_max_abs_d"] == pytest.approx(0.9)
     shown = su.as_text({**f, "none": float("nan")})
     assert (shown["sent_max_abs_d"], shown["none"], shown["word_cells"]) == ("0.40", "—", 2)
@@ -233,7 +236,7 @@ def test_comparison_numbers_and_verdicts():
     assert ch5_table3.spearman_findings(perfect)["spearman_sides"] == "is undefined for 1"
     meteor = ch5_table3.meteor_findings(results, matched=pd.DataFrame())
     assert meteor["paper_cells"].startswith("C6-T word (-0.93)") and meteor["paper_word_tests"] == "C6-T"
-    assert (meteor["matched"], meteor["word_defined"]) == ("0", "—")  # METEOR did not run in these results
+    assert (meteor["matched"], meteor["word_defined"]) == ("no word-level (target, attribute) pairs", "—")
     assert ch5_table3.meteor_findings(results, None)["matched"] == "—"
 
 
@@ -337,6 +340,9 @@ def test_identical_findings_name_the_merged_and_the_closest_configurations():
     assert (found["nearest_gap"], found["nearest_equal"], found["nearest_cells"]) == (pytest.approx(0.05), 1, 2)
     none = su.identical_findings(identical.iloc[:0], kept[kept["metric"] == "WMD"])
     assert (none["identical"], none["nearest"], none["nearest_cells"]) == (0, "—", 0)
+    assert su.identical_sentence(identical) == ("1 configuration computes the same function as another on these "
+                                               "tests and is merged into it.")
+    assert su.identical_sentence(identical.iloc[:0]) == "No two configurations compute the same function on these tests."
 
 
 def test_shared_lists_find_tests_that_share_words():

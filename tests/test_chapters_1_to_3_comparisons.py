@@ -279,9 +279,11 @@ def test_rank_agreement_is_spearman_per_attribute():
     agree = ch3_paradigms.rank_agreement(many, many.assign(bias=many["bias"][::-1].to_numpy() * 0 + np.arange(12.0) ** 2))
     assert agree["Spearman ρ"].iloc[0] == pytest.approx(1.0) and agree["CI low"].iloc[0] > 0.9
     assert ch3_paradigms.rank_agreement_findings(agree) == {"rho_min": pytest.approx(1.0), "rho_max": pytest.approx(1.0),
-                                                            "attributes": 1, "positive": 1, "positive_names": "gender"}
+                                                            "attributes": 1, "positive": 1, "positive_names": "gender",
+                                                            "positive_phrase": "the only attribute (gender)"}
     both = ch3_paradigms.rank_agreement_findings(out.reset_index())  # race: too few metrics for an interval
     assert (both["rho_min"], both["positive"], both["positive_names"]) == (pytest.approx(-0.5), 0, "none")
+    assert both["positive_phrase"] == "neither attribute"  # gender and race
 
 
 def test_paradigm_gaps_pair_the_groups_over_the_same_pairs():

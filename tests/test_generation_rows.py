@@ -38,12 +38,13 @@ def test_left_out_generation_rows_leave_the_configs_and_the_decomposition():
     assert generation_rows.grid_rows(grid, True)["decomposed"].tolist() == [True, True, False]
     assert grid["decomposed"].tolist() == [True, True, False]  # the input is not changed
     assert generation_rows.decision_findings(points) == {"generation": 1, "below": 1, "below_names": "BARTScore-F-para",
-                                                         "below_phrase": "the only generation configuration "
-                                                                         "(BARTScore-F-para)",
+                                                         "good_phrase": "no paraphraser-based generation "
+                                                                        "configuration",
                                                          "decision": "are left out of"}
     good, _ = quality_points(0.25, 0.50)
     assert generation_rows.decision_findings(good) == {"generation": 1, "below": 0, "below_names": "none",
-                                                       "below_phrase": "no generation configuration",
+                                                       "good_phrase": "the only paraphraser-based generation "
+                                                                      "configuration (BARTScore-F-para)",
                                                        "decision": "enter"}
     assert generation_rows.decision_findings(good[good["paradigm"] != "Generation"])["generation"] == 0
 

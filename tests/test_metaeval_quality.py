@@ -251,6 +251,8 @@ def test_released_share_difference_resamples_the_configurations():
     found = claim.released_share_difference(n_resamples=999, seed=0)
     assert found["difference"] == pytest.approx(rel["share_paradigm"] - rel["share_backbone"])
     assert found["low"] <= found["difference"] <= found["high"]
+    assert (found["points"], found["points_low"]) == (pytest.approx(100 * found["difference"]),
+                                                      pytest.approx(100 * found["low"]))
     word = ("above 0" if found["low"] > 0 else "below 0" if found["high"] < 0 else "not distinguishable from 0")
     assert found["word"] == word
     assert found == claim.released_share_difference(n_resamples=999, seed=0)  # seeded

@@ -187,7 +187,10 @@ def test_preference_claim_counts_the_significant_model_based_configurations():
                                                                "female_names": "none", "neither": 1,
                                                                "metric_verdict": claims.UNDECIDED, "p": 1.0,
                                                                "floor": 1.0, "floor_reaches": "cannot",
-                                                               "units_needed": 6}
+                                                               "units_needed": 6,
+                                                               "male_phrase": "1 of the 2 model-based metrics "
+                                                                              "(BERTScore)",
+                                                               "female_phrase": "none"}
     # a metric's two aggregations are one unit: both preferring the male hypothesis count once
     both = pd.concat([pref, pref.iloc[[0]].assign(aggregation="mean")], ignore_index=True)
     found = ch7_gender_swap.preference_claim_findings(both)
@@ -243,7 +246,9 @@ def test_table7_rouge_findings():
                                         "swap": [0.364, 0.42]}), gao.table7())
     # ROUGE-1 0.364 vs 0.474 (0.11 away), ROUGE-2 0.42 vs 0.411 (within 0.03); both inside intervals of ±0.35
     assert ch7_gender_swap.table7_rouge_findings(t7, 24) == {"rows": 2, "near": 1, "inside": 2, "close": 0.03,
-                                                             "verdict": "consistent with"}
+                                                             "verdict": "consistent with",
+                                                             "near_phrase": "1 of the 2 ROUGE rows (ROUGE-2)",
+                                                             "inside_phrase": "both"}
     # over 1,000 systems the interval around 0.364 is about ±0.05: Table 7's 0.474 falls outside it
     assert ch7_gender_swap.table7_rouge_findings(t7, 1000)["verdict"] == "not consistent with"
     none = ch7_gender_swap.table7_rouge_findings(t7[~t7["paper_metric"].str.startswith("ROUGE")], 24)

@@ -82,4 +82,4 @@ def test_live_cells_that_recompute_a_released_column_are_one_function():
     chrf = released[(released["metric"] == "chrF") & released["pair_id"].isin(ids)]
     live = pd.concat([bleu, chrf.assign(score_1=chrf["score_1"] + 0.01)], ignore_index=True)  # chrF planted off
     found = ch3_paradigms.released_recomputed(live, ids)
-    assert found == {"cells": 2, "recomputed": 1, "metrics": "BLEU"}
+    assert found == {"cells": 2, "recomputed": 1, "metrics": "BLEU", "released": "BLEU and chrF"}

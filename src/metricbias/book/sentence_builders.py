@@ -22,6 +22,8 @@ SENTENCE_BUILDERS = {
     "reproduction.ch4_counterfactual:configurations_used": "names the left-out configurations by kind, only the kinds "
                                                           "left out",
     "reproduction.ch5_association:drawn_sets": "three different sentences: all drawn, some named ones drawn, all whole",
+    "reproduction.ch5_association:identical_sentence": "a plain sentence when no configuration merges, the count "
+                                                        "with its verb otherwise",
     "reproduction.ch5_oov:oov_findings": "'changes in N (tests)' or 'changes in none of them': an empty list is not "
                                          "listed",
     "reproduction.ch6_quality:both_or_each": "one word for both things when they agree, a word for each otherwise",
@@ -31,6 +33,8 @@ SENTENCE_BUILDERS = {
     "reproduction.notes:drawn_sets_note": "names each drawn set with its size; nothing when every set is whole",
     "reproduction.notes:pack_sentence": "all live, or read from packs with the live remainder and cache reads as they "
                                         "occur",
+    "reproduction.ch3_paradigm_claim:attribute_tally": "one verdict stated once when every attribute and the "
+                                                        "average agree, each verdict with its attributes otherwise",
     "records:show": "one record per chapter in the appendix's loop: the rerun line, and a notice only where a "
                     "record is missing",
     # edited by other helpers now; registered as they are (see the merge notes of issue 41)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ...bias.claims import NOT_COMPARABLE
 from ...metrics import PLM_PARADIGMS
-from .names import joined
+from .names import joined, of_all
 from .sun2022 import released_configs
 from .tables import table
 
@@ -62,8 +62,9 @@ def released_shares() -> dict:
 def released_share_difference(*, n_resamples: int = 9999, seed: int = 0) -> dict:
     """The released reading's paradigm share minus its backbone share (eta squared over the configurations of
     :func:`released_shares`), with the 95% percentile bootstrap interval that resamples the configurations
-    (:func:`scipy.stats.bootstrap`): ``difference``, ``low``, ``high`` and ``word`` ("above 0", "below 0" or "not
-    distinguishable from 0")."""
+    (:func:`scipy.stats.bootstrap`): ``difference``, ``low``, ``high`` (shares, 0 to 1), the same in percentage
+    points (``points``, ``points_low``, ``points_high``: a difference of two shares is no share) and ``word`` ("above
+    0", "below 0" or "not distinguishable from 0")."""
     from scipy import stats
 
     from ...bias.decomposition import variance_explained
@@ -83,7 +84,8 @@ def released_share_difference(*, n_resamples: int = 9999, seed: int = 0) -> dict
                          method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
     low, high = float(ci.low), float(ci.high)
     word = "above 0" if low > 0 else "below 0" if high < 0 else "not distinguishable from 0"
-    return {"difference": float(point), "low": low, "high": high, "word": word}
+    return {"difference": float(point), "low": low, "high": high, "points": 100 * float(point),
+            "points_low": 100 * low, "points_high": 100 * high, "word": word}
 
 
 def claim_verdict(difference_low: float, difference_high: float) -> str:
@@ -411,6 +413,28 @@ def fixed_backbone_findings(claim: pd.DataFrame, availability: pd.DataFrame) -> 
                reversed=int((attributes["verdict"] == "reverses").sum()))
     out["undecided"] = out["attributes"] - out["holds"] - out["reversed"]
     return out
+
+
+def attribute_tally(claim: pd.DataFrame) -> str:
+    """Where the fixed-backbone claim holds, attribute by attribute and on the average (``claim``:
+    :func:`paradigm_claim`), as the clause after "the claim": "holds on all 6 attributes and on the average" when
+    every row agrees; otherwise each verdict with the attributes it has (:func:`.names.of_all`), then the average's:
+    "holds on 4 of the 6 attributes (age, race, religion and gender), is not distinguishable at this size on 2 of
+    the 6 attributes (…), and on the average holds"."""
+    fixed = claim[claim["source"] == FIXED]
+    rows = fixed[fixed["attribute"] != "average"].assign(attribute=lambda f: f["attribute"].str.replace("_", " "))
+    average = fixed.loc[fixed["attribute"] == "average", "verdict"]
+    mean_verdict = str(average.iloc[0]) if len(average) else NOT_COMPARABLE
+    attributes = list(rows["attribute"])
+    verdicts = list(dict.fromkeys(rows["verdict"]))
+    def verb(v: str) -> str:  # "holds", "reverses"; "is not distinguishable at this size", "is not comparable"
+        return v if v in ("holds", "reverses") else f"is {v}"
+
+    if verdicts == [mean_verdict]:
+        return f"{verb(mean_verdict)} on {of_all(attributes, attributes, 'attributes')} and on the average"
+    parts = [f"{verb(v)} on {of_all(list(rows.loc[rows['verdict'] == v, 'attribute']), attributes, 'attributes')}"
+             for v in verdicts]
+    return f"{', '.join(parts)}, and on the average {verb(mean_verdict)}"
 
 
 def effect_directions(bias: pd.DataFrame, availability: pd.DataFrame) -> pd.DataFrame:

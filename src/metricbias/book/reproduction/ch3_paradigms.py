@@ -13,6 +13,7 @@ from ...datasets import published
 from ...datasets.published import ATTRIBUTES
 from ...metrics import CONFIG_COLUMNS, PLM_PARADIGMS, SURFACE_PARADIGMS, configurations
 from .ch1_published import pair_term_table
+from .names import joined, of_all
 from .sun2022 import RELEASED_LABELS, released_configs
 from .tables import table
 
@@ -144,7 +145,8 @@ def released_recomputed(live: pd.DataFrame, pair_ids) -> dict:
     """How many live (attribute, metric) cells recompute a released score column of the same pairs to float
     rounding (:func:`metricbias.bias.scores.identical_cells`, the released column first): ``cells`` (live cells of
     the metrics whose scores were released), ``recomputed`` (those equal to a released column, one function
-    counted once) and ``metrics`` (their names, in order)."""
+    counted once), ``metrics`` (the metrics every cell of which is recomputed, "BLEU, ROUGE-1 and NIST"; "no
+    metric") and ``released`` (every metric whose scores were released, by name)."""
     from ...bias.scores import identical_cells
 
     released = published.scores()
@@ -155,8 +157,11 @@ def released_recomputed(live: pd.DataFrame, pair_ids) -> dict:
     same = identical_cells(pd.concat([released[cols], ours[cols]], ignore_index=True))
     hit = same[(same["dataset"] == "live") & (same["same_as_dataset"] == "released")]
     cells = ours[["attribute", "metric"]].drop_duplicates()
-    return {"cells": len(cells), "recomputed": len(hit),
-            "metrics": ", ".join(dict.fromkeys(hit["metric"])) or "none"}
+    per_metric = cells.groupby("metric", sort=False).size()
+    hits = hit.drop_duplicates(["attribute", "metric"]).groupby("metric").size()
+    whole = [m for m, n in per_metric.items() if hits.get(m, 0) == n]
+    return {"cells": len(cells), "recomputed": len(hit), "metrics": joined(whole, "no metric"),
+            "released": joined(per_metric.index)}
 
 
 def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
@@ -176,13 +181,16 @@ def rank_agreement(released: pd.DataFrame, built: pd.DataFrame) -> pd.DataFrame:
 def rank_agreement_findings(agreement: pd.DataFrame) -> dict:
     """How the metrics' ranking on the built pairs follows the released one (:func:`rank_agreement`): the smallest
     and largest Spearman correlation (``rho_min``, ``rho_max``) over the ``attributes`` in both sets, and for how
-    many (``positive``, named in ``positive_names``, or "none") the lower end of the 95% interval lies above zero."""
+    many (``positive``, named in ``positive_names``, or "none"; ``positive_phrase``: "all 6 attributes", "4 of the 6
+    attributes (age, …)", :func:`.names.of_all`) the lower end of the 95% interval lies above zero."""
     defined = agreement.dropna(subset=["CI low"])
     positive = defined[defined["CI low"] > 0]
     return {"rho_min": float(agreement["Spearman ρ"].min()) if len(agreement) else float("nan"),
             "rho_max": float(agreement["Spearman ρ"].max()) if len(agreement) else float("nan"),
             "attributes": len(agreement), "positive": len(positive),
-            "positive_names": ", ".join(positive["attribute"]).replace("_", " ") or "none"}
+            "positive_names": ", ".join(positive["attribute"]).replace("_", " ") or "none",
+            "positive_phrase": of_all([a.replace("_", " ") for a in positive["attribute"]],
+                                      [a.replace("_", " ") for a in agreement["attribute"]], "attributes")}
 
 
 def figure4_points(released: pd.DataFrame, live: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...bias import association
+from .names import counted, joined, of_all
 
 SIGNIFICANCE = 0.01  # Gao & Wan star p <= 0.01
 #: the chapter's computation as one command (the Reproducibility appendix shows it)
@@ -254,15 +255,24 @@ def ngram_findings(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> dict:
     return {
         "word_cells": len(word), "word_undefined": int((~word["defined"]).sum()),
         "word_tests": int(word["test"].nunique()),
-        "word_defined_metrics": "; ".join(f"{m} ({len(t)} of {word['test'].nunique()} tests)"
-                                          for m, t in exceptions.items()) or "none",
+        "word_defined_metrics": joined(f"{m}'s, on {of_all(t, list(word['test'].unique()), 'tests')}"
+                                       for m, t in exceptions.items()),
         "sent_cells": len(sent), "sent_significant": int(sent["significant"].sum()),
         "sent_max_abs_d": float(top["abs_d"]) if top is not None else np.nan,
         "sent_max_where": f"{top['metric']} on {top['test']} {top['level']}" if top is not None else "",
         "words_only_word_cells": len(w), "words_only_word_undefined": int((~w["defined"]).sum()),
+        "words_only_undefined_phrase": _share_of_cells(int((~w["defined"]).sum()), len(w), "word-level cells"),
         "words_only_sent_max_abs_d": float(sn["abs_d"].max()) if len(sn) else np.nan,
         "chrf_max_abs_d": float(chrf["abs_d"].max()) if len(chrf) else np.nan,
     }
+
+
+def _share_of_cells(k: int, n: int, noun: str) -> str:
+    """``k`` of ``n`` cells as a phrase: "all 162 word-level cells", "150 of the 162 word-level cells", "none of
+    the 162 …"; of one cell, "the one …" or "no …"."""
+    if n == 1:
+        return f"{'the one' if k else 'no'} {noun[:-1]}"
+    return f"all {n:,} {noun}" if k == n else f"none of the {n:,} {noun}" if k == 0 else f"{k:,} of the {n:,} {noun}"
 
 
 def aligned_similarities(metric, x, y, *, cache=True) -> pd.DataFrame:
@@ -337,6 +347,18 @@ def identical_findings(identical: pd.DataFrame, results: pd.DataFrame) -> dict:
             "nearest_cells": near.get("cells", 0)}
 
 
+def identical_sentence(identical: pd.DataFrame) -> str:
+    """What merging identical configurations (:func:`metricbias.bias.association.merge_identical`'s table) did, as
+    the page's sentence: "No two configurations compute the same function on these tests." when none merged,
+    otherwise how many merged into another ("1 configuration computes the same function as another on these tests
+    and is merged into it.")."""
+    n = len(identical)
+    if not n:
+        return "No two configurations compute the same function on these tests."
+    return (f"{counted(n, 'configuration')} {'computes' if n == 1 else 'compute'} the same function as another on "
+            f"these tests and {'is' if n == 1 else 'are'} merged into it.")
+
+
 def printed_alike(table: pd.DataFrame, results: pd.DataFrame, decimals: int = 2) -> dict:
     """Configurations that a per-metric page ``table`` (:func:`by_level`) prints alike, every value rounded to
     ``decimals``, though they are not merged: ``printed_alike`` ("A and B (0.031)": each pair with its largest
@@ -394,7 +416,8 @@ def as_text(values: dict, decimals: int = 2) -> dict:
 
 __all__ = ["COMMAND_LINE", "MODEL_FAMILIES", "SAMPLING_CHECK_CAPTION", "SAMPLING_CHECK_MAX_PAIRS", "SIGNIFICANCE",
            "TIMING_CAPTION", "STATIC", "aligned_similarities", "as_text", "by_level", "direction",
-           "drawn_sets", "family_word", "identical_findings", "label_of", "matched_word_pairs", "metric_named",
+           "drawn_sets", "family_word", "identical_findings", "identical_sentence", "label_of", "matched_word_pairs",
+           "metric_named",
            "ngram_control", "ngram_findings", "overview", "pair_counts", "printed_alike", "run_tests", "sampling_check", "shared_findings",
            "shared_lists", "shared_word_pairs",
            "static_spread", "timing", "vector_coverage"]

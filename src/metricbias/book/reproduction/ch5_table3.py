@@ -13,6 +13,7 @@ import pandas as pd
 from ..display import UNDEFINED
 from .ch4_measures import counted
 from .gao2022 import SIGNIFICANCE, row_order, gao_table3
+from .names import counted as counted_noun, of_all
 
 
 def table3(results: pd.DataFrame, alpha: float = SIGNIFICANCE) -> pd.DataFrame:
@@ -215,14 +216,17 @@ def meteor_findings(results: pd.DataFrame, matched: pd.DataFrame | None) -> dict
     """METEOR as an n-gram control, ours and Gao & Wan's: their cells with |d| >= 0.1 ("C6-T word (+0.27)", a
     list), the word-level tests on which their d is non-zero, the word-level (target, attribute) pairs ours scores
     above its no-match baseline (:func:`.ch5_association.matched_word_pairs`; None: METEOR did not run) and the
-    word-level tests on which our d is defined; counts as text, "—" where METEOR did not run."""
+    word-level tests on which our d is defined (:func:`.names.of_all`: "none of the 18 word-level tests"); counts as
+    text, "—" where METEOR did not run."""
     t3 = gao_table3()
     gao_word = t3[(t3["paper_metric"] == "METEOR") & (t3["level"] == "word") & (t3["effect_size"] != 0)]
     ours = results[(results["name"] == "meteor") & (results["level"] == "word")]
     return {"paper_cells": ", ".join(f"{r.test} {r.level} ({r.effect_size:+.2f})" for r in paper_meteor().itertuples()),
             "paper_word_tests": ", ".join(gao_word["test"]) or "none",
-            "matched": UNDEFINED if matched is None else f"{len(matched):,}",
-            "word_defined": UNDEFINED if ours.empty else str(int(ours["effect_size"].notna().sum())),
+            "matched": (UNDEFINED if matched is None
+                        else counted_noun(len(matched), "word-level (target, attribute) pair")),
+            "word_defined": UNDEFINED if ours.empty else of_all(list(ours.loc[ours["effect_size"].notna(), "test"]),
+                                                                list(ours["test"]), "word-level tests"),
             "word_tests": UNDEFINED if ours.empty else str(len(ours))}
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .gao2022 import side_by_side, table5, table6, table9
-from .names import joined
+from .names import joined, of_all
 
 
 def meta_eval_metrics(profile: str = "offline", metric_names: str = "", skip_metrics: str = "",
@@ -124,14 +124,23 @@ def table7_rouge_findings(t7: pd.DataFrame, n_systems: int, close: float = 0.03)
     ``close`` of Table 7 (``near``) and for how many Table 7's value lies inside our 95% interval over ``n_systems``
     systems (``inside``, :func:`metricbias.bias.claims.spearman_interval`); ``verdict``: the data and human scores
     are "consistent with" the paper's when every row's interval holds Table 7's value, "not consistent with" when
-    one does not, "not compared with" when no ROUGE row ran."""
+    one does not, "not compared with" when no ROUGE row ran. As phrases: ``near_phrase`` (:func:`.names.of_all`:
+    "all 3 ROUGE rows", "1 of the 3 ROUGE rows (ROUGE-2)") and ``inside_phrase`` ("all of them", "both", "2 of them",
+    "none of them")."""
     rouge = t7[t7["paper_metric"].str.startswith("ROUGE") & t7["metric"].notna()]
     if rouge.empty:
-        return {"rows": 0, "near": 0, "inside": 0, "close": close, "verdict": "not compared with"}
+        return {"rows": 0, "near": 0, "inside": 0, "close": close, "verdict": "not compared with",
+                "near_phrase": of_all([], [], "ROUGE rows"), "inside_phrase": "none of them"}
     rouge = table7_intervals(rouge, n_systems)
-    inside = int(rouge["paper_inside"].sum())
-    return {"rows": len(rouge), "near": int((rouge["diff_origin"].abs() <= close + 1e-9).sum()), "inside": inside,
-            "close": close, "verdict": "consistent with" if inside == len(rouge) else "not consistent with"}
+    inside, n = int(rouge["paper_inside"].sum()), len(rouge)
+    near = rouge["diff_origin"].abs() <= close + 1e-9
+    rows = list(rouge["paper_metric"])
+    inside_phrase = (("both" if n == 2 else "all of them") if inside == n
+                     else ("neither" if n == 2 else "none of them") if inside == 0 else f"{inside} of them")
+    return {"rows": n, "near": int(near.sum()), "inside": inside, "close": close,
+            "verdict": "consistent with" if inside == n else "not consistent with",
+            "near_phrase": of_all(list(rouge.loc[near, "paper_metric"]), rows, "ROUGE rows"),
+            "inside_phrase": inside_phrase}
 
 
 def metric_group(name: str) -> str:
@@ -234,7 +243,9 @@ def preference_claim_findings(pref: pd.DataFrame) -> dict:
     metrics (:func:`metricbias.bias.claims.direction_verdict`; "not comparable" when no model-based metric ran), and
     ``floor``: the smallest p that test can reach with as many metrics as have a preference (all of them on one
     side; NaN without one), ``floor_reaches``: whether it "can" or "cannot" go below the level ``ALPHA``, and
-    ``units_needed``: the fewest metrics with a preference for which it can. With few metrics it cannot, so the
+    ``units_needed``: the fewest metrics with a preference for which it can; ``male_phrase`` (:func:`.names.of_all`:
+    "4 of the 8 model-based metrics (…)") and ``female_phrase`` ("none"; "2 (A and B)"), for a sentence. With few
+    metrics it cannot, so the
     claim's verdict comes from :func:`preference_by_image`."""
     from ...bias.claims import ALPHA, direction_verdict
     from ...metaeval.analysis import preference_tests
@@ -252,7 +263,9 @@ def preference_claim_findings(pref: pd.DataFrame) -> dict:
             "male_names": ", ".join(male) or "none", "female": len(female), "female_names": ", ".join(female) or "none",
             "neither": len(directions) - len(male) - len(female), "metric_verdict": verdict["verdict"],
             "p": verdict["p"], "floor": floor, "floor_reaches": "can" if floor < ALPHA else "cannot",
-            "units_needed": units_needed}
+            "units_needed": units_needed,
+            "male_phrase": of_all(male, list(directions.index), "model-based metrics"),
+            "female_phrase": f"{len(female)} ({joined(female)})" if female else "none"}
 
 
 def preference_by_image(pairs: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0) -> dict:

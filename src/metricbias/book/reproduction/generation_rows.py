@@ -78,11 +78,14 @@ def left_out(configs: pd.DataFrame, enters: bool) -> list[str]:
 def decision_findings(points: pd.DataFrame) -> dict:
     """Whether the generation rows enter the paradigm comparisons, and why: the generation configurations measured
     (``generation``), those below BLEU on at least one quality measure (``below``, named in ``below_names`` or
-    "none"; ``below_phrase``: "neither generation configuration", :func:`.names.of_all`), and ``decision``: "enter" when none is below (and one is measured), "are left out of" otherwise."""
+    "none"), those at least as good as BLEU on both (``good_phrase``, :func:`.names.of_all`: "both paraphraser-based
+    generation configurations", "no paraphraser-based generation configuration"), and ``decision``: "enter" when
+    none is below (and one is measured), "are left out of" otherwise."""
     gen = points[points["paradigm"] == GENERATION]
     weak = gen.loc[~gen["at_least_reference"].astype(bool), "metric"].tolist()
     return {"generation": len(gen), "below": len(weak), "below_names": ", ".join(weak) or "none",
-            "below_phrase": of_all(weak, gen["metric"].tolist(), "generation configurations"),
+            "good_phrase": of_all([m for m in gen["metric"] if m not in weak], gen["metric"].tolist(),
+                                  "paraphraser-based generation configurations"),
             "decision": "enter" if len(gen) and not weak else "are left out of"}
 
 
