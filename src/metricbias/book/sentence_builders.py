@@ -40,8 +40,6 @@ SENTENCE_BUILDERS = {
     # edited by other helpers now; registered as they are (see the merge notes of issue 41)
     "reproduction.ch3_quality:generation_gap_reading": "one of three readings of the generation quality gap",
     "reproduction.landing:reproduce_box": "the landing page's cite-and-reproduce box, with the build's record",
-    "reproduction.landing:lower_sentence": "one short sentence when no attribute goes the other way, else a count per "
-                                           "score set",
 }
 
 #: functions whose text is not page prose, with what it is

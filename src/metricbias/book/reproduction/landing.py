@@ -22,7 +22,6 @@ from ...bias.clusters import expanded_levels, resampled_sums, template_of
 from ...bias.pairwise import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ...metrics.base import PLM_PARADIGMS, SURFACE_PARADIGMS
 from .ch1_published import pair_term_table
-from .names import counted
 
 #: the order of the paradigms in the summary (PLM-based first, Sun et al.'s Table 2, then the surface metrics)
 PARADIGM_ORDER = (*PLM_PARADIGMS, *SURFACE_PARADIGMS)
@@ -185,17 +184,6 @@ def summary_findings(gaps: pd.DataFrame) -> dict:
     return out
 
 
-def lower_sentence(findings: dict) -> str:
-    """The sentence after the count of attributes where the PLM-based configurations move more (from
-    :func:`summary_findings`): one short sentence when no attribute goes the other way with either set of scores,
-    else the count per set."""
-    released, live = findings.get("released_plm_lower", 0), findings.get("live_plm_lower", 0)
-    if not released and not live:
-        return "On no attribute is it the other way round."
-    return (f"They move less on {counted(released, 'attribute')} with the released scores and on "
-            f"{counted(live, 'attribute')} with the live ones.")
-
-
 # --- the "Cite and reproduce" box -----------------------------------------------------------------------------
 
 def _git(root: Path, *args: str) -> str | None:
@@ -327,6 +315,6 @@ def left_out_once(left_out: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["AVERAGE_COLUMNS", "FIGURE", "GAP_COLUMNS", "PARADIGM_ORDER", "build_record", "commit", "duration",
-           "executed_profiles", "left_out_once", "lower_sentence", "paradigm_by_attribute", "plm_versus_surface", "reproduce_box", "save_figure",
+           "executed_profiles", "left_out_once", "paradigm_by_attribute", "plm_versus_surface", "reproduce_box", "save_figure",
            "stratified_cluster_interval",
            "summary_figure", "summary_findings", "trained_parts_findings"]
