@@ -121,6 +121,7 @@ def configurations_used(suite, kept, scored: pd.DataFrame | None = None) -> dict
     ``ngram_suite`` (the n-gram configurations among them). With ``scored`` (the kept configurations' scores of
     the multi-group pairs), ``distinct`` counts them as chapter 3 does: a configuration whose scores equal an
     earlier one's on every pair (:func:`metricbias.bias.scores.identical_configurations`) counts once."""
+    from ...backbones import BACKBONES
     from ...bias.scores import identical_configurations
 
     family_of = families(suite)
@@ -130,9 +131,12 @@ def configurations_used(suite, kept, scored: pd.DataFrame | None = None) -> dict
     mpnet = [s.label for s in gone if family_of[s.label] != "generation" and "mpnet" in s.label.lower()]
     other = [s.label for s in gone if s.label not in generation + mpnet]
     all_generation = len(generation) == sum(f == "generation" for f in family_of.values())
-    parts = ([f"{'every ' if all_generation else ''}generation configuration ({', '.join(generation)})"]
-             if generation else []) + \
-        ([f"the MPNet ones of the other paradigms ({', '.join(mpnet)})"] if mpnet else []) + other
+    # each kind with its reason, in the words chapter 9 uses for the same study decision
+    size = BACKBONES["all-mpnet-base-v2"].params_millions / BACKBONES["all-MiniLM-L6-v2"].params_millions
+    parts = ([f"{'every ' if all_generation else ''}generation configuration ({', '.join(generation)}), which "
+              "needs a sequence-to-sequence pass per pair and direction on these larger sets"] if generation else []) + \
+        ([f"by design, the MPNet ones of the other paradigms ({', '.join(mpnet)}), whose encoder is {size:.0f}× "
+          "MiniLM's size"] if mpnet else []) + other
     merged = identical_configurations(scored) if scored is not None and len(scored) else pd.DataFrame()
     return {"used": len(kept), "distinct": len(kept) - len(merged), "suite": len(suite),
             "left_out": "; ".join(parts) or "none",
