@@ -93,6 +93,12 @@ def counted(n: int, singular: str, plural: str | None = None, zero: str = "no") 
     return f"{zero if n == 0 else f'{n:,}'} {noun}"
 
 
+def signed(value: float, spec: str = ".1%") -> str:
+    """A signed value with a true minus sign, as the page prints it: ``signed(-0.047)`` → "−4.7%", ``signed(0.036)``
+    → "+3.6%"."""
+    return f"{value:+{spec}}".replace("-", "−")
+
+
 def joined(words, empty: str = "none") -> str:
     """Words as a list in a sentence: "a", "a and b", "a, b and c"; ``empty`` when there are none."""
     words = [str(w) for w in words]
@@ -130,5 +136,5 @@ def share(k: int, n: int, noun: str, every: str = "each of the {n} {noun}") -> s
     return f"none of the {word} {noun}" if k == 0 else f"{k:,} of the {n:,} {noun}"
 
 
-__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "NUMBER_WORDS", "PART_KINDS", "counted", "joined", "of_all", "share",
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "NUMBER_WORDS", "PART_KINDS", "counted", "joined", "of_all", "share", "signed",
            "part_name", "registry_name"]
