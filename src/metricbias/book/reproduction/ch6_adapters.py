@@ -14,7 +14,6 @@ from ...mitigation import training
 from ...mitigation.evaluation import CHANGE_TEST_RESAMPLES, COMPARE_COLUMNS, compare, metric_for, target
 from ...scoring import score_texts
 from ...signature import configuration
-from .ch6_paper import GENDER_SETS
 from .names import registry_name
 
 
@@ -120,6 +119,8 @@ RISE_WORDS = {MET: "within 10%: the criterion is met", MISSED: "above 10%: the c
               UNDECIDED: "above 10% but not distinguishable from no change", NOT_TESTED: "without a test"}
 
 
+#: the page's word for a gender set of the adapter evaluation
+GENDER_SETS = {"published": "released", "built": "built"}
 #: the gender cut of the chapter's main criterion (the 50% and 70% cuts are its sensitivity)
 GENDER_CUT = 0.60
 

@@ -20,12 +20,11 @@ from scipy import stats
 from ... import datasets
 from ...mitigation.evaluation import bias_pairs, metric_for
 from ...scoring import score_pairs
+from .ch6_adapters import GENDER_SETS
 from .names import joined, of_all, share, signed
 
 #: the page's word for each source of :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`
 SOURCES = {"Sun et al., Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou, replication": "replication"}
-#: the page's word for a gender set of the adapter evaluation
-GENDER_SETS = {"published": "released", "built": "built"}
 
 
 def _met(ok, judged) -> str:
@@ -220,7 +219,7 @@ def untested(checks: pd.DataFrame, metric: str) -> str:
 def by_kind(checks: pd.DataFrame, metric: str) -> dict:
     """What ``metric``'s criteria with a test say, per kind (:func:`~.ch6_adapters.kind_of`), as the page words
     them: ``cut`` the gender sets whose cut is met ("both gender sets", "1 of the 2 gender sets (built)"),
-    ``quality`` each tested quality set's status ("met on STS-B dev and not distinguishable on WMT19 kk-en"; "none"),
+    ``quality`` each tested quality set's status ("not distinguishable on WMT19 kk-en, met on STS-B dev"; "none"),
     ``other`` the other attributes' sets within the rise ("16 of the 17 sets", "each of the 17 sets")."""
     from .ch6_adapters import MET, NOT_TESTED, kind_of
 
@@ -230,8 +229,8 @@ def by_kind(checks: pd.DataFrame, metric: str) -> dict:
     quality, other = c[(kinds == "quality") & tested], c[(kinds == "other") & tested]
     return {"cut": of_all([GENDER_SETS.get(d, d) for d in cut.loc[cut["status"] == MET, "dataset"]],
                           [GENDER_SETS.get(d, d) for d in cut["dataset"]], "gender sets"),
-            "quality": joined(f"{r['status']} on {CRITERION_WORDS.get(r['dataset'], r['dataset'])}"
-                              for r in quality.to_dict("records")),
+            "quality": ", ".join(f"{r['status']} on {CRITERION_WORDS.get(r['dataset'], r['dataset'])}"
+                                 for r in quality.to_dict("records")) or "none",
             "other": share(int((other["status"] == MET).sum()), len(other), "sets")}
 
 
