@@ -130,8 +130,10 @@ def jss_variant_findings(variants: pd.DataFrame, cell=("gender", "BERTScore-RoBE
     only above 1)."""
     d = variants["difference"]
     top = variants.loc[d.abs().idxmax()]
-    out = {"cells": len(variants), "author_higher": int((d > 0).sum()),
-           "author_higher_words": share(int((d > 0).sum()), len(variants), "cells", "all {n} {noun}"), "max_difference": float(top["difference"]),
+    higher = int((d > 0).sum())
+    out = {"cells": len(variants), "author_higher": higher,
+           "author_higher_words": share(higher, len(variants), "cells", "all {n} {noun}"),
+           "max_difference": float(top["difference"]),
            "max_attribute": top["attribute"], "max_metric": top["metric"], "max_paper": float(top["jss_paper"]),
            "max_author": float(top["jss_author_code"]), "median_difference": float(d.abs().median()),
            "max_js_nats": float(variants["js_nats_author_code"].max()),
