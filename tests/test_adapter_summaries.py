@@ -37,6 +37,14 @@ def _results():
                       good.assign(metric="regression", backbone="tiny-sts")], ignore_index=True)
 
 
+def _cuts(bertscore=((0.65, 0.75), (0.45, 0.55)), regression=((0.75, 0.85), (0.72, 0.78))):
+    """95% intervals of the gender cuts, as :func:`ch6_paper.cut_intervals` gives them: BERTScore's 70% (released)
+    and 50% (built) cuts, the regression adapter's 80% and 75%."""
+    rows = [(m, s, lo, hi) for m, both in (("BERTScore", bertscore), ("regression", regression))
+            for s, (lo, hi) in zip(("released", "built"), both)]
+    return pd.DataFrame(rows, columns=["metric", "gender set", "ci_low", "ci_high"])
+
+
 def _data():
     debias = pd.DataFrame({"source": ["stsb", "stsb", "stsb", "mrpc", "stereoset"], "pair_id": list("abcde"),
                            "kind": ["self", "pair", "self", "pair", "self"], "c1": list("vwxyz"), "c2": list("VWXYZ"),
@@ -105,10 +113,10 @@ def test_compare_all_labels_each_adapter(tmp_path, monkeypatch):
 
 def test_criteria_summary_missed_and_findings():
     stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
-    checks = ch6_adapters.criteria(_results(), stsb_holds)
+    checks = ch6_adapters.criteria(_results(), stsb_holds, _cuts())
     assert checks.groupby("metric").size().to_dict() == {"BERTScore": 6, "regression": 6}
     status = checks.set_index(["metric", "criterion"])["status"]
-    # BERTScore: the built gender cut 50% < 60% with p = 0.002 is missed; the race rise +12% has p = 0.3, and BH over
+    # BERTScore: the built gender cut's interval [45%, 55%] lies below 60%: missed; the race rise +12% has p = 0.3, and BH over
     # the four other-attribute changes (p 0.3, 0.5, 0.3, 0.5) gives q = 0.5 for all: not distinguishable, not missed
     assert status["BERTScore", "gender bias cut on the built gender set"] == "missed"
     assert status["BERTScore", "bias change on published race"] == "not distinguishable"
@@ -129,7 +137,7 @@ def test_criteria_summary_missed_and_findings():
     assert summary.loc["regression", ["criteria met", "criteria tested"]].tolist() == [4, 5]
     assert summary.loc["BERTScore", "quality on"] == "realsumm"  # the set of the largest quality change
     # the criteria without a test, with their point values, for the page to print beside the count
-    assert ch6_paper.untested(checks, "BERTScore") == "REALSumm -2.0%"
+    assert ch6_paper.untested(checks, "BERTScore") == "REALSumm −2.0%"
     assert ch6_paper.untested(checks.iloc[:0], "BERTScore") == "none"
     missed = ch6_adapters.missed(checks)
     assert missed[missed["status"] == "missed"]["criterion"].tolist() == ["gender bias cut on the built gender set"]
@@ -137,10 +145,10 @@ def test_criteria_summary_missed_and_findings():
     # a significant rise beyond 10% is missed: race p = 0.001 -> q = 0.004 (four changes)
     planted = _results()
     planted.loc[(planted["metric"] == "BERTScore") & (planted["name"] == "race"), "p_value"] = 0.001
-    again = ch6_adapters.criteria(planted).set_index(["metric", "criterion"])
+    again = ch6_adapters.criteria(planted, cuts=_cuts()).set_index(["metric", "criterion"])
     assert again.loc[("BERTScore", "bias change on published race"), "q_value"] == pytest.approx(0.004)
     assert again.loc[("BERTScore", "bias change on published race"), "status"] == "missed"
-    f = ch6_adapters.findings(_results(), stsb_holds)
+    f = ch6_adapters.findings(_results(), stsb_holds, _cuts())
     assert f["bertscore_gender_bias_cut_published"] == pytest.approx(0.7)
     assert f["bertscore_gender_bias_cut_built"] == pytest.approx(0.5)
     assert f["regression_gender_bias_cut_built"] == pytest.approx(0.75)
@@ -153,6 +161,36 @@ def test_criteria_summary_missed_and_findings():
     at_floor.loc[at_floor["p_value"] == 0.001, "p_value"] = 2 / (evaluation.CHANGE_TEST_RESAMPLES + 1)
     # no resample as extreme as the data: the page writes the test's bound, not a value
     assert ch6_adapters.findings(at_floor)["bertscore_gender_bias_p_published"] == "p ≤ 2.0e-04"
+
+
+def test_the_cut_is_decided_by_its_interval_not_by_p_and_the_point():
+    """The reviewer's case: a released-set cut of 72.6% [68.8%, 75.7%] straddles 70%, so at 70% it is not
+    distinguishable though its point clears 70% and its p is 0.001; it is met at 60% (68.8% ≥ 60%) and missed at
+    80% (75.7% < 80%). Without an interval the cut has no test."""
+    cuts = _cuts(regression=((0.688, 0.757), (0.744, 0.771)))
+    status = {c: ch6_adapters.criteria(_results(), cuts=cuts, gender_cut=c).set_index(["metric", "criterion"])[
+        "status"]["regression", "gender bias cut on the published gender set"] for c in (0.6, 0.7, 0.8)}
+    assert status == {0.6: "met", 0.7: "not distinguishable", 0.8: "missed"}
+    checks = ch6_adapters.criteria(_results(), cuts=cuts, gender_cut=0.7)
+    assert ch6_paper.by_kind(checks, "regression")["cut"] == "1 of the 2 gender sets (built)"
+    untested = ch6_adapters.criteria(_results())
+    assert set(untested.loc[untested["criterion"].str.startswith("gender"), "status"]) == {"not tested"}
+
+
+def test_criteria_by_kind_and_untested_values_with_a_true_minus():
+    stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
+    checks = ch6_adapters.criteria(_results(), stsb_holds, _cuts())
+    # BERTScore: released met, built missed; STS-B holds; race not distinguishable (q = 0.5), age +5% within 10%
+    assert ch6_paper.by_kind(checks, "BERTScore") == {
+        "cut": "1 of the 2 gender sets (released)", "quality": "met on STS-B dev", "other": "1 of the 2 sets"}
+    # regression: race +2% and age +5% both within 10%
+    assert ch6_paper.by_kind(checks, "regression") == {
+        "cut": "both gender sets", "quality": "not distinguishable on STS-B dev", "other": "each of the two sets"}
+    summary = ch6_adapters.criteria_summary(checks).set_index("metric")
+    assert summary.loc["BERTScore", ["cut met", "cut tested", "quality met", "quality tested", "other met",
+                                     "other tested"]].tolist() == [1, 2, 1, 1, 1, 2]
+    # REALSumm 0.500 -> 0.490 is -2.0%, printed with a true minus sign
+    assert ch6_paper.untested(checks, "BERTScore") == "REALSumm −2.0%"
 
 
 def test_bias_changes_curve_series_and_trade_off():
@@ -360,7 +398,7 @@ def test_relative_cut_with_its_interval_and_its_place_against_the_paper():
 def test_criteria_missed_and_paired_differences():
     from metricbias.book.reproduction import ch6_paper
 
-    checks = ch6_adapters.criteria(_results())
+    checks = ch6_adapters.criteria(_results(), cuts=_cuts())
     assert ch6_paper.missed_names(checks, "BERTScore") == "gender bias cut on the built gender set"
     assert ch6_paper.missed_names(checks, "BERTScore", "not tested") == (
         "quality change on STS-B dev (Pearson), quality change on REALSumm (Spearman)")
@@ -444,7 +482,11 @@ def test_cut_sensitivity_recounts_the_verdicts_at_other_cuts():
     and 36.0% with WMT20 Pearson changes -0.5%, -0.3%, +5.4% and -1.0%: both criteria are passed by 2 at 45%, 1 at
     60% (65.1%), 0 at 75%; the replication's by 3 at 45% (48.7%, 55.2%, 54.7%; 49.2% prints no quality figure)."""
     stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
-    found = ch6_paper.cut_sensitivity(_results(), stsb_holds, zarkadoula2023.published_tables(), cuts=(0.45, 0.6, 0.75))
+    found = ch6_paper.cut_sensitivity(_results(), stsb_holds, zarkadoula2023.published_tables(), _cuts(),
+                                      cuts=(0.45, 0.6, 0.75))
     assert [found[f"{c}_bertscore_met"] for c in ("45", "60", "75")] == [4, 3, 2]
+    # by the intervals [65%, 75%] and [45%, 55%]: at 75% the released cut is not distinguishable, not met
+    assert [found[f"{c}_bertscore_cut"] for c in ("45", "60", "75")] == [
+        "both gender sets", "1 of the 2 gender sets (released)", "neither gender set"]
     assert [found[f"{c}_paper_both"] for c in ("45", "60", "75")] == [2, 1, 0]
     assert [found[f"{c}_replication_both"] for c in ("45", "60", "75")] == [3, 0, 0]

@@ -55,3 +55,11 @@ def test_of_all_names_a_subset_without_an_empty_slot():
     assert names.of_all(["C", "A"], three, "metrics") == "2 of the 3 metrics (A and C)"
     assert names.of_all(["A"], ["A"], "metrics") == "the only metric (A)"
     assert names.of_all([], ["A"], "metrics") == "no metric" and names.of_all([], [], "metrics") == "no metrics"
+
+
+def test_share_never_prints_k_of_the_k_or_zero_of():
+    assert names.share(3, 3, "others") == "each of the three others"
+    assert names.share(2, 3, "others") == "2 of the 3 others"
+    assert names.share(0, 3, "others") == "none of the three others"
+    assert names.share(174, 174, "cells", "all {n} {noun}") == "all 174 cells"
+    assert names.share(1200, 1500, "pairs") == "1,200 of the 1,500 pairs"

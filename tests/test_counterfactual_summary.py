@@ -94,6 +94,7 @@ def test_configurations_used_names_those_left_out_by_kind():
     suite = profiles.suite("offline")
     kept = profiles.suite("offline", "bartscore,prism,all-mpnet-base-v2")
     out = cs.configurations_used(suite, kept)
+    assert out["mpnet_size"] == 5.0  # all-mpnet-base-v2 110M parameters over all-MiniLM-L6-v2's 22M
     assert (out["used"], out["suite"]) == (len(kept), len(suite)) and (out["ngram_used"], out["ngram_suite"]) == (10, 10)
     if "all-mpnet-base-v2" not in backbones.available():  # the suite then holds the MiniLM configurations only
         assert out["left_out"].startswith("every generation configuration (BARTScore-MiniLM-F")

@@ -27,6 +27,7 @@ def test_largest_jss_difference_on_the_released_scores(variants):
     assert (round(f["cell_paper"], 2), round(f["cell_author"], 2), round(f["cell_difference"], 2)) == (
         96.13, 96.66, 0.53)
     assert f["cells"] == 174 and f["author_higher"] == 174  # one Gaussian in nats: always the smaller JS
+    assert f["author_higher_words"] == "all 174 cells"  # never "174 of 174"
     assert f["max_js_nats"] < 1 and f["max_delta_sigma"] < 1  # the fold never acts on these scores
     table = liu2024.jss_variant_table(variants, n=3)
     assert table["metric"].tolist() == ["BLEURT-BERT-tiny", "BLEURT-RemBERT", "FrugalScore-BERT-medium",
@@ -40,6 +41,7 @@ def test_jss_findings_without_the_named_cell():
                       "js_nats_author_code": [0.07, 0.03], "delta_sigma": [0.01, 0.02]})
     f = liu2024.jss_variant_findings(v)
     assert (f["max_difference"], f["author_higher"], f["median_difference"]) == (1.0, 1, 0.75)
+    assert f["author_higher_words"] == "1 of the 2 cells"
     assert math.isnan(f["cell_paper"]) and math.isnan(f["cell_difference"])
 
 
@@ -60,6 +62,7 @@ def test_stability_comparison_pairs_the_measures_over_the_same_draws():
     assert comparison.loc["kls", "verdict"] == "higher" and int(comparison.loc["kls", "draws"]) == 20
     f = liu2024.stability_findings(comparison.reset_index())
     assert (f["best"], f["draws"], f["beaten"], f["others"]) == ("Eq. 2", 20, 2, 2)  # jss trails by 0.01 in noise of 0.007
+    assert f["beaten_words"] == "each of the two others"
     assert f["differences"].split()[0] in {"KLS", "JSS"}
     assert "claim_verdict" not in f  # Liu's claim has its own test: liu_claim
     assert liu2024.stability_findings(liu2024.stability_comparison(pd.DataFrame(rows).iloc[:0]))["draws"] == 0

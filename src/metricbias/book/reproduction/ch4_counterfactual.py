@@ -118,9 +118,11 @@ def configurations_used(suite, kept, scored: pd.DataFrame | None = None) -> dict
     """Which of chapter 3's configurations (``suite``, profile entries) the multi-group sets use (``kept``), for a
     page: ``used`` and ``suite`` (counts), ``left_out`` (the labels left out, by kind: every generation
     configuration, then the MPNet ones of the other paradigms, then any other) and ``ngram_used`` /
-    ``ngram_suite`` (the n-gram configurations among them). With ``scored`` (the kept configurations' scores of
+    ``ngram_suite`` (the n-gram configurations among them), and ``mpnet_size``, the MPNet encoder's parameters over
+    MiniLM's (the reason its configurations are left out). With ``scored`` (the kept configurations' scores of
     the multi-group pairs), ``distinct`` counts them as chapter 3 does: a configuration whose scores equal an
     earlier one's on every pair (:func:`metricbias.bias.scores.identical_configurations`) counts once."""
+    from ...backbones import BACKBONES
     from ...bias.scores import identical_configurations
 
     family_of = families(suite)
@@ -136,6 +138,8 @@ def configurations_used(suite, kept, scored: pd.DataFrame | None = None) -> dict
     merged = identical_configurations(scored) if scored is not None and len(scored) else pd.DataFrame()
     return {"used": len(kept), "distinct": len(kept) - len(merged), "suite": len(suite),
             "left_out": "; ".join(parts) or "none",
+            "mpnet_size": (BACKBONES["all-mpnet-base-v2"].params_millions
+                           / BACKBONES["all-MiniLM-L6-v2"].params_millions),
             "ngram_used": sum(family_of[s.label] == "ngram" for s in kept),
             "ngram_suite": sum(f == "ngram" for f in family_of.values())}
 

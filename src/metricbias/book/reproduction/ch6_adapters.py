@@ -119,8 +119,14 @@ RISE_WORDS = {MET: "within 10%: the criterion is met", MISSED: "above 10%: the c
               UNDECIDED: "above 10% but not distinguishable from no change", NOT_TESTED: "without a test"}
 
 
-def criteria(results: pd.DataFrame, quality: dict | None = None, *, alpha: float = 0.05,
-             **thresholds) -> pd.DataFrame:
+#: the page's word for a gender set of the adapter evaluation
+GENDER_SETS = {"published": "released", "built": "built"}
+#: the gender cut of the chapter's main criterion (the 50% and 70% cuts are its sensitivity)
+GENDER_CUT = 0.60
+
+
+def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None, *,
+             alpha: float = 0.05, **thresholds) -> pd.DataFrame:
     """:func:`target` for every metric of a :func:`compare_all` table, with ``metric`` in front, the
     Benjamini–Hochberg adjusted p-value ``q_value`` of each other attribute's bias change (the family: every other
     attribute's change of the table, all metrics together) and the criterion's ``status`` (``met`` is status "met"):
@@ -128,50 +134,74 @@ def criteria(results: pd.DataFrame, quality: dict | None = None, *, alpha: float
     * a quality criterion takes its non-inferiority verdict (``quality``: (metric, dataset) -> "holds", "reverses"
       or another word, :func:`metricbias.book.reproduction.ch6_quality.verdicts`): met, missed or not
       distinguishable; a quality set without a verdict is "not tested", never missed;
-    * the gender cut is met (or missed) when the paired permutation test of the change rejects at ``alpha`` and the
-      cut reaches (or falls short of) its threshold, not distinguishable otherwise;
+    * the gender cut is decided by its 95% interval (``cuts``: rows ``metric``, ``gender set`` (released, built),
+      ``ci_low``, ``ci_high``, :func:`metricbias.book.reproduction.ch6_paper.cut_intervals`): met when the lower end
+      reaches the threshold, missed when the upper end lies below it, not distinguishable otherwise; "not tested"
+      without an interval (the interval is kept as ``ci_low``, ``ci_high``);
     * another attribute's bias is met when it rises by at most the threshold, missed when it rises by more with
       q below ``alpha``, not distinguishable otherwise;
     * a bias cell without a test (a constant metric) is "not tested".
     """
     from ...bias.claims import bh_adjust
 
+    thresholds = {"gender_cut": GENDER_CUT, **thresholds}
     frames = [target(group, **thresholds).assign(metric=label)
               for label, group in results.groupby("metric", sort=False)]
     # target's point judgement ("met") becomes ``passes``; ``met`` is the tested status below
     out = pd.concat(frames, ignore_index=True).rename(columns={"met": "passes"})
-    other = (out["kind"] == "bias") & ~out["criterion"].str.startswith("gender bias cut")
+    gender = out["criterion"].str.startswith("gender bias cut")
+    other = (out["kind"] == "bias") & ~gender
     out["q_value"] = float("nan")
     out.loc[other, "q_value"] = bh_adjust(out.loc[other, "p_value"])
-    out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha)
+    intervals = {} if cuts is None else {
+        (r["metric"], {v: k for k, v in GENDER_SETS.items()}.get(r["gender set"], r["gender set"])):
+            (r["ci_low"], r["ci_high"]) for r in cuts.to_dict("records")}
+    out["ci_low"], out["ci_high"] = zip(*[intervals.get((m, d), (float("nan"),) * 2) if g else (float("nan"),) * 2
+                                          for m, d, g in zip(out["metric"], out["dataset"], gender)])
+    out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha, thresholds["gender_cut"])
                      for r in out.to_dict("records")]
     out["met"] = out["status"] == MET
     return out[["metric", *[c for c in out.columns if c != "metric"]]]
 
 
-def _status(row: dict, verdict: str | None, alpha: float) -> str:
+def _status(row: dict, verdict: str | None, alpha: float, gender_cut: float) -> str:
     if row["kind"] == "quality":
         return NOT_TESTED if verdict is None else QUALITY_STATUS.get(verdict, UNDECIDED)
-    gender = row["criterion"].startswith("gender bias cut")
-    p = row["p_value"] if gender else row["q_value"]
-    if pd.isna(p):
+    if row["criterion"].startswith("gender bias cut"):
+        if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
+            return NOT_TESTED
+        return MET if row["ci_low"] >= gender_cut else MISSED if row["ci_high"] < gender_cut else UNDECIDED
+    if pd.isna(row["q_value"]):
         return NOT_TESTED
-    if gender:
-        return UNDECIDED if p >= alpha else MET if row["passes"] else MISSED
-    return MET if row["passes"] else MISSED if p < alpha else UNDECIDED
+    return MET if row["passes"] else MISSED if row["q_value"] < alpha else UNDECIDED
+
+
+#: the three kinds of criterion, as :func:`criteria_summary` counts them
+KINDS = ("cut", "quality", "other")
+
+
+def kind_of(checks: pd.DataFrame) -> pd.Series:
+    """Each criterion's kind: the gender ``cut``, ``quality``, or another attribute's bias (``other``)."""
+    return pd.Series(["cut" if c.startswith("gender bias cut") else "quality" if k == "quality" else "other"
+                      for c, k in zip(checks["criterion"], checks["kind"])], index=checks.index)
 
 
 def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
     """Per metric, from a :func:`criteria` table: criteria met, missed, tested (met, missed or not distinguishable)
-    and in all, the gender bias cut on each gender set, the largest quality change (relative, signed; ``quality on``:
-    its set) and the
+    and in all, and per kind (:data:`KINDS`) those met and tested (``cut met``, ``cut tested``, ...), the gender
+    bias cut on each gender set, the largest quality change (relative, signed; ``quality on``: its set) and the
     largest rise of another attribute's bias, with the set it is on and the Benjamini–Hochberg adjusted p-value of
     that rise (``q of that rise``)."""
     rows = []
+    kinds = kind_of(checks)
     for label, c in checks.groupby("metric", sort=False):
         row = {"metric": label, "criteria met": int((c["status"] == MET).sum()),
                "criteria missed": int((c["status"] == MISSED).sum()),
                "criteria tested": int((c["status"] != NOT_TESTED).sum()), "criteria": len(c)}
+        for kind in KINDS:
+            mine = c[kinds.loc[c.index] == kind]
+            row[f"{kind} met"] = int((mine["status"] == MET).sum())
+            row[f"{kind} tested"] = int((mine["status"] != NOT_TESTED).sum())
         for r in c[c["criterion"].str.startswith("gender bias cut")].itertuples():
             row[f"gender bias cut ({r.dataset})"] = r.value
         quality = c[c["kind"] == "quality"]
@@ -345,9 +375,10 @@ def results_sizes(source: str, results: pd.DataFrame) -> pd.DataFrame:
         "quality items": int(quality_rows["n"].sum())}])
 
 
-def findings(results: pd.DataFrame, quality: dict | None = None, **thresholds) -> dict:
+def findings(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None,
+             **thresholds) -> dict:
     """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it) and the
-    quality verdicts of :func:`criteria` (``quality``).
+    quality verdicts and the cut intervals of :func:`criteria` (``quality``, ``cuts``).
 
     Per adapter (key prefix: the metric label in lower case): ``gender_bias_cut_<dataset>`` on each gender
     set with ``gender_bias_p_<dataset>`` (its paired permutation test, as text: "p = 0.002"), ``criteria_met`` and
@@ -359,7 +390,7 @@ def findings(results: pd.DataFrame, quality: dict | None = None, **thresholds) -
 
     floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}
-    checks = criteria(results, quality, **thresholds)
+    checks = criteria(results, quality, cuts, **thresholds)
     for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
         # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
         out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)

@@ -20,12 +20,11 @@ from scipy import stats
 from ... import datasets
 from ...mitigation.evaluation import bias_pairs, metric_for
 from ...scoring import score_pairs
-from .names import joined
+from .ch6_adapters import GENDER_SETS
+from .names import joined, of_all, share, signed
 
 #: the page's word for each source of :func:`metricbias.book.reproduction.zarkadoula2023.published_tables`
 SOURCES = {"Sun et al., Table 5": "paper (Table 5)", "Zarkadoula & Potamopoulou, replication": "replication"}
-#: the page's word for a gender set of the adapter evaluation
-GENDER_SETS = {"published": "released", "built": "built"}
 
 
 def _met(ok, judged) -> str:
@@ -214,22 +213,45 @@ def untested(checks: pd.DataFrame, metric: str) -> str:
     criterion's words otherwise); "none"."""
     rows = checks[(checks["metric"] == metric) & (checks["status"] == "not tested")]
     return ", ".join(f"{CRITERION_WORDS.get(r['dataset'], r['dataset']) if r['kind'] == 'quality' else criterion_words(r['criterion'])} "
-                     f"{r['value']:+.1%}" for r in rows.to_dict("records")) or "none"
+                     f"{signed(r['value'])}" for r in rows.to_dict("records")) or "none"
+
+
+def by_kind(checks: pd.DataFrame, metric: str) -> dict:
+    """What ``metric``'s criteria with a test say, per kind (:func:`~.ch6_adapters.kind_of`), as the page words
+    them: ``cut`` the gender sets whose cut is met ("both gender sets", "1 of the 2 gender sets (built)"),
+    ``quality`` each tested quality set's status ("not distinguishable on WMT19 kk-en, met on STS-B dev"; "none"),
+    ``other`` the other attributes' sets within the rise ("16 of the 17 sets", "each of the 17 sets")."""
+    from .ch6_adapters import MET, NOT_TESTED, kind_of
+
+    c = checks[checks["metric"] == metric]
+    kinds, tested = kind_of(c), c["status"] != NOT_TESTED
+    cut = c[kinds == "cut"]
+    quality, other = c[(kinds == "quality") & tested], c[(kinds == "other") & tested]
+    return {"cut": of_all([GENDER_SETS.get(d, d) for d in cut.loc[cut["status"] == MET, "dataset"]],
+                          [GENDER_SETS.get(d, d) for d in cut["dataset"]], "gender sets"),
+            "quality": ", ".join(f"{r['status']} on {CRITERION_WORDS.get(r['dataset'], r['dataset'])}"
+                                 for r in quality.to_dict("records")) or "none",
+            "other": share(int((other["status"] == MET).sum()), len(other), "sets")}
 
 
 def cut_sensitivity(results: pd.DataFrame, quality: dict | None, published: pd.DataFrame,
-                    cuts=(0.50, 0.60, 0.70)) -> dict:
-    """Which verdicts depend on the 60% gender cut? At each ``cuts`` threshold (the other thresholds as they are):
-    ``<pct>_<metric>_met`` (criteria met by our adapter, of those with a test, :func:`~.ch6_adapters.criteria`),
-    ``<pct>_paper_both`` and ``<pct>_replication_both`` (published adapters passing the cut and quality criteria
-    together, :func:`paper_criteria`), keys like ``50_bertscore_met``."""
+                    intervals: pd.DataFrame | None = None, cuts=(0.50, 0.60, 0.70)) -> dict:
+    """Which verdicts depend on the 60% gender cut? At each ``cuts`` threshold (the other thresholds as they are),
+    our cuts decided by their 95% ``intervals`` (:func:`cut_intervals`, :func:`~.ch6_adapters.criteria`):
+    ``<pct>_<metric>_met`` (criteria met, of those with a test) and ``<pct>_<metric>_cut`` (the gender sets whose
+    cut is met, :func:`by_kind`); ``<pct>_paper_both`` and ``<pct>_replication_both`` (published adapters passing
+    the cut and quality criteria together by their printed values, :func:`paper_criteria`); keys like
+    ``50_bertscore_met``."""
     from .ch6_adapters import criteria, criteria_summary
 
     out = {}
     for cut in cuts:
         pct = f"{cut * 100:.0f}"
-        for row in criteria_summary(criteria(results, quality, gender_cut=cut)).to_dict("records"):
-            out[f"{pct}_{row['metric'].lower().replace(' ', '_')}_met"] = row["criteria met"]
+        checks = criteria(results, quality, intervals, gender_cut=cut)
+        for row in criteria_summary(checks).to_dict("records"):
+            key = f"{pct}_{row['metric'].lower().replace(' ', '_')}"
+            out[f"{key}_met"] = row["criteria met"]
+            out[f"{key}_cut"] = by_kind(checks, row["metric"])["cut"]
         judged = paper_criteria(published, gender_cut=cut)
         out[f"{pct}_paper_both"] = paper_criteria_counts(judged)["both_met"]
         out[f"{pct}_replication_both"] = paper_criteria_counts(judged, "replication")["both_met"]

@@ -19,7 +19,7 @@ import pandas as pd
 from ...bias.pll import RUNS as _pll_runs
 from ...cache import cached_result
 from ..display import label
-from .names import part_name
+from .names import part_name, share
 from .tables import table
 from .notes import interval_text
 
@@ -130,7 +130,10 @@ def jss_variant_findings(variants: pd.DataFrame, cell=("gender", "BERTScore-RoBE
     only above 1)."""
     d = variants["difference"]
     top = variants.loc[d.abs().idxmax()]
-    out = {"cells": len(variants), "author_higher": int((d > 0).sum()), "max_difference": float(top["difference"]),
+    higher = int((d > 0).sum())
+    out = {"cells": len(variants), "author_higher": higher,
+           "author_higher_words": share(higher, len(variants), "cells", "all {n} {noun}"),
+           "max_difference": float(top["difference"]),
            "max_attribute": top["attribute"], "max_metric": top["metric"], "max_paper": float(top["jss_paper"]),
            "max_author": float(top["jss_author_code"]), "median_difference": float(d.abs().median()),
            "max_js_nats": float(variants["js_nats_author_code"].max()),
@@ -288,13 +291,15 @@ def stability_findings(comparison: pd.DataFrame) -> dict:
     draws, each other measure's difference with its interval (a list), and how many others it is shown more stable
     than. Liu's claim itself is tested by :func:`liu_claim`."""
     if comparison.empty:
-        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0}
+        return {"best": "none", "draws": 0, "differences": "none", "beaten": 0, "others": 0,
+                "beaten_words": "none of the others"}
     r0 = comparison.iloc[0]
     beaten = set(comparison.loc[comparison["verdict"] == "higher", "other"])
     return {"best": label(r0["best"]), "draws": int(r0["draws"]),
             "differences": "; ".join(f"{label(r['other'])} {interval_text({**r, 'confidence': 0.95}, 3)}"
                                      for r in comparison.to_dict("records")),
-            "beaten": len(beaten), "others": len(comparison)}
+            "beaten": len(beaten), "others": len(comparison),
+            "beaten_words": share(len(beaten), len(comparison), "others")}
 
 
 def stability_panels(stability: pd.DataFrame, *, n_resamples: int = 9999, seed: int = 0,

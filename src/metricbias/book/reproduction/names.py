@@ -93,6 +93,12 @@ def counted(n: int, singular: str, plural: str | None = None, zero: str = "no") 
     return f"{zero if n == 0 else f'{n:,}'} {noun}"
 
 
+def signed(value: float, spec: str = ".1%") -> str:
+    """A signed value with a true minus sign, as the page prints it: ``signed(-0.047)`` → "−4.7%", ``signed(0.036)``
+    → "+3.6%"."""
+    return f"{value:+{spec}}".replace("-", "−")
+
+
 def joined(words, empty: str = "none") -> str:
     """Words as a list in a sentence: "a", "a and b", "a, b and c"; ``empty`` when there are none."""
     words = [str(w) for w in words]
@@ -115,5 +121,20 @@ def of_all(chosen, among, noun: str) -> str:
     return f"{len(chosen)} of the {n} {noun} ({joined(chosen)})"
 
 
-__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "PART_KINDS", "counted", "joined", "of_all",
+#: small counts as the page writes them in words
+NUMBER_WORDS = dict(enumerate(("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")))
+
+
+def share(k: int, n: int, noun: str, every: str = "each of the {n} {noun}") -> str:
+    """``k`` of ``n`` things as a phrase that never prints "3 of the 3" or "0 of": all of them by ``every``
+    ("each of the three others"; "all {n} {noun}" gives "all 174 cells"), none as "none of the three others",
+    otherwise "2 of the 3 others". A count up to ten is written as a word where it stands alone."""
+    k, n = int(k), int(n)
+    word = NUMBER_WORDS.get(n, f"{n:,}") if n <= 10 else f"{n:,}"
+    if n and k == n:
+        return every.format(n=word, noun=noun)
+    return f"none of the {word} {noun}" if k == 0 else f"{k:,} of the {n:,} {noun}"
+
+
+__all__ = ["ADAPTED_METRICS", "AGGREGATION_SUFFIXES", "PAGE_NAMES", "PAPER_NAMES", "NUMBER_WORDS", "PART_KINDS", "counted", "joined", "of_all", "share", "signed",
            "part_name", "registry_name"]
