@@ -115,7 +115,7 @@ MET, MISSED, UNDECIDED, NOT_TESTED = "met", "missed", "not distinguishable", "no
 #: the non-inferiority verdicts of :mod:`.ch6_quality` as criterion statuses
 QUALITY_STATUS = {"holds": MET, "reverses": MISSED}
 #: what the status of the other-attribute criterion says of a rise, as the page reads it
-RISE_WORDS = {MET: "at most 10% by its interval: the criterion is met",
+RISE_WORDS = {MET: "within 10% by its interval: the criterion is met",
               MISSED: "above 10% by its interval: the criterion is missed",
               UNDECIDED: "not distinguishable from 10% by its interval", NOT_TESTED: "without a test"}
 
@@ -124,8 +124,7 @@ RISE_WORDS = {MET: "at most 10% by its interval: the criterion is met",
 GENDER_SETS = {"published": "released", "built": "built"}
 #: the gender cut of the chapter's main criterion (the 50% and 70% cuts are its sensitivity)
 GENDER_CUT = 0.60
-#: the largest rise of another attribute's bias the chapter's third criterion allows (relative)
-OTHER_RISE = 0.10
+OTHER_RISE = 0.10  #: the largest rise of another attribute's bias the third criterion allows (relative)
 
 
 def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None,
@@ -141,11 +140,10 @@ def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFr
       ``ci_low``, ``ci_high``, :func:`metricbias.book.reproduction.ch6_paper.cut_intervals`): met when the lower end
       reaches the threshold, missed when the upper end lies below it, not distinguishable otherwise; "not tested"
       without an interval (the interval is kept as ``ci_low``, ``ci_high``);
-    * another attribute's bias is decided by the 95% interval of its relative change (``changes``: rows
-      ``metric``, ``dataset``, ``attribute``, ``ci_low``, ``ci_high``,
-      :func:`metricbias.book.reproduction.ch6_paper.change_intervals`): met when the upper end is at or below the
-      threshold, missed when the lower end is above it, not distinguishable otherwise; without ``changes``, by its
-      point value and q (met at or below the threshold, missed above it with q below ``alpha``);
+    * another attribute's bias by the 95% interval of its relative change (``changes``: rows ``metric``, ``dataset``,
+      ``attribute``, ``ci_low``, ``ci_high``, :func:`.ch6_paper.change_intervals`): met when the upper end is at or
+      below the threshold, missed when the lower end is above it, not distinguishable otherwise; without an interval,
+      by its point value and q (met at or below the threshold, missed above it with q below ``alpha``);
     * a bias cell without a test (a constant metric) is "not tested".
     """
     from ...bias.claims import bh_adjust
@@ -165,10 +163,8 @@ def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFr
     if changes is not None:
         intervals.update({(r["metric"], r["dataset"], r["attribute"]): (r["ci_low"], r["ci_high"])
                           for r in changes.to_dict("records")})
-    out["ci_low"], out["ci_high"] = zip(*[intervals.get((m, d), (float("nan"),) * 2) if g else
-                                          intervals.get((m, d, a), (float("nan"),) * 2) if o else (float("nan"),) * 2
-                                          for m, d, a, g, o in zip(out["metric"], out["dataset"], out["name"], gender,
-                                                                   other)])
+    out["ci_low"], out["ci_high"] = zip(*[intervals.get((m, d) if g else (m, d, a), (float("nan"),) * 2)
+                                          for m, d, a, g in zip(out["metric"], out["dataset"], out["name"], gender)])
     out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha, thresholds["gender_cut"],
                              thresholds.get("other_rise", OTHER_RISE)) for r in out.to_dict("records")]
     out["met"] = out["status"] == MET
