@@ -177,15 +177,60 @@ def test_the_cut_is_decided_by_its_interval_not_by_p_and_the_point():
     assert set(untested.loc[untested["criterion"].str.startswith("gender"), "status"]) == {"not tested"}
 
 
+def _changes(race=(0.08, 0.16), age=(-0.02, 0.11)):
+    """95% intervals of BERTScore's other-attribute changes, as :func:`ch6_paper.change_intervals` gives them."""
+    return pd.DataFrame([("BERTScore", "published", "race", *race), ("BERTScore", "built", "age", *age)],
+                        columns=["metric", "dataset", "attribute", "ci_low", "ci_high"])
+
+
+def test_the_other_attribute_criterion_is_decided_by_the_interval_of_the_change():
+    """The reviewer's case: the 10% criterion by the 95% interval of each relative change, not by its point and q.
+    Race +12% with q = 0.004 was missed by point and q; its interval [+8%, +16%] straddles +10%: not distinguishable.
+    Age +5% was met by its point; its interval [−2%, +11%] reaches past +10%: not distinguishable."""
+    planted = _results()
+    planted.loc[(planted["metric"] == "BERTScore") & (planted["name"] == "race"), "p_value"] = 0.001
+    status = lambda changes: ch6_adapters.criteria(planted, cuts=_cuts(), changes=changes).set_index(
+        ["metric", "criterion"])["status"]
+    by_point = ch6_adapters.criteria(planted, cuts=_cuts()).set_index(["metric", "criterion"])["status"]
+    assert (by_point["BERTScore", "bias change on published race"],
+            by_point["BERTScore", "bias change on built age"]) == ("missed", "met")
+    by_interval = status(_changes())
+    assert (by_interval["BERTScore", "bias change on published race"],
+            by_interval["BERTScore", "bias change on built age"]) == ("not distinguishable",) * 2
+    # lower end above +10%: missed; upper end at +10% exactly: met
+    decided = status(_changes(race=(0.12, 0.31), age=(-0.05, 0.10)))
+    assert (decided["BERTScore", "bias change on published race"],
+            decided["BERTScore", "bias change on built age"]) == ("missed", "met")
+    checks = ch6_adapters.criteria(planted, cuts=_cuts(), changes=_changes(race=(0.12, 0.31), age=(-0.05, 0.10)))
+    summary = ch6_adapters.criteria_summary(checks).set_index("metric")
+    assert summary.loc["BERTScore", ["that rise low", "that rise high", "that rise"]].tolist() == [0.12, 0.31,
+                                                                                                "missed"]
+    assert ch6_paper.by_kind(checks, "BERTScore")["other_missed"] == 1
+    # the regression adapter has no interval here: its changes keep the point-and-q rule (+2%, +5%: met)
+    assert ch6_paper.by_kind(checks, "regression")["other"] == "each of the two sets"
+
+
+def test_change_intervals_turn_the_cut_round(monkeypatch):
+    """A change is −cut, its interval the cut's turned round: a cut of −21.5% [−31%, −12%] is a rise of +21.5%
+    [+12%, +31%]."""
+    monkeypatch.setattr(ch6_paper, "_pair_cuts", lambda *a, **k: iter(
+        [("BERTScore", "built", "sexual_orientation", 40, {"cut": -0.215, "ci_low": -0.31, "ci_high": -0.12})]))
+    out = ch6_paper.change_intervals({}, ["sexual_orientation"])
+    assert out.iloc[0].to_dict() == {"metric": "BERTScore", "dataset": "built", "attribute": "sexual_orientation",
+                                     "pairs": 40, "change": 0.215, "ci_low": 0.12, "ci_high": 0.31}
+
+
 def test_criteria_by_kind_and_untested_values_with_a_true_minus():
     stsb_holds = {("BERTScore", "stsb-dev"): "holds", ("regression", "stsb-dev"): "not distinguishable at this size"}
     checks = ch6_adapters.criteria(_results(), stsb_holds, _cuts())
     # BERTScore: released met, built missed; STS-B holds; race not distinguishable (q = 0.5), age +5% within 10%
     assert ch6_paper.by_kind(checks, "BERTScore") == {
-        "cut": "1 of the 2 gender sets (released)", "quality": "met on STS-B dev", "other": "1 of the 2 sets"}
+        "cut": "1 of the 2 gender sets (released)", "quality": "met on STS-B dev", "other": "1 of the 2 sets",
+        "other_missed": 0, "other_undecided": 1, "other_tested": 2}
     # regression: race +2% and age +5% both within 10%
     assert ch6_paper.by_kind(checks, "regression") == {
-        "cut": "both gender sets", "quality": "not distinguishable on STS-B dev", "other": "each of the two sets"}
+        "cut": "both gender sets", "quality": "not distinguishable on STS-B dev", "other": "each of the two sets",
+        "other_missed": 0, "other_undecided": 0, "other_tested": 2}
     summary = ch6_adapters.criteria_summary(checks).set_index("metric")
     assert summary.loc["BERTScore", ["cut met", "cut tested", "quality met", "quality tested", "other met",
                                      "other tested"]].tolist() == [1, 2, 1, 1, 1, 2]

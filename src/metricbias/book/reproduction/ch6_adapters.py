@@ -115,18 +115,20 @@ MET, MISSED, UNDECIDED, NOT_TESTED = "met", "missed", "not distinguishable", "no
 #: the non-inferiority verdicts of :mod:`.ch6_quality` as criterion statuses
 QUALITY_STATUS = {"holds": MET, "reverses": MISSED}
 #: what the status of the other-attribute criterion says of a rise, as the page reads it
-RISE_WORDS = {MET: "within 10%: the criterion is met", MISSED: "above 10%: the criterion is missed",
-              UNDECIDED: "above 10% but not distinguishable from no change", NOT_TESTED: "without a test"}
+RISE_WORDS = {MET: "within 10% by its interval: the criterion is met",
+              MISSED: "above 10% by its interval: the criterion is missed",
+              UNDECIDED: "not distinguishable from 10% by its interval", NOT_TESTED: "without a test"}
 
 
 #: the page's word for a gender set of the adapter evaluation
 GENDER_SETS = {"published": "released", "built": "built"}
 #: the gender cut of the chapter's main criterion (the 50% and 70% cuts are its sensitivity)
 GENDER_CUT = 0.60
+OTHER_RISE = 0.10  #: the largest rise of another attribute's bias the third criterion allows (relative)
 
 
-def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None, *,
-             alpha: float = 0.05, **thresholds) -> pd.DataFrame:
+def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None,
+             changes: pd.DataFrame | None = None, *, alpha: float = 0.05, **thresholds) -> pd.DataFrame:
     """:func:`target` for every metric of a :func:`compare_all` table, with ``metric`` in front, the
     Benjamini–Hochberg adjusted p-value ``q_value`` of each other attribute's bias change (the family: every other
     attribute's change of the table, all metrics together) and the criterion's ``status`` (``met`` is status "met"):
@@ -138,8 +140,10 @@ def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFr
       ``ci_low``, ``ci_high``, :func:`metricbias.book.reproduction.ch6_paper.cut_intervals`): met when the lower end
       reaches the threshold, missed when the upper end lies below it, not distinguishable otherwise; "not tested"
       without an interval (the interval is kept as ``ci_low``, ``ci_high``);
-    * another attribute's bias is met when it rises by at most the threshold, missed when it rises by more with
-      q below ``alpha``, not distinguishable otherwise;
+    * another attribute's bias by the 95% interval of its relative change (``changes``: rows ``metric``, ``dataset``,
+      ``attribute``, ``ci_low``, ``ci_high``, :func:`.ch6_paper.change_intervals`): met when the upper end is at or
+      below the threshold, missed when the lower end is above it, not distinguishable otherwise; without an interval,
+      by its point value and q (met at or below the threshold, missed above it with q below ``alpha``);
     * a bias cell without a test (a constant metric) is "not tested".
     """
     from ...bias.claims import bh_adjust
@@ -156,23 +160,28 @@ def criteria(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFr
     intervals = {} if cuts is None else {
         (r["metric"], {v: k for k, v in GENDER_SETS.items()}.get(r["gender set"], r["gender set"])):
             (r["ci_low"], r["ci_high"]) for r in cuts.to_dict("records")}
-    out["ci_low"], out["ci_high"] = zip(*[intervals.get((m, d), (float("nan"),) * 2) if g else (float("nan"),) * 2
-                                          for m, d, g in zip(out["metric"], out["dataset"], gender)])
-    out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha, thresholds["gender_cut"])
-                     for r in out.to_dict("records")]
+    if changes is not None:
+        intervals.update({(r["metric"], r["dataset"], r["attribute"]): (r["ci_low"], r["ci_high"])
+                          for r in changes.to_dict("records")})
+    out["ci_low"], out["ci_high"] = zip(*[intervals.get((m, d) if g else (m, d, a), (float("nan"),) * 2)
+                                          for m, d, a, g in zip(out["metric"], out["dataset"], out["name"], gender)])
+    out["status"] = [_status(r, (quality or {}).get((r["metric"], r["dataset"])), alpha, thresholds["gender_cut"],
+                             thresholds.get("other_rise", OTHER_RISE)) for r in out.to_dict("records")]
     out["met"] = out["status"] == MET
     return out[["metric", *[c for c in out.columns if c != "metric"]]]
 
 
-def _status(row: dict, verdict: str | None, alpha: float, gender_cut: float) -> str:
+def _status(row: dict, verdict: str | None, alpha: float, gender_cut: float, other_rise: float) -> str:
     if row["kind"] == "quality":
         return NOT_TESTED if verdict is None else QUALITY_STATUS.get(verdict, UNDECIDED)
     if row["criterion"].startswith("gender bias cut"):
         if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
             return NOT_TESTED
         return MET if row["ci_low"] >= gender_cut else MISSED if row["ci_high"] < gender_cut else UNDECIDED
-    if pd.isna(row["q_value"]):
+    if pd.isna(row["q_value"]) and pd.isna(row["ci_low"]):
         return NOT_TESTED
+    if not pd.isna(row["ci_low"]):
+        return MET if row["ci_high"] <= other_rise else MISSED if row["ci_low"] > other_rise else UNDECIDED
     return MET if row["passes"] else MISSED if row["q_value"] < alpha else UNDECIDED
 
 
@@ -191,7 +200,7 @@ def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
     and in all, and per kind (:data:`KINDS`) those met and tested (``cut met``, ``cut tested``, ...), the gender
     bias cut on each gender set, the largest quality change (relative, signed; ``quality on``: its set) and the
     largest rise of another attribute's bias, with the set it is on and the Benjamini–Hochberg adjusted p-value of
-    that rise (``q of that rise``)."""
+    that rise (``q of that rise``) and its 95% interval (``that rise low``, ``that rise high``; NaN without one)."""
     rows = []
     kinds = kind_of(checks)
     for label, c in checks.groupby("metric", sort=False):
@@ -215,6 +224,7 @@ def criteria_summary(checks: pd.DataFrame) -> pd.DataFrame:
             row["largest rise of another bias"] = top["value"]
             row["on"] = f"{top['dataset']} {top['name']}"
             row["q of that rise"] = float(top["q_value"])
+            row["that rise low"], row["that rise high"] = float(top["ci_low"]), float(top["ci_high"])
             row["that rise"] = top["status"]
         rows.append(row)
     return pd.DataFrame(rows)
@@ -376,7 +386,7 @@ def results_sizes(source: str, results: pd.DataFrame) -> pd.DataFrame:
 
 
 def findings(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFrame | None = None,
-             **thresholds) -> dict:
+             changes: pd.DataFrame | None = None, **thresholds) -> dict:
     """Chapter 6's headline numbers from a :func:`compare_all` table (e.g. the chapter's download of it) and the
     quality verdicts and the cut intervals of :func:`criteria` (``quality``, ``cuts``).
 
@@ -390,7 +400,7 @@ def findings(results: pd.DataFrame, quality: dict | None = None, cuts: pd.DataFr
 
     floor = permutation_floor(CHANGE_TEST_RESAMPLES)
     out = {}
-    checks = criteria(results, quality, cuts, **thresholds)
+    checks = criteria(results, quality, cuts, changes, **thresholds)
     for r in checks[checks["criterion"].str.startswith("gender bias cut")].itertuples():
         # the paired permutation p-value of the bias change, as the page writes it (a bound at the test's floor)
         out[f"{r.metric.lower().replace(' ', '_')}_gender_bias_p_{r.dataset}"] = format_p(r.p_value, resolution=floor)

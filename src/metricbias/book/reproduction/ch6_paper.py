@@ -109,26 +109,47 @@ def claim_verdict(cuts: pd.DataFrame) -> str:
                          reverses_on="any")
 
 
+def _pair_cuts(adapters: dict, attributes, *, sample_size: int, seed: int, n_resamples: int, cache,
+               device: str):
+    """(label, dataset, attribute, pairs, :func:`relative_cut`) per adapter and (set, attribute) of ``attributes``:
+    the same pairs scored without and with the adapter, each metric's terms of Eq. 2 on each set."""
+    from ...bias.pairwise import pair_terms
+
+    pairs = datasets.sample(bias_pairs(list(attributes)), sample_size, seed)
+    for label, found in adapters.items():
+        scored = [score_pairs(pairs, metric_for(folder, meta=found.meta, device=device), cache=cache, label=label)
+                  for folder in (None, found.folder)]
+        for (dataset, attribute), idx in scored[0].groupby(["dataset", "attribute"], sort=False).indices.items():
+            terms = [pair_terms(t["score_1"].to_numpy()[idx], t["score_2"].to_numpy()[idx],
+                                metric=t["metric"].iloc[0], attribute=f"{dataset} {attribute}") for t in scored]
+            yield label, dataset, attribute, len(idx), relative_cut(*terms, n_resamples=n_resamples, seed=seed)
+
+
 def cut_intervals(adapters: dict, paper_min: float, paper_max: float, *, attribute: str = "gender",
                   sample_size: int = 0, seed: int = 0, n_resamples: int = 9999, cache=None,
                   device: str = "auto") -> pd.DataFrame:
     """Per adapter (label -> :class:`~metricbias.mitigation.training.Shipped`) and gender set: the cut of Eq. 2 bias
     on the same pairs, with its 95% interval (:func:`relative_cut`; each metric rescaled with its own Eq. 1, as
     the before/after table does) and its :func:`position` against the paper's cuts."""
-    from ...bias.pairwise import pair_terms
+    return pd.DataFrame([{"metric": label, "gender set": GENDER_SETS.get(dataset, dataset), "pairs": n, **cut,
+                          "against the paper": position(cut["ci_low"], cut["ci_high"], paper_min, paper_max)}
+                         for label, dataset, _, n, cut in _pair_cuts(adapters, [attribute], sample_size=sample_size,
+                                                                     seed=seed, n_resamples=n_resamples, cache=cache,
+                                                                     device=device)])
 
-    pairs = datasets.sample(bias_pairs([attribute]), sample_size, seed)
-    rows = []
-    for label, found in adapters.items():
-        scored = [score_pairs(pairs, metric_for(folder, meta=found.meta, device=device), cache=cache, label=label)
-                  for folder in (None, found.folder)]
-        for dataset, idx in scored[0].groupby("dataset", sort=False).indices.items():
-            terms = [pair_terms(t["score_1"].to_numpy()[idx], t["score_2"].to_numpy()[idx],
-                                metric=t["metric"].iloc[0], attribute=f"{dataset} {attribute}") for t in scored]
-            cut = relative_cut(*terms, n_resamples=n_resamples, seed=seed)
-            rows.append({"metric": label, "gender set": GENDER_SETS.get(dataset, dataset), "pairs": len(idx), **cut,
-                         "against the paper": position(cut["ci_low"], cut["ci_high"], paper_min, paper_max)})
-    return pd.DataFrame(rows)
+
+def change_intervals(adapters: dict, attributes, *, sample_size: int = 0, seed: int = 0, n_resamples: int = 1999,
+                     cache=None, device: str = "auto") -> pd.DataFrame:
+    """Per adapter and (set, attribute) of ``attributes`` (the other attributes): the relative change of Eq. 2 bias,
+    mean(after)/mean(before) − 1 of the paired terms, with its 95% BCa interval over pairs (:func:`relative_cut`
+    turned round: ``change`` = −cut, ``ci_low`` = −cut's upper end); rows ``metric``, ``dataset``, ``attribute``,
+    ``pairs``, ``change``, ``ci_low``, ``ci_high``. ``n_resamples`` is lower than the cut's by default: 17 sets."""
+    return pd.DataFrame([{"metric": label, "dataset": dataset, "attribute": attribute, "pairs": n,
+                          "change": -cut["cut"], "ci_low": -cut["ci_high"], "ci_high": -cut["ci_low"]}
+                         for label, dataset, attribute, n, cut in _pair_cuts(
+                             adapters, attributes, sample_size=sample_size, seed=seed, n_resamples=n_resamples,
+                             cache=cache, device=device)],
+                        columns=["metric", "dataset", "attribute", "pairs", "change", "ci_low", "ci_high"])
 
 
 def paired_differences(configuration: pd.DataFrame, versus: pd.DataFrame, label: str = "BERTScore") -> pd.DataFrame:
@@ -220,8 +241,10 @@ def by_kind(checks: pd.DataFrame, metric: str) -> dict:
     """What ``metric``'s criteria with a test say, per kind (:func:`~.ch6_adapters.kind_of`), as the page words
     them: ``cut`` the gender sets whose cut is met ("both gender sets", "1 of the 2 gender sets (built)"),
     ``quality`` each tested quality set's status ("not distinguishable on WMT19 kk-en, met on STS-B dev"; "none"),
-    ``other`` the other attributes' sets within the rise ("16 of the 17 sets", "each of the 17 sets")."""
-    from .ch6_adapters import MET, NOT_TESTED, kind_of
+    ``other`` the other attributes' sets within the rise ("16 of the 17 sets", "each of the 17 sets"),
+    ``other_missed`` and ``other_undecided`` the counts of those missed and not distinguishable, of
+    ``other_tested``."""
+    from .ch6_adapters import MET, MISSED, NOT_TESTED, UNDECIDED, kind_of
 
     c = checks[checks["metric"] == metric]
     kinds, tested = kind_of(c), c["status"] != NOT_TESTED
@@ -231,11 +254,14 @@ def by_kind(checks: pd.DataFrame, metric: str) -> dict:
                           [GENDER_SETS.get(d, d) for d in cut["dataset"]], "gender sets"),
             "quality": ", ".join(f"{r['status']} on {CRITERION_WORDS.get(r['dataset'], r['dataset'])}"
                                  for r in quality.to_dict("records")) or "none",
-            "other": share(int((other["status"] == MET).sum()), len(other), "sets")}
+            "other": share(int((other["status"] == MET).sum()), len(other), "sets"),
+            "other_missed": int((other["status"] == MISSED).sum()),
+            "other_undecided": int((other["status"] == UNDECIDED).sum()), "other_tested": len(other)}
 
 
 def cut_sensitivity(results: pd.DataFrame, quality: dict | None, published: pd.DataFrame,
-                    intervals: pd.DataFrame | None = None, cuts=(0.50, 0.60, 0.70)) -> dict:
+                    intervals: pd.DataFrame | None = None, cuts=(0.50, 0.60, 0.70),
+                    changes: pd.DataFrame | None = None) -> dict:
     """Which verdicts depend on the 60% gender cut? At each ``cuts`` threshold (the other thresholds as they are),
     our cuts decided by their 95% ``intervals`` (:func:`cut_intervals`, :func:`~.ch6_adapters.criteria`):
     ``<pct>_<metric>_met`` (criteria met, of those with a test) and ``<pct>_<metric>_cut`` (the gender sets whose
@@ -247,7 +273,7 @@ def cut_sensitivity(results: pd.DataFrame, quality: dict | None, published: pd.D
     out = {}
     for cut in cuts:
         pct = f"{cut * 100:.0f}"
-        checks = criteria(results, quality, intervals, gender_cut=cut)
+        checks = criteria(results, quality, intervals, changes, gender_cut=cut)
         for row in criteria_summary(checks).to_dict("records"):
             key = f"{pct}_{row['metric'].lower().replace(' ', '_')}"
             out[f"{key}_met"] = row["criteria met"]
