@@ -535,3 +535,39 @@ def test_cut_sensitivity_recounts_the_verdicts_at_other_cuts():
         "both gender sets", "1 of the 2 gender sets (released)", "neither gender set"]
     assert [found[f"{c}_paper_both"] for c in ("45", "60", "75")] == [2, 1, 0]
     assert [found[f"{c}_replication_both"] for c in ("45", "60", "75")] == [3, 0, 0]
+
+
+def test_recorded_bias_rows_on_other_pairs_are_recomputed(monkeypatch):
+    """A table recorded with an adapter on an earlier version of the built sets (its n differs from today's pairs)
+    gets its bias rows from the current pairs; a table whose n match is kept, and quality rows are kept always."""
+    from types import SimpleNamespace
+
+    from metricbias.book.reproduction import ch6_paper
+    from metricbias.mitigation import evaluation
+
+    current = pd.DataFrame({"dataset": ["built"] * 3 + ["built"] * 2, "attribute": ["race"] * 3 + ["age"] * 2})
+    monkeypatch.setattr(ch6_paper, "bias_pairs", lambda attributes=None: current)
+
+    def row(metric, kind, name, n, after):
+        return {"metric": metric, "backbone": "b", "kind": kind, "dataset": "built" if kind == "bias" else "stsb",
+                "name": name, "statistic": "s", "n": n, "before": 1.0, "after": after, "change": after - 1,
+                "relative_change": after - 1, "p_value": 0.5, "signature_before": "x", "signature_after": "y"}
+
+    results = pd.DataFrame([row("A", "bias", "race", 3, 1.1), row("A", "bias", "age", 2, 1.2),
+                            row("B", "bias", "race", 4, 1.3), row("B", "bias", "age", 2, 1.4),
+                            row("B", "quality", "STS-B", 100, 0.8)])
+    asked = []
+
+    def fresh(folder, *, attributes, measures, seed, cache, device):
+        asked.append((folder, sorted(attributes), measures))
+        return pd.DataFrame([{k: v for k, v in row("B", "bias", a, n, 0.9).items() if k not in ("metric", "backbone")}
+                             for a, n in (("race", 3), ("age", 2))])
+
+    monkeypatch.setattr(evaluation, "compare", fresh)
+    adapters = {"A": SimpleNamespace(folder="a"), "B": SimpleNamespace(folder="b")}
+    out, redone = ch6_paper.on_current_pairs(results, adapters)
+    assert redone == ["B"] and asked == [("b", ["age", "race"], ())]
+    b = out[out["metric"] == "B"]
+    assert b.loc[b["kind"] == "bias", "n"].tolist() == [3, 2] and (b.loc[b["kind"] == "bias", "after"] == 0.9).all()
+    assert b.loc[b["kind"] == "quality", "after"].tolist() == [0.8]  # the recorded quality row stays
+    assert out[out["metric"] == "A"]["after"].tolist() == [1.1, 1.2]  # matching sizes: kept as recorded

@@ -152,6 +152,30 @@ def change_intervals(adapters: dict, attributes, *, sample_size: int = 0, seed: 
                         columns=["metric", "dataset", "attribute", "pairs", "change", "ci_low", "ci_high"])
 
 
+def on_current_pairs(results: pd.DataFrame, adapters: dict, attributes=None, *, seed: int = 0, cache=None,
+                     device: str = "auto") -> tuple[pd.DataFrame, list[str]]:
+    """``results`` (a before/after table) with each adapter's bias rows measured on the current pairs: a table
+    recorded with an adapter on an earlier version of the built sets (a cell's ``n`` differs from the pairs
+    :func:`~metricbias.mitigation.evaluation.bias_pairs` gives now) gets its bias rows recomputed here, its quality
+    rows kept; the intervals and tests of the chapter score the current pairs, so the points must too. Returns the
+    table and the labels recomputed."""
+    from ...mitigation.evaluation import compare
+
+    current = bias_pairs(attributes).groupby(["dataset", "attribute"]).size()
+    frames, redone = [], []
+    for label, table in results.groupby("metric", sort=False):
+        bias = table[table["kind"] == "bias"]
+        sizes = current.reindex(list(zip(bias["dataset"], bias["name"]))).to_numpy()
+        if (sizes == bias["n"].to_numpy()).all():
+            frames.append(table)
+            continue
+        fresh = compare(adapters[label].folder, attributes=list(bias["name"].unique()), measures=(), seed=seed,
+                        cache=cache, device=device).assign(metric=label, backbone=table["backbone"].iloc[0])
+        frames.append(pd.concat([fresh[table.columns], table[table["kind"] != "bias"]], ignore_index=True))
+        redone.append(label)
+    return pd.concat(frames, ignore_index=True), redone
+
+
 def paired_differences(configuration: pd.DataFrame, versus: pd.DataFrame, label: str = "BERTScore") -> pd.DataFrame:
     """The chapter's paired comparisons of Eq. 2 in one table: Table 7's adapter minus the default one
     (:func:`~metricbias.book.reproduction.ch6_adapters.configuration_difference`) and the invariant wrapper minus
